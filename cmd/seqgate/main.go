@@ -1,0 +1,67 @@
+// Command seqgate is a load-test and chaos harness with an SLI verifier for event-log delivery systems.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// exitError carries a process exit code out of a subcommand (the verdict codes of docs/ledger-v1.md).
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// Exit codes shared by verify and run.
+const (
+	exitPass         = 0
+	exitFail         = 1
+	exitInconclusive = 2
+	exitUnusable     = 3
+)
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "seqgate",
+		Short:         "Load-test and chaos harness with an SLI verifier for event-log delivery systems",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	// An explicit list, not init() side effects: every subcommand is visible here.
+	root.AddCommand(
+		newVerifyCmd(),
+		newGenLedgerCmd(),
+		newRunCmd(),
+		newScenarioCmd(),
+		newFaultsCmd(),
+	)
+	return root
+}
+
+func main() {
+	err := newRootCmd().Execute()
+	if err == nil {
+		return
+	}
+	var xe *exitError
+	if errors.As(err, &xe) {
+		if xe.err != nil {
+			fmt.Fprintln(os.Stderr, "seqgate:", xe.err)
+		}
+		os.Exit(xe.code)
+	}
+	fmt.Fprintln(os.Stderr, "seqgate:", err)
+	os.Exit(exitUnusable)
+}

@@ -1,0 +1,225 @@
+// Package dbserver starts a private, throwaway MySQL-compatible server (mariadbd or mysqld from PATH)
+// on an empty temp datadir and a free loopback port, for tests and runs that must never touch a shared
+// server. The server dies with its parent (Pdeathsig) and Stop removes every file it made.
+package dbserver
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// ErrNoServerBinary is returned by Start when neither mariadbd nor mysqld can be found.
+var ErrNoServerBinary = errors.New("no MySQL-compatible server binary found: install one (Debian: apt-get install -y mariadb-server) or point seqgate at an existing server with --dsn")
+
+// Options tune Start; the zero value is fine.
+type Options struct {
+	// Binary is the server binary; empty means mariadbd, then mysqld, from PATH or /usr/sbin.
+	Binary string
+	// ReadyTimeout bounds the wait for the first successful connection (default 30s).
+	ReadyTimeout time.Duration
+	// LogPath, when set, receives the server's stdout and stderr; otherwise they go to datadir/server.log.
+	LogPath string
+	// ExtraArgs are appended to the server's command line.
+	ExtraArgs []string
+}
+
+// Server is a running private server.
+type Server struct {
+	Addr    string // 127.0.0.1:port
+	Port    int
+	Dir     string // temp dir holding datadir, socket and log
+	cmd     *exec.Cmd
+	done    chan struct{}
+	waitErr error
+	once    sync.Once
+	stopErr error
+}
+
+// FindBinary returns the path of the server binary Start would use.
+func FindBinary() (string, error) {
+	for _, name := range []string{"mariadbd", "mysqld"} {
+		if p, err := exec.LookPath(name); err == nil {
+			return p, nil
+		}
+		for _, dir := range []string{"/usr/sbin", "/usr/local/sbin", "/usr/local/mysql/bin"} {
+			p := filepath.Join(dir, name)
+			if st, err := os.Stat(p); err == nil && !st.IsDir() {
+				return p, nil
+			}
+		}
+	}
+	return "", ErrNoServerBinary
+}
+
+// FreePort returns a loopback TCP port that was free a moment ago.
+func FreePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, err
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+// Start launches a private server and waits until it accepts connections.
+func Start(ctx context.Context, opts Options) (*Server, error) {
+	bin := opts.Binary
+	if bin == "" {
+		var err error
+		if bin, err = FindBinary(); err != nil {
+			return nil, err
+		}
+	}
+	if opts.ReadyTimeout == 0 {
+		opts.ReadyTimeout = 30 * time.Second
+	}
+	dir, err := os.MkdirTemp("", "seqgate-db-")
+	if err != nil {
+		return nil, fmt.Errorf("dbserver: temp dir: %w", err)
+	}
+	s := &Server{Dir: dir, done: make(chan struct{})}
+	fail := func(err error) (*Server, error) {
+		_ = s.Stop()
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	datadir := filepath.Join(dir, "data")
+	if err := os.Mkdir(datadir, 0o700); err != nil {
+		return fail(err)
+	}
+	isMySQL := strings.HasSuffix(filepath.Base(bin), "mysqld")
+	if isMySQL {
+		// MySQL 8 refuses an empty datadir: initialise it (no root password) first.
+		init := exec.CommandContext(ctx, bin, "--no-defaults", "--initialize-insecure", "--datadir="+datadir, "--user=root")
+		if out, err := init.CombinedOutput(); err != nil {
+			return fail(fmt.Errorf("dbserver: %s --initialize-insecure: %v\n%s", bin, err, out))
+		}
+	}
+	port, err := FreePort()
+	if err != nil {
+		return fail(err)
+	}
+	s.Port = port
+	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+	args := []string{
+		"--no-defaults",
+		"--datadir=" + datadir,
+		"--port=" + strconv.Itoa(port),
+		"--bind-address=127.0.0.1",
+		"--socket=" + filepath.Join(dir, "sock"),
+		"--user=root",
+		"--skip-grant-tables",
+		"--innodb-flush-log-at-trx-commit=2",
+		"--max-connections=2000",
+		"--skip-name-resolve",
+	}
+	if isMySQL {
+		args = append(args, "--mysqlx=OFF", "--pid-file="+filepath.Join(dir, "pid"))
+	}
+	args = append(args, opts.ExtraArgs...)
+	logPath := opts.LogPath
+	if logPath == "" {
+		logPath = filepath.Join(dir, "server.log")
+	}
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return fail(err)
+	}
+	defer logf.Close()
+	cmd := exec.Command(bin, args...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Start(); err != nil {
+		return fail(fmt.Errorf("dbserver: start %s: %w", bin, err))
+	}
+	s.cmd = cmd
+	go func() { s.waitErr = cmd.Wait(); close(s.done) }()
+
+	deadline := time.Now().Add(opts.ReadyTimeout)
+	for {
+		err := s.ping(ctx)
+		if err == nil {
+			return s, nil
+		}
+		select {
+		case <-s.done:
+			tail, _ := os.ReadFile(logPath)
+			return fail(fmt.Errorf("dbserver: %s exited before it was ready: %v\n%s", bin, s.waitErr, lastLines(string(tail), 15)))
+		case <-ctx.Done():
+			return fail(ctx.Err())
+		case <-time.After(50 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fail(fmt.Errorf("dbserver: %s not ready after %v: %v (log %s)", bin, opts.ReadyTimeout, err, logPath))
+		}
+	}
+}
+
+func (s *Server) ping(ctx context.Context) error {
+	db, err := sql.Open("mysql", s.DSN(""))
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	pctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	return db.PingContext(pctx)
+}
+
+// DSN returns a go-sql-driver DSN for database db (empty: none) on this server.
+func (s *Server) DSN(db string) string { return DSNFor(s.Addr, db) }
+
+// DSNFor returns a go-sql-driver DSN for root on addr with the settings seqgate relies on
+// (interpolated parameters: one round trip per statement).
+func DSNFor(addr, db string) string {
+	c := mysql.NewConfig()
+	c.User = "root"
+	c.Net = "tcp"
+	c.Addr = addr
+	c.DBName = db
+	c.InterpolateParams = true
+	c.ParseTime = true
+	c.Timeout = 5 * time.Second
+	return c.FormatDSN()
+}
+
+// Stop terminates the server (SIGTERM, then SIGKILL after 10 s) and removes its directory.
+// It is safe to call more than once.
+func (s *Server) Stop() error {
+	s.once.Do(func() {
+		if s.cmd != nil && s.cmd.Process != nil {
+			_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGTERM)
+			select {
+			case <-s.done:
+			case <-time.After(10 * time.Second):
+				_ = syscall.Kill(-s.cmd.Process.Pid, syscall.SIGKILL)
+				<-s.done
+			}
+		}
+		if s.Dir != "" {
+			s.stopErr = os.RemoveAll(s.Dir)
+		}
+	})
+	return s.stopErr
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,116 @@
+// Package ledger reads and writes ledger v1: the JSON Lines record of everything a run observed
+// (docs/ledger-v1.md). It is the seam between the harness, which writes, and the verifier, which judges.
+package ledger
+
+// Version is the ledger format version this package reads and writes.
+const Version = 1
+
+// Record kinds (the "k" field).
+const (
+	KindRun       = "run"
+	KindMut       = "mut"
+	KindEv        = "ev"
+	KindReset     = "reset"
+	KindConn      = "conn"
+	KindFault     = "fault"
+	KindPod       = "pod"
+	KindMetric    = "metric"
+	KindProxy     = "proxy"
+	KindPersisted = "persisted"
+	KindConsumer  = "consumer"
+	KindEnd       = "end"
+)
+
+// Mutation results (mut.res).
+const (
+	ResOK      = "ok"
+	ResErr     = "err"
+	ResTimeout = "timeout"
+)
+
+// Tenant is one entry of the run record's tenant list.
+type Tenant struct {
+	ID   string `json:"id"`
+	Mode string `json:"mode"` // dedicated | shared
+	Cold bool   `json:"cold"`
+}
+
+// Record is one ledger line. It is a flat union of every kind's fields so that one decode serves all
+// kinds on the hot path; which fields are meaningful depends on K (see the spec table). Times are
+// nanoseconds since the run started on the harness's monotonic clock.
+type Record struct {
+	K string `json:"k"`
+
+	// run
+	V                 int                 `json:"v,omitempty"`
+	RunID             string              `json:"run_id,omitempty"`
+	Scenario          string              `json:"scenario,omitempty"`
+	Seed              int64               `json:"seed,omitempty"`
+	StartUnixNs       int64               `json:"start_unix_ns,omitempty"`
+	Budget            float64             `json:"budget,omitempty"`
+	Tenants           []Tenant            `json:"tenants,omitempty"`
+	Pods              []string            `json:"pods,omitempty"`
+	Target            string              `json:"target,omitempty"` // run: eventlogd|external; fault: its target
+	CrashesPerPodYear *float64            `json:"crashes_per_pod_year,omitempty"`
+	PodsInFleet       *int                `json:"pods_in_fleet,omitempty"`
+	Thresholds        map[string][]string `json:"thresholds,omitempty"`
+
+	// shared by several kinds
+	T        int64  `json:"t"`
+	Tenant   string `json:"tenant,omitempty"`
+	Pod      string `json:"pod,omitempty"`
+	Consumer string `json:"consumer,omitempty"`
+	Conn     string `json:"conn,omitempty"`
+	Seq      int64  `json:"seq,omitempty"`
+	Op       string `json:"op,omitempty"`
+	Path     string `json:"path,omitempty"`
+	Phase    string `json:"phase,omitempty"`
+	Err      string `json:"err,omitempty"`
+
+	// mut
+	MID       string `json:"mid,omitempty"`
+	Src       string `json:"src,omitempty"`
+	IntendedT int64  `json:"intended_t,omitempty"`
+	DoneT     int64  `json:"done_t,omitempty"`
+	Res       string `json:"res,omitempty"`
+	Status    int    `json:"status,omitempty"`
+
+	// reset
+	Reason string `json:"reason,omitempty"`
+
+	// conn
+	Since int64 `json:"since,omitempty"`
+
+	// fault
+	ID     string         `json:"id,omitempty"`
+	Kind   string         `json:"kind,omitempty"`
+	Params map[string]any `json:"params,omitempty"` // Target (shared with run) names the fault's target
+
+	// pod
+	PID    int    `json:"pid,omitempty"`
+	Signal string `json:"signal,omitempty"`
+	Code   *int   `json:"code,omitempty"`
+
+	// metric
+	Name   string            `json:"name,omitempty"`
+	Labels map[string]string `json:"labels,omitempty"`
+	Value  float64           `json:"value,omitempty"`
+
+	// proxy
+	Conns     int64 `json:"conns,omitempty"`
+	BytesUp   int64 `json:"bytes_up,omitempty"`
+	BytesDown int64 `json:"bytes_down,omitempty"`
+
+	// persisted
+	CreatedUnixNs int64 `json:"created_unix_ns,omitempty"`
+
+	// consumer
+	FromT       int64 `json:"from_t,omitempty"`
+	ToT         int64 `json:"to_t,omitempty"`
+	FirstSince  int64 `json:"first_since,omitempty"`
+	FinalCursor int64 `json:"final_cursor,omitempty"`
+	Durable     bool  `json:"durable,omitempty"`
+
+	// end
+	Drained bool `json:"drained,omitempty"`
+}

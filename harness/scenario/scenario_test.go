@@ -1,0 +1,126 @@
+package scenario
+
+import (
+	"errors"
+	"strings"
+	"testing"
+)
+
+const base = `name: t
+seed: 7
+duration: 10s
+tenants:
+  - group: hot
+    count: 2
+  - group: cold
+    count: 1
+    cold: true
+pods:
+  count: 2
+load:
+  - tenants: hot
+    executor: constant-arrival-rate
+    rate: 5
+consumers:
+  - count: 2
+`
+
+func TestParseValid(t *testing.T) {
+	s, err := Parse("t.yaml", []byte(base))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.DrainTimeout.D() != DefaultDrainTimeout || s.Budget != DefaultBudget {
+		t.Errorf("defaults not applied: drain %v budget %g", s.DrainTimeout.D(), s.Budget)
+	}
+	if s.Load[0].Duration.D() != s.Duration.D() || s.Load[0].Mix["write"] != 1 || s.Load[0].MaxInFlight != DefaultMaxInFlight {
+		t.Errorf("load defaults not applied: %+v", s.Load[0])
+	}
+	ts := s.Expand()
+	if len(ts) != 3 || ts[2].Pool != "tenant_3" || !ts[2].Cold || ts[0].Mode != "dedicated" {
+		t.Errorf("expand = %+v", ts)
+	}
+	// The resolved scenario round-trips.
+	out, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Parse("resolved.yaml", out); err != nil {
+		t.Fatalf("resolved scenario does not parse: %v\n%s", err, out)
+	}
+}
+
+func TestSmokeScenarioParses(t *testing.T) {
+	s, err := ReadFile("../../scenarios/smoke.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := s.Expand()
+	shared, cold := 0, 0
+	for _, x := range ts {
+		if x.Mode == "shared" {
+			shared++
+		}
+		if x.Cold {
+			cold++
+		}
+	}
+	if len(ts) != 6 || shared != 2 || cold != 1 || s.Pods.Count != 3 {
+		t.Errorf("smoke: %d tenants, %d shared, %d cold, %d pods", len(ts), shared, cold, s.Pods.Count)
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	tests := []struct {
+		name    string
+		edit    func(string) string
+		line    int
+		field   string
+		contain string
+	}{
+		{"unknown top field", func(s string) string { return s + "colour: red\n" }, 18, "colour", "allowed: budget, consumers"},
+		{"unknown nested field", func(s string) string { return strings.Replace(s, "    rate: 5\n", "    rate: 5\n    vus: 3\n", 1) }, 16, "load[0].vus", "executor"},
+		{"bad duration", func(s string) string { return strings.Replace(s, "duration: 10s", "duration: 10 seconds", 1) }, 3, "duration", "Go duration"},
+		{"unknown executor", func(s string) string { return strings.Replace(s, "constant-arrival-rate", "per-vu-iterations", 1) }, 14, "load[0].executor", "ramping-arrival-rate"},
+		{"cold shared", func(s string) string { return strings.Replace(s, "    cold: true", "    cold: true\n    mode: shared", 1) }, 9, "tenants[1].cold", "cannot be cold"},
+		{"load on cold", func(s string) string { return strings.Replace(s, "  - tenants: hot", "  - tenants: cold", 1) }, 13, "load[0].tenants", "is cold"},
+		{"unknown group", func(s string) string { return strings.Replace(s, "  - tenants: hot", "  - tenants: warm", 1) }, 13, "load[0].tenants", "allowed: cold, hot"},
+		{"stages on constant", func(s string) string {
+			return strings.Replace(s, "    rate: 5\n", "    rate: 5\n    stages:\n      - {target: 3, duration: 1s}\n", 1)
+		}, 16, "load[0].stages", "ramping"},
+		{"ramp too long", func(s string) string {
+			return strings.Replace(strings.Replace(s, "constant-arrival-rate", "ramping-arrival-rate", 1), "    rate: 5\n", "    stages:\n      - {target: 3, duration: 11s}\n", 1)
+		}, 13, "load[0].duration", "start + duration"},
+		{"unknown op", func(s string) string { return strings.Replace(s, "    rate: 5\n", "    rate: 5\n    mix: {write: 1, truncate: 2}\n", 1) }, 16, "load[0].mix.truncate", "chmod"},
+		{"no pods", func(s string) string { return strings.Replace(s, "  count: 2\nload", "  count: 0\nload", 1) }, 11, "pods.count", "1..64"},
+		{"harness flag", func(s string) string {
+			return strings.Replace(s, "  count: 2\nload", "  count: 2\n  eventlogd:\n    flags: {listen: \":1\"}\nload", 1)
+		}, 13, "pods.eventlogd.flags.listen", "set by the harness"},
+		{"bad jitter", func(s string) string { return s + "    jitter: 2\n" }, 18, "consumers[0].jitter", "0..1"},
+		{"not yaml", func(s string) string { return s + "  - : [\n" }, 0, "", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := Parse("s.yaml", []byte(tc.edit(base)))
+			if err == nil {
+				t.Fatal("no error")
+			}
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("error %T %v is not a *scenario.Error", err, err)
+			}
+			if e.File != "s.yaml" {
+				t.Errorf("file = %q", e.File)
+			}
+			if tc.line != 0 && e.Line != tc.line {
+				t.Errorf("line = %d, want %d (%v)", e.Line, tc.line, err)
+			}
+			if e.Field != tc.field {
+				t.Errorf("field = %q, want %q (%v)", e.Field, tc.field, err)
+			}
+			if !strings.Contains(err.Error(), tc.contain) {
+				t.Errorf("%q does not contain %q", err.Error(), tc.contain)
+			}
+		})
+	}
+}

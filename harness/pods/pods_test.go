@@ -1,0 +1,134 @@
+package pods
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/verifier/ledger"
+	"go.uber.org/goleak"
+)
+
+// The test binary doubles as a minimal pod: with SEQGATE_FAKE_POD set it serves /healthz on --listen
+// and prints the line eventlogd prints, so process management is tested on real processes.
+func TestMain(m *testing.M) {
+	if os.Getenv("SEQGATE_FAKE_POD") != "" {
+		fakePod()
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
+
+func fakePod() {
+	listen := "127.0.0.1:0"
+	for i, a := range os.Args {
+		if a == "--listen" && i+1 < len(os.Args) {
+			listen = os.Args[i+1]
+		}
+	}
+	ln, err := net.Listen("tcp", listen)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	fmt.Println("listening on", ln.Addr().String())
+	mux := http.NewServeMux()
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	_ = http.Serve(ln, mux)
+}
+
+type sink struct {
+	mu   sync.Mutex
+	recs []ledger.Record
+}
+
+func (s *sink) Write(r *ledger.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs = append(s.recs, *r)
+	return nil
+}
+
+func (s *sink) phases(pod string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for _, r := range s.recs {
+		if r.Pod == pod {
+			p := r.Phase
+			if r.Signal != "" {
+				p += ":" + r.Signal
+			}
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func TestFleetLifecycle(t *testing.T) {
+	t.Setenv("SEQGATE_FAKE_POD", "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sink{}
+	ctx := context.Background()
+	f, err := Start(ctx, Config{Binary: exe, LogDir: t.TempDir(), Start: time.Now(), Sink: s}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop(5 * time.Second)
+	p := f.Get("pod-1")
+	url := p.URL()
+	if err := p.Kill(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Wait(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p.Alive() {
+		t.Fatal("killed pod is alive")
+	}
+	if err := p.Kill(syscall.SIGKILL); err != ErrDown {
+		t.Errorf("kill of a down pod = %v, want ErrDown", err)
+	}
+	if err := p.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if p.URL() != url {
+		t.Errorf("restarted on %s, was %s", p.URL(), url)
+	}
+	resp, err := http.Get(url + "/healthz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	f.Stop(5 * time.Second)
+
+	tests := []struct {
+		pod  string
+		want []string
+	}{
+		{"pod-1", []string{"start", "ready", "crash:SIGKILL", "start", "ready", "exit:SIGTERM"}},
+		{"pod-2", []string{"start", "ready", "exit:SIGTERM"}},
+	}
+	for _, tc := range tests {
+		got := s.phases(tc.pod)
+		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s records = %v, want %v", tc.pod, got, tc.want)
+		}
+	}
+}
+
+func TestStartFailsOnBadBinary(t *testing.T) {
+	_, err := Start(context.Background(), Config{Binary: "/nonexistent/eventlogd", LogDir: t.TempDir(), Start: time.Now()}, 1)
+	if err == nil {
+		t.Fatal("no error for a missing binary")
+	}
+}

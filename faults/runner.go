@@ -1,0 +1,190 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/seqgate/seqgate/verifier/ledger"
+)
+
+// Recorder receives the `fault` ledger records (phase start and stop) the Runner produces. It must be
+// safe for concurrent use (ledger.Writer.Write is).
+type Recorder func(rec *ledger.Record)
+
+// Clock returns the time since the run started on the harness's monotonic clock (the ledger's `t`).
+type Clock func() time.Duration
+
+// Runner injects and heals a schedule's faults at their times against an Env.
+type Runner struct {
+	record Recorder
+	now    Clock
+	items  []*runItem
+
+	mu     sync.Mutex
+	closed bool // set by HealAll: nothing is injected after it
+}
+
+type runItem struct {
+	inst  Instance
+	fault *guard
+	mu    sync.Mutex // serializes heal so the stop record is written once
+}
+
+// NewRunner binds every instance to its targets in env (so a bad target name fails before the run, not
+// in the middle of it). record may be nil (no records); now must not be nil.
+func NewRunner(env Env, instances []Instance, record Recorder, now Clock) (*Runner, error) {
+	if record == nil {
+		record = func(*ledger.Record) {}
+	}
+	r := &Runner{record: record, now: now}
+	var errs []error
+	for _, in := range instances {
+		f, err := Build(env, in)
+		if err != nil {
+			errs = append(errs, &Error{ID: in.ID, Kind: in.Kind, Phase: "build", Err: err})
+			continue
+		}
+		r.items = append(r.items, &runItem{inst: in, fault: guarded(f)})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// Build binds one instance to its concrete targets: a Fault whose Heal is refused before Inject and is
+// idempotent after a successful Heal. Target "all" yields one fault acting on every name in Targets.
+func Build(env Env, in Instance) (Fault, error) {
+	k, ok := Lookup(in.Kind)
+	if !ok {
+		return nil, unknownKind(in.Kind)
+	}
+	if len(in.Targets) == 0 {
+		return nil, fmt.Errorf("kind %s: no targets", in.Kind)
+	}
+	var parts multi
+	for _, t := range in.Targets {
+		f, err := k.build(env, t, in.For, in.Params)
+		if err != nil {
+			return nil, fmt.Errorf("%s on %s: %w", in.Kind, t, err)
+		}
+		parts = append(parts, guarded(f))
+	}
+	if len(parts) == 1 {
+		return guarded(parts[0]), nil
+	}
+	return guarded(parts), nil
+}
+
+// Run injects each fault at its At and heals it at its End, concurrently, and returns once every
+// fault's turn is over or ctx is done. It returns the inject and heal failures (*Error, joined); any
+// failure makes the run inconclusive. Faults still active when ctx ends are left for HealAll.
+func (r *Runner) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(r.items))
+	for i, it := range r.items {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = r.runOne(ctx, it)
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (r *Runner) runOne(ctx context.Context, it *runItem) error {
+	if !r.sleepUntil(ctx, it.inst.At) {
+		return nil
+	}
+	r.mu.Lock()
+	closed := r.closed
+	r.mu.Unlock()
+	if closed {
+		return nil
+	}
+	r.emit(it, "start", nil)
+	if err := it.fault.Inject(ctx); err != nil {
+		ierr := &Error{ID: it.inst.ID, Kind: it.inst.Kind, Phase: "inject", Err: err}
+		// Undo whatever part of it happened now rather than at its end.
+		return errors.Join(ierr, r.heal(context.WithoutCancel(ctx), it, err))
+	}
+	if !r.sleepUntil(ctx, it.inst.End()) {
+		return nil
+	}
+	return r.heal(ctx, it, nil)
+}
+
+// heal heals one item and writes its stop record; cause is an inject error to carry in the record.
+func (r *Runner) heal(ctx context.Context, it *runItem, cause error) error {
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	if !it.fault.active() {
+		return nil
+	}
+	err := it.fault.Heal(ctx)
+	r.emit(it, "stop", errors.Join(cause, err))
+	if err != nil {
+		return &Error{ID: it.inst.ID, Kind: it.inst.Kind, Phase: "heal", Err: err}
+	}
+	return nil
+}
+
+// HealAll heals every fault that is still active (injected, not healed) and stops the Runner from
+// injecting anything more. Call it before the drain, on Ctrl-C and on a harness error, with a context
+// that is not already cancelled. It returns every heal failure (*Error, joined).
+func (r *Runner) HealAll(ctx context.Context) error {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	var errs []error
+	for _, it := range r.items {
+		errs = append(errs, r.heal(ctx, it, nil))
+	}
+	return errors.Join(errs...)
+}
+
+// Active returns the ids of the faults injected and not yet healed.
+func (r *Runner) Active() []string {
+	var ids []string
+	for _, it := range r.items {
+		if it.fault.active() {
+			ids = append(ids, it.inst.ID)
+		}
+	}
+	return ids
+}
+
+func (r *Runner) sleepUntil(ctx context.Context, at time.Duration) bool {
+	d := at - r.now()
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+func (r *Runner) emit(it *runItem, phase string, err error) {
+	rec := &ledger.Record{
+		K:      ledger.KindFault,
+		ID:     it.inst.ID,
+		Kind:   it.inst.Kind,
+		Target: it.inst.Target,
+		Phase:  phase,
+		T:      int64(r.now()),
+		Params: it.inst.Params,
+	}
+	if err != nil {
+		rec.Err = err.Error()
+	}
+	r.record(rec)
+}

@@ -1,0 +1,302 @@
+package faults
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Instance is one concrete fault of a run: a kind bound to its targets, start time and duration. The
+// schedule (every Instance of a run) is a pure function of the scenario, the seed, the run duration and
+// the target names, and is saved to the run directory before the run starts.
+type Instance struct {
+	ID      string         // f001, f002, ... in start order
+	Kind    string         // a Registry name
+	Target  string         // as recorded in the ledger: a name, "all" or "meta"
+	Targets []string       // the concrete names it acts on (one, or every name for "all")
+	At      time.Duration  // start, from the run start
+	For     time.Duration  // duration (0 for instant kinds)
+	Params  map[string]any // canonical params (every param, durations as strings)
+	Source  string         // where it came from: "faults[2] line 14 rep 1" or "nemesis #3"
+}
+
+type instanceJSON struct {
+	ID      string         `json:"id"`
+	Kind    string         `json:"kind"`
+	Target  string         `json:"target"`
+	Targets []string       `json:"targets"`
+	At      string         `json:"at"`
+	For     string         `json:"for"`
+	Params  map[string]any `json:"params,omitempty"`
+	Source  string         `json:"source"`
+}
+
+// MarshalJSON writes durations as Go duration strings ("1m30s") so schedule.json is readable.
+func (in Instance) MarshalJSON() ([]byte, error) {
+	return json.Marshal(instanceJSON{in.ID, in.Kind, in.Target, in.Targets, in.At.String(), in.For.String(), in.Params, in.Source})
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (in *Instance) UnmarshalJSON(b []byte) error {
+	var j instanceJSON
+	if err := json.Unmarshal(b, &j); err != nil {
+		return err
+	}
+	at, err := time.ParseDuration(j.At)
+	if err != nil {
+		return fmt.Errorf("fault %s: at: %v", j.ID, err)
+	}
+	dur, err := time.ParseDuration(j.For)
+	if err != nil {
+		return fmt.Errorf("fault %s: for: %v", j.ID, err)
+	}
+	*in = Instance{j.ID, j.Kind, j.Target, j.Targets, at, dur, j.Params, j.Source}
+	return nil
+}
+
+// End is when the instance is healed (At for instant kinds).
+func (in Instance) End() time.Duration { return in.At + in.For }
+
+// TargetSet is the names faults may target in one run.
+type TargetSet struct {
+	Tenants []string
+	Pods    []string
+}
+
+func (ts TargetSet) names(c TargetClass) []string {
+	switch c {
+	case TargetTenant:
+		return ts.Tenants
+	case TargetPod:
+		return ts.Pods
+	}
+	return []string{TargetMetaDB}
+}
+
+// maxInstances bounds the schedule so a typo (every: 1ms) cannot make millions of faults.
+const maxInstances = 10000
+
+// PCG stream constants: the timeline and the nemesis draw from separate streams of the seed, so adding
+// a nemesis does not change which targets the timeline's `random` entries got.
+const (
+	streamTimeline = 0x74696d656c696e65 // "timeline"
+	streamNemesis  = 0x6e656d6573697300 // "nemesis"
+)
+
+// Expand turns the timeline and the nemesis into the run's concrete schedule, sorted by start time and
+// numbered f001.... The same arguments always give the same schedule. runDuration is the load phase:
+// every fault must be healed by then (the drain comes after). Overlapping faults on the same resource
+// (a DB proxy, a pod, a tenant's consumers) are an error in the timeline and are skipped by the nemesis.
+func Expand(specs []Spec, nemesis *NemesisSpec, seed int64, runDuration time.Duration, targets TargetSet) ([]Instance, error) {
+	if runDuration <= 0 {
+		return nil, fmt.Errorf("run duration must be > 0, got %s", runDuration)
+	}
+	var out []Instance
+	rng := rand.New(rand.NewPCG(uint64(seed), streamTimeline))
+	for i, s := range specs {
+		if err := s.Validate(); err != nil {
+			return nil, fmt.Errorf("faults[%d]: %v", i, err)
+		}
+		k, _ := Lookup(s.Kind)
+		reps := 1
+		if s.Every > 0 {
+			reps = s.Repeat
+			if reps == 0 { // until the run ends
+				reps = int((runDuration-s.At-s.For)/s.Every) + 1
+			}
+		}
+		if reps < 1 || len(out)+reps > maxInstances {
+			return nil, fmt.Errorf("faults[%d] (line %d): %d repetitions do not fit (run %s, limit %d faults)", i, s.Line, reps, runDuration, maxInstances)
+		}
+		for r := range reps {
+			at := s.At + time.Duration(r)*s.Every
+			src := fmt.Sprintf("faults[%d]", i)
+			if s.Line > 0 {
+				src += fmt.Sprintf(" line %d", s.Line)
+			}
+			if reps > 1 {
+				src += fmt.Sprintf(" rep %d", r+1)
+			}
+			if at+s.For > runDuration || (s.For == 0 && at >= runDuration) {
+				return nil, fmt.Errorf("%s: %s ends at %s, after the run's load phase (%s); faults must heal before the drain", src, s.Kind, at+s.For, runDuration)
+			}
+			target, names, err := resolveTarget(k, s.Target, targets, nil, rng)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v", src, err)
+			}
+			in := Instance{Kind: k.Name, Target: target, Targets: names, At: at, For: s.For, Params: s.Params, Source: src}
+			if c := conflict(out, in); c != nil {
+				return nil, fmt.Errorf("%s: %s on %s overlaps %s (%s, %s-%s) on the same resource", src, in.Kind, in.Target, c.Source, c.Kind, c.At, c.End())
+			}
+			out = append(out, in)
+		}
+	}
+	if nemesis != nil {
+		var err error
+		if out, err = expandNemesis(out, nemesis, seed, runDuration, targets); err != nil {
+			return nil, err
+		}
+	}
+	slices.SortStableFunc(out, func(a, b Instance) int { return int(a.At - b.At) })
+	for i := range out {
+		out[i].ID = fmt.Sprintf("f%03d", i+1)
+	}
+	return out, nil
+}
+
+func expandNemesis(out []Instance, n *NemesisSpec, seed int64, runDuration time.Duration, targets TargetSet) ([]Instance, error) {
+	if err := n.Validate(); err != nil {
+		return nil, err
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), streamNemesis))
+	stop := n.Stop
+	if stop == 0 || stop > runDuration {
+		stop = runDuration
+	}
+	t := n.Start
+	for draw := 1; draw <= maxInstances && len(out) < maxInstances; draw++ {
+		t += time.Duration(rng.ExpFloat64() * float64(n.MeanInterval))
+		k, _ := Lookup(n.Kinds[rng.IntN(len(n.Kinds))])
+		var dur time.Duration
+		if k.Timing == TimingSpan {
+			dur = n.MinDuration + time.Duration(rng.Int64N(int64(n.MaxDuration-n.MinDuration)+1))
+		}
+		if t+dur > stop || (dur == 0 && t >= stop) {
+			break
+		}
+		target, names, err := resolveTarget(k, TargetRandom, targets, n.Targets, rng)
+		if err != nil {
+			// No valid target for this kind (e.g. targets lists only tenants): skip the draw.
+			continue
+		}
+		in := Instance{Kind: k.Name, Target: target, Targets: names, At: t, For: dur, Params: n.Params[k.Name], Source: fmt.Sprintf("nemesis #%d", draw)}
+		if conflict(out, in) != nil {
+			continue // the timeline holds this resource now; the nemesis waits for its next draw
+		}
+		out = append(out, in)
+		t += dur
+	}
+	return out, nil
+}
+
+// resolveTarget turns a spec's target into the recorded target and the concrete names. allow, when
+// not empty, restricts random draws (the nemesis's targets list).
+func resolveTarget(k Kind, target string, ts TargetSet, allow []string, rng *rand.Rand) (string, []string, error) {
+	if k.Targets == TargetMeta {
+		return TargetMetaDB, []string{TargetMetaDB}, nil
+	}
+	names := ts.names(k.Targets)
+	if len(allow) > 0 {
+		names = slices.DeleteFunc(slices.Clone(names), func(s string) bool { return !slices.Contains(allow, s) })
+	}
+	if len(names) == 0 {
+		return "", nil, fmt.Errorf("kind %s: the run has no %s to target", k.Name, k.Targets)
+	}
+	switch target {
+	case TargetRandom:
+		name := names[rng.IntN(len(names))]
+		return name, []string{name}, nil
+	case TargetAll:
+		return TargetAll, slices.Clone(names), nil
+	}
+	if !slices.Contains(names, target) {
+		return "", nil, fmt.Errorf("kind %s: unknown %s %q (allowed: %s, %s, %s)", k.Name, k.Targets, target, strings.Join(names, ", "), TargetRandom, TargetAll)
+	}
+	return target, []string{target}, nil
+}
+
+// resources are the things two faults must not hold at once: a DB proxy, a pod, a tenant's consumers.
+func resources(in Instance) []string {
+	k, _ := Lookup(in.Kind)
+	out := make([]string, len(in.Targets))
+	for i, t := range in.Targets {
+		out[i] = k.resource + ":" + t
+	}
+	return out
+}
+
+func conflict(existing []Instance, in Instance) *Instance {
+	mine := resources(in)
+	for i := range existing {
+		e := &existing[i]
+		// Touching intervals count as overlapping: a heal and an inject on the same resource at the same
+		// instant would race.
+		if in.At > e.End() || e.At > in.End() {
+			continue
+		}
+		for _, r := range resources(*e) {
+			if slices.Contains(mine, r) {
+				return e
+			}
+		}
+	}
+	return nil
+}
+
+// ScheduleFile is the name of the schedule in a run directory.
+const ScheduleFile = "schedule.json"
+
+// ScheduleVersion is the schedule file format version.
+const ScheduleVersion = 1
+
+// Schedule is what a run directory's schedule.json holds: enough to replay a run's faults exactly.
+type Schedule struct {
+	Version     int        `json:"v"`
+	Scenario    string     `json:"scenario"`
+	Seed        int64      `json:"seed"`
+	RunDuration string     `json:"run_duration"`
+	Faults      []Instance `json:"faults"`
+}
+
+// SaveSchedule writes s to path as indented JSON (atomically: temp file, then rename).
+func SaveSchedule(path string, s Schedule) error {
+	s.Version = ScheduleVersion
+	if s.Faults == nil {
+		s.Faults = []Instance{}
+	}
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// LoadSchedule reads a schedule written by SaveSchedule and checks every instance against the registry.
+func LoadSchedule(path string) (Schedule, error) {
+	var s Schedule
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return s, err
+	}
+	if err := json.Unmarshal(b, &s); err != nil {
+		return s, fmt.Errorf("%s: %v", path, err)
+	}
+	if s.Version != ScheduleVersion {
+		return s, fmt.Errorf("%s: schedule version %d, this seqgate reads %d", path, s.Version, ScheduleVersion)
+	}
+	for _, in := range s.Faults {
+		k, ok := Lookup(in.Kind)
+		if !ok {
+			return s, fmt.Errorf("%s: fault %s: %v", path, in.ID, unknownKind(in.Kind))
+		}
+		node, err := mapNode(in.Params)
+		if err == nil {
+			_, err = k.decode(node)
+		}
+		if err != nil {
+			return s, fmt.Errorf("%s: fault %s (%s): %v", path, in.ID, in.Kind, err)
+		}
+		if len(in.Targets) == 0 {
+			return s, fmt.Errorf("%s: fault %s (%s): no targets", path, in.ID, in.Kind)
+		}
+	}
+	return s, nil
+}

@@ -1,0 +1,329 @@
+package ledger
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// fieldEnc knows how to tell whether one Record field is unset and how to append it as `"name":value`.
+type fieldEnc struct {
+	zero func(*Record) bool
+	enc  func([]byte, *Record) ([]byte, error)
+}
+
+func strField(name string, get func(*Record) string) fieldEnc {
+	prefix := `"` + name + `":`
+	return fieldEnc{
+		zero: func(r *Record) bool { return get(r) == "" },
+		enc:  func(b []byte, r *Record) ([]byte, error) { return appendString(append(b, prefix...), get(r)), nil },
+	}
+}
+
+func intField(name string, get func(*Record) int64) fieldEnc {
+	prefix := `"` + name + `":`
+	return fieldEnc{
+		zero: func(r *Record) bool { return get(r) == 0 },
+		enc:  func(b []byte, r *Record) ([]byte, error) { return strconv.AppendInt(append(b, prefix...), get(r), 10), nil },
+	}
+}
+
+func floatField(name string, get func(*Record) float64) fieldEnc {
+	prefix := `"` + name + `":`
+	return fieldEnc{
+		zero: func(r *Record) bool { return get(r) == 0 },
+		enc: func(b []byte, r *Record) ([]byte, error) {
+			return appendFloat(append(b, prefix...), get(r), name)
+		},
+	}
+}
+
+func boolField(name string, get func(*Record) bool) fieldEnc {
+	prefix := `"` + name + `":`
+	return fieldEnc{
+		zero: func(r *Record) bool { return !get(r) },
+		enc:  func(b []byte, r *Record) ([]byte, error) { return strconv.AppendBool(append(b, prefix...), get(r)), nil },
+	}
+}
+
+func jsonField(name string, isZero func(*Record) bool, get func(*Record) any) fieldEnc {
+	prefix := `"` + name + `":`
+	return fieldEnc{
+		zero: isZero,
+		enc: func(b []byte, r *Record) ([]byte, error) {
+			v, err := json.Marshal(get(r))
+			if err != nil {
+				return b, errors.New("field " + quote(name) + ": " + err.Error())
+			}
+			return append(append(b, prefix...), v...), nil
+		},
+	}
+}
+
+// encoders is indexed by presence-bit position (fields.go).
+var encoders = buildEncoders()
+
+func buildEncoders() (encoders [64]fieldEnc) {
+	set := func(bit uint64, e fieldEnc) { encoders[bitIndex(bit)] = e }
+	set(fV, intField("v", func(r *Record) int64 { return int64(r.V) }))
+	set(fRunID, strField("run_id", func(r *Record) string { return r.RunID }))
+	set(fScenario, strField("scenario", func(r *Record) string { return r.Scenario }))
+	set(fSeed, intField("seed", func(r *Record) int64 { return r.Seed }))
+	set(fStartUnixNs, intField("start_unix_ns", func(r *Record) int64 { return r.StartUnixNs }))
+	set(fBudget, floatField("budget", func(r *Record) float64 { return r.Budget }))
+	set(fTenants, fieldEnc{zero: func(r *Record) bool { return r.Tenants == nil }, enc: appendTenants})
+	set(fPods, fieldEnc{zero: func(r *Record) bool { return r.Pods == nil }, enc: appendPods})
+	set(fTarget, strField("target", func(r *Record) string { return r.Target }))
+	set(fCrashesPerPodYear, fieldEnc{
+		zero: func(r *Record) bool { return r.CrashesPerPodYear == nil },
+		enc: func(b []byte, r *Record) ([]byte, error) {
+			if r.CrashesPerPodYear == nil {
+				return append(b, `"crashes_per_pod_year":12`...), nil
+			}
+			return appendFloat(append(b, `"crashes_per_pod_year":`...), *r.CrashesPerPodYear, "crashes_per_pod_year")
+		}})
+	set(fPodsInFleet, fieldEnc{
+		zero: func(r *Record) bool { return r.PodsInFleet == nil },
+		enc: func(b []byte, r *Record) ([]byte, error) {
+			n := 20
+			if r.PodsInFleet != nil {
+				n = *r.PodsInFleet
+			}
+			return strconv.AppendInt(append(b, `"pods_in_fleet":`...), int64(n), 10), nil
+		}})
+	set(fThresholds, jsonField("thresholds", func(r *Record) bool { return r.Thresholds == nil },
+		func(r *Record) any { return r.Thresholds }))
+	set(fT, intField("t", func(r *Record) int64 { return r.T }))
+	set(fTenant, strField("tenant", func(r *Record) string { return r.Tenant }))
+	set(fPod, strField("pod", func(r *Record) string { return r.Pod }))
+	set(fConsumer, strField("consumer", func(r *Record) string { return r.Consumer }))
+	set(fConn, strField("conn", func(r *Record) string { return r.Conn }))
+	set(fSeq, intField("seq", func(r *Record) int64 { return r.Seq }))
+	set(fOp, strField("op", func(r *Record) string { return r.Op }))
+	set(fPath, strField("path", func(r *Record) string { return r.Path }))
+	set(fPhase, strField("phase", func(r *Record) string { return r.Phase }))
+	set(fErr, strField("err", func(r *Record) string { return r.Err }))
+	set(fMID, strField("mid", func(r *Record) string { return r.MID }))
+	set(fSrc, strField("src", func(r *Record) string { return r.Src }))
+	set(fIntendedT, intField("intended_t", func(r *Record) int64 { return r.IntendedT }))
+	set(fDoneT, intField("done_t", func(r *Record) int64 { return r.DoneT }))
+	set(fRes, strField("res", func(r *Record) string { return r.Res }))
+	set(fStatus, intField("status", func(r *Record) int64 { return int64(r.Status) }))
+	set(fReason, strField("reason", func(r *Record) string { return r.Reason }))
+	set(fSince, intField("since", func(r *Record) int64 { return r.Since }))
+	set(fID, strField("id", func(r *Record) string { return r.ID }))
+	set(fKind, strField("kind", func(r *Record) string { return r.Kind }))
+	set(fParams, jsonField("params", func(r *Record) bool { return r.Params == nil },
+		func(r *Record) any { return r.Params }))
+	set(fPID, intField("pid", func(r *Record) int64 { return int64(r.PID) }))
+	set(fSignal, strField("signal", func(r *Record) string { return r.Signal }))
+	set(fCode, fieldEnc{
+		zero: func(r *Record) bool { return r.Code == nil },
+		enc: func(b []byte, r *Record) ([]byte, error) {
+			return strconv.AppendInt(append(b, `"code":`...), int64(*r.Code), 10), nil
+		}})
+	set(fName, strField("name", func(r *Record) string { return r.Name }))
+	set(fLabels, fieldEnc{zero: func(r *Record) bool { return r.Labels == nil }, enc: appendLabels})
+	set(fValue, floatField("value", func(r *Record) float64 { return r.Value }))
+	set(fConns, intField("conns", func(r *Record) int64 { return r.Conns }))
+	set(fBytesUp, intField("bytes_up", func(r *Record) int64 { return r.BytesUp }))
+	set(fBytesDown, intField("bytes_down", func(r *Record) int64 { return r.BytesDown }))
+	set(fCreatedUnixNs, intField("created_unix_ns", func(r *Record) int64 { return r.CreatedUnixNs }))
+	set(fFromT, intField("from_t", func(r *Record) int64 { return r.FromT }))
+	set(fToT, intField("to_t", func(r *Record) int64 { return r.ToT }))
+	set(fFirstSince, intField("first_since", func(r *Record) int64 { return r.FirstSince }))
+	set(fFinalCursor, intField("final_cursor", func(r *Record) int64 { return r.FinalCursor }))
+	set(fDurable, boolField("durable", func(r *Record) bool { return r.Durable }))
+	set(fDrained, boolField("drained", func(r *Record) bool { return r.Drained }))
+	return encoders
+}
+
+// fieldOrder is each kind's field order on the wire (the spec table's order, optional fields
+// included); fields a record sets outside its kind's list follow in presence-bit order.
+var fieldOrder = map[string][]uint64{
+	KindRun: {fV, fRunID, fScenario, fSeed, fStartUnixNs, fBudget, fTenants, fPods, fTarget,
+		fCrashesPerPodYear, fPodsInFleet, fThresholds},
+	KindMut:       {fMID, fTenant, fOp, fPath, fSrc, fIntendedT, fT, fDoneT, fRes, fStatus, fPod},
+	KindEv:        {fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fPod},
+	KindReset:     {fConsumer, fTenant, fConn, fT, fSeq, fReason, fPath, fOp},
+	KindConn:      {fConsumer, fTenant, fConn, fT, fPhase, fPod, fSince, fErr},
+	KindFault:     {fID, fKind, fTarget, fPhase, fT, fParams},
+	KindPod:       {fPod, fPhase, fT, fPID, fSignal, fCode},
+	KindMetric:    {fPod, fT, fName, fLabels, fValue},
+	KindProxy:     {fName, fTenant, fT, fConns, fBytesUp, fBytesDown},
+	KindPersisted: {fTenant, fSeq, fOp, fPath, fCreatedUnixNs},
+	KindConsumer:  {fConsumer, fTenant, fFromT, fToT, fFirstSince, fFinalCursor, fDurable},
+	KindEnd:       {fT, fDrained, fReason},
+}
+
+// listed is the union of each kind's fieldOrder, to find the extras quickly.
+var listed = func() map[string]uint64 {
+	m := make(map[string]uint64, len(fieldOrder))
+	for k, fs := range fieldOrder {
+		for _, f := range fs {
+			m[k] |= f
+		}
+	}
+	return m
+}()
+
+func bitIndex(bit uint64) int {
+	n := 0
+	for bit > 1 {
+		bit >>= 1
+		n++
+	}
+	return n
+}
+
+// AppendRecord appends rec as one JSON line (with its newline) to b: the kind's required fields
+// always (zero values included), its optional and any other fields when set.
+func AppendRecord(b []byte, rec *Record) ([]byte, error) {
+	spec := kinds[rec.K]
+	if spec == nil {
+		return b, errors.New("ledger: cannot write a record of unknown kind " + quote(rec.K))
+	}
+	start := len(b)
+	b = append(b, `{"k":`...)
+	b = appendString(b, rec.K)
+	var err error
+	for _, f := range fieldOrder[rec.K] {
+		e := &encoders[bitIndex(f)]
+		if spec.required&f == 0 && e.zero(rec) {
+			continue
+		}
+		b = append(b, ',')
+		if b, err = e.enc(b, rec); err != nil {
+			return b[:start], errors.New("ledger: k " + quote(rec.K) + ": " + err.Error())
+		}
+	}
+	skip := listed[rec.K] | fK
+	for i := 1; i < bitIndex(fCount); i++ {
+		if skip&(1<<i) != 0 || encoders[i].zero(rec) {
+			continue
+		}
+		b = append(b, ',')
+		if b, err = encoders[i].enc(b, rec); err != nil {
+			return b[:start], errors.New("ledger: k " + quote(rec.K) + ": " + err.Error())
+		}
+	}
+	return append(b, '}', '\n'), nil
+}
+
+func appendTenants(b []byte, r *Record) ([]byte, error) {
+	b = append(b, `"tenants":[`...)
+	for i, t := range r.Tenants {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, `{"id":`...)
+		b = appendString(b, t.ID)
+		b = append(b, `,"mode":`...)
+		b = appendString(b, t.Mode)
+		b = append(b, `,"cold":`...)
+		b = strconv.AppendBool(b, t.Cold)
+		b = append(b, '}')
+	}
+	return append(b, ']'), nil
+}
+
+func appendPods(b []byte, r *Record) ([]byte, error) {
+	b = append(b, `"pods":[`...)
+	for i, p := range r.Pods {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, p)
+	}
+	return append(b, ']'), nil
+}
+
+// appendLabels writes labels sorted by name, so equal records are equal bytes.
+func appendLabels(b []byte, r *Record) ([]byte, error) {
+	b = append(b, `"labels":{`...)
+	var keysBuf [8]string
+	keys := keysBuf[:0]
+	for k := range r.Labels {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = appendString(b, k)
+		b = append(b, ':')
+		b = appendString(b, r.Labels[k])
+	}
+	return append(b, '}'), nil
+}
+
+// appendFloat formats like encoding/json (shortest repr, exponent only for very large or small).
+func appendFloat(b []byte, f float64, name string) ([]byte, error) {
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return b, errors.New("field " + quote(name) + ": " + strconv.FormatFloat(f, 'g', -1, 64) + " is not representable in JSON")
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, f, format, -1, 64)
+	if format == 'e' {
+		// clean up e-09 to e-9, as encoding/json does
+		n := len(b)
+		if n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b, nil
+}
+
+const hexDigits = "0123456789abcdef"
+
+// appendString writes s as a JSON string: quotes, backslashes and control characters escaped,
+// invalid UTF-8 replaced by U+FFFD (as encoding/json does).
+func appendString(b []byte, s string) []byte {
+	b = append(b, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c >= 0x20 && c != '"' && c != '\\' && c < utf8.RuneSelf {
+			i++
+			continue
+		}
+		if c < utf8.RuneSelf {
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	return append(b, '"')
+}

@@ -1,0 +1,157 @@
+package ledger
+
+import (
+	"bufio"
+	"bytes"
+	"compress/flate"
+	"compress/gzip"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// source is one ledger file being read: lines out of a (possibly gzip) stream, decoded into its own
+// reused Record.
+type source struct {
+	name   string
+	br     *bufio.Reader
+	closer io.Closer
+	line   int
+	long   []byte // a line longer than the bufio buffer is assembled here
+	eof    bool
+	ended  bool // an end record was read: nothing may follow
+	idx    int  // position among the Reader's files (merge tie-break)
+	rec    Record
+	dec    decoder
+	r      *Reader // for warnings and the shared interner
+}
+
+const readBufSize = 1 << 20
+
+// openSource opens path ("-" = stdin) and sets up gzip when the name ends in .gz or the stream starts
+// with gzip's magic bytes.
+func openSource(path string, r *Reader) (*source, error) {
+	var f io.ReadCloser
+	name := path
+	if path == "-" {
+		f, name = io.NopCloser(os.Stdin), "stdin"
+	} else {
+		fh, err := os.Open(path)
+		if err != nil {
+			return nil, fmt.Errorf("ledger: %w", err)
+		}
+		f = fh
+	}
+	return newSource(name, f, r)
+}
+
+func newSource(name string, f io.ReadCloser, r *Reader) (*source, error) {
+	s := &source{name: name, closer: f, r: r}
+	s.dec.in = r.in
+	raw := bufio.NewReaderSize(f, 64<<10)
+	magic, _ := raw.Peek(2)
+	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
+		gz, err := gzip.NewReader(raw)
+		if err != nil {
+			f.Close()
+			return nil, &LineError{File: name, Line: 1, Msg: "corrupt gzip stream: " + err.Error()}
+		}
+		s.br = bufio.NewReaderSize(gz, readBufSize)
+	} else {
+		s.br = bufio.NewReaderSize(raw, readBufSize)
+	}
+	return s, nil
+}
+
+// readLine returns the next line without its newline, whether it ended in one, and io.EOF at the end.
+// A truncated gzip stream ends the input with a warning.
+func (s *source) readLine() (line []byte, complete bool, err error) {
+	if s.eof {
+		return nil, false, io.EOF
+	}
+	s.long = s.long[:0]
+	for {
+		chunk, err := s.br.ReadSlice('\n')
+		if err == bufio.ErrBufferFull {
+			s.long = append(s.long, chunk...)
+			continue
+		}
+		if len(s.long) > 0 {
+			s.long = append(s.long, chunk...)
+			chunk = s.long
+		}
+		if err == nil {
+			s.line++
+			return chunk[:len(chunk)-1], true, nil
+		}
+		s.eof = true
+		if err != io.EOF {
+			if ferr := s.ioErr(err); ferr != nil {
+				return nil, false, ferr
+			}
+		}
+		if len(chunk) == 0 {
+			return nil, false, io.EOF
+		}
+		s.line++
+		return chunk, false, nil
+	}
+}
+
+// ioErr classifies a read error: a truncated gzip stream is tolerated (a warning, nil returned); a
+// corrupt one is a LineError; anything else is the OS's error, wrapped with the file name.
+func (s *source) ioErr(err error) error {
+	var corrupt flate.CorruptInputError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		s.r.warn(s.name, s.line+1, "truncated gzip stream (a run cut short?): reading stops here")
+		return nil
+	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader), errors.As(err, &corrupt):
+		return &LineError{File: s.name, Line: s.line + 1, Msg: "corrupt gzip stream: " + err.Error()}
+	}
+	return fmt.Errorf("ledger: reading %s: %w", s.name, err)
+}
+
+// next decodes the next record of this file into s.rec. Blank lines are skipped; a record of an
+// unknown kind is skipped with a warning; a torn last line (no newline, not valid JSON) ends the file
+// with a warning.
+func (s *source) next() (*Record, error) {
+	for {
+		line, complete, err := s.readLine()
+		if err != nil {
+			return nil, err
+		}
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		s.rec = Record{}
+		if serr := s.dec.decode(line, &s.rec); serr != nil {
+			if !complete {
+				s.r.warn(s.name, s.line, "torn last line ignored ("+serr.Error()+")")
+				return nil, io.EOF
+			}
+			return nil, &LineError{File: s.name, Line: s.line, Msg: serr.Error()}
+		}
+		if s.dec.present&fK == 0 {
+			if s.dec.ferr != nil && s.dec.ferr.field == "k" {
+				return nil, &LineError{File: s.name, Line: s.line, Field: "k", Msg: s.dec.ferr.msg}
+			}
+			return nil, &LineError{File: s.name, Line: s.line, Field: "k", Msg: "missing (every record needs its kind)"}
+		}
+		spec := kinds[s.rec.K]
+		if spec == nil {
+			s.r.warn(s.name, s.line, "unknown record kind "+quote(s.rec.K)+" skipped")
+			continue
+		}
+		if s.dec.ferr != nil {
+			return nil, &LineError{File: s.name, Line: s.line, Field: s.dec.ferr.field, Msg: s.dec.ferr.msg}
+		}
+		if field, msg := validate(&s.rec, spec, s.dec.present); field != "" {
+			return nil, &LineError{File: s.name, Line: s.line, Field: field, Msg: msg}
+		}
+		return &s.rec, nil
+	}
+}
+
+func (s *source) close() error { return s.closer.Close() }

@@ -52,14 +52,19 @@ type Consumers interface {
 
 // Pod is one service process (one eventlogd) as the harness runs it: in its own process group, killed
 // with its parent. The harness records the `pod` ledger records (start, ready, crash, exit) itself.
+// *harness/pods.Pod satisfies it as is.
 type Pod interface {
-	// Signal sends sig to the pod's whole process group. It fails when the pod is not running.
-	Signal(sig syscall.Signal) error
+	// Kill sends sig to the pod's whole process group; an error when the pod is not running. A pod
+	// that dies of it is recorded as a crash.
+	Kill(sig syscall.Signal) error
 	// Wait blocks until the current process has exited or ctx is done (then it returns ctx.Err()).
 	Wait(ctx context.Context) error
-	// Start starts the pod again after it exited (same name, flags and listen address), and returns
-	// once it is serving or ctx is done. It fails when the pod is still running.
-	Start(ctx context.Context) error
+	// Stop shuts the pod down gracefully (SIGTERM, SIGKILL after grace) and waits; its end is recorded
+	// as an exit, not a crash.
+	Stop(grace time.Duration) error
+	// Restart starts a down pod again (same name, flags and listen address) and returns once it is
+	// serving or ctx is done. It fails when the pod is still running.
+	Restart(ctx context.Context) error
 }
 
 // Consumer is one SSE subscriber run by the harness.

@@ -43,7 +43,7 @@ type podCrash struct {
 }
 
 func (c *podCrash) Inject(ctx context.Context) error {
-	if err := c.pod.Signal(syscall.SIGKILL); err != nil {
+	if err := c.pod.Kill(syscall.SIGKILL); err != nil {
 		return fmt.Errorf("pod %s: SIGKILL: %w", c.name, err)
 	}
 	return waitExit(ctx, c.name, c.pod)
@@ -56,7 +56,7 @@ func (c *podCrash) Heal(ctx context.Context) error {
 	if err := waitExit(ctx, c.name, c.pod); err != nil {
 		return err
 	}
-	if err := c.pod.Start(ctx); err != nil {
+	if err := c.pod.Restart(ctx); err != nil {
 		return fmt.Errorf("pod %s: start again: %w", c.name, err)
 	}
 	return nil

@@ -37,14 +37,14 @@ type podPause struct {
 }
 
 func (p *podPause) Inject(context.Context) error {
-	if err := p.pod.Signal(syscall.SIGSTOP); err != nil {
+	if err := p.pod.Kill(syscall.SIGSTOP); err != nil {
 		return fmt.Errorf("pod %s: SIGSTOP: %w", p.name, err)
 	}
 	return nil
 }
 
 func (p *podPause) Heal(context.Context) error {
-	if err := p.pod.Signal(syscall.SIGCONT); err != nil {
+	if err := p.pod.Kill(syscall.SIGCONT); err != nil {
 		return fmt.Errorf("pod %s: SIGCONT: %w", p.name, err)
 	}
 	return nil

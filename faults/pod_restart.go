@@ -2,9 +2,7 @@ package faults
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"syscall"
 	"time"
 )
 
@@ -20,7 +18,7 @@ func podRestartKind() Kind {
 	return defineKind(Kind{
 		Name:      KindPodRestart,
 		Simulates: "a rolling deploy restarts a pod: it shuts down gracefully (flushes its retry buffer within its budget, closes SSE streams) and starts again at once",
-		Mechanism: "SIGTERM to the pod's process group, wait up to grace for the exit (then SIGKILL), start again; instant (no `for`)",
+		Mechanism: "Pod.Stop: SIGTERM to the pod's process group, SIGKILL if it has not exited after grace (recorded as an exit, not a crash); then Pod.Restart; instant (no `for`)",
 		Targets:   TargetPod,
 		Timing:    TimingInstant,
 		resource:  "pod",
@@ -43,24 +41,9 @@ type podRestart struct {
 }
 
 func (r *podRestart) Inject(ctx context.Context) error {
-	if err := r.pod.Signal(syscall.SIGTERM); err != nil {
-		return fmt.Errorf("pod %s: SIGTERM: %w", r.name, err)
-	}
 	r.needStart = true
-	wctx, cancel := context.WithTimeout(ctx, r.grace)
-	err := r.pod.Wait(wctx)
-	cancel()
-	if err != nil {
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		// Past the grace period: what a kubelet does.
-		if err := r.pod.Signal(syscall.SIGKILL); err != nil {
-			return fmt.Errorf("pod %s: SIGKILL after %s grace: %w", r.name, r.grace, err)
-		}
-		if err := waitExit(ctx, r.name, r.pod); err != nil {
-			return err
-		}
+	if err := r.pod.Stop(r.grace); err != nil {
+		return fmt.Errorf("pod %s: graceful stop: %w", r.name, err)
 	}
 	return r.start(ctx)
 }
@@ -76,8 +59,8 @@ func (r *podRestart) Heal(ctx context.Context) error {
 }
 
 func (r *podRestart) start(ctx context.Context) error {
-	if err := r.pod.Start(ctx); err != nil {
-		return errors.Join(fmt.Errorf("pod %s: start again", r.name), err)
+	if err := r.pod.Restart(ctx); err != nil {
+		return fmt.Errorf("pod %s: start again: %w", r.name, err)
 	}
 	r.needStart = false
 	return nil

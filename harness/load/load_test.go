@@ -1,0 +1,206 @@
+package load
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/verifier/ledger"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func dur(d time.Duration) scenario.Duration { return scenario.Duration(d) }
+
+func TestPacerCounts(t *testing.T) {
+	tests := []struct {
+		name  string
+		load  scenario.Load
+		phase float64
+		want  int
+		end   time.Duration
+	}{
+		{"constant 20/s 3s", scenario.Load{Executor: "constant-arrival-rate", Rate: 20, TimeUnit: dur(time.Second), Duration: dur(3 * time.Second)}, 0, 60, 3 * time.Second},
+		{"constant 30/min 1m", scenario.Load{Executor: "constant-arrival-rate", Rate: 30, TimeUnit: dur(time.Minute), Duration: dur(time.Minute)}, 0.5, 30, time.Minute},
+		{"ramp 0->10 2s then 10 1s", scenario.Load{Executor: "ramping-arrival-rate", TimeUnit: dur(time.Second), Stages: []scenario.Stage{
+			{Target: 10, Duration: dur(2 * time.Second)}, {Target: 10, Duration: dur(time.Second)}}}, 0, 20, 3 * time.Second},
+		{"ramp down 10->0 4s", scenario.Load{Executor: "ramping-arrival-rate", StartRate: 10, TimeUnit: dur(time.Second), Stages: []scenario.Stage{
+			{Target: 0, Duration: dur(4 * time.Second)}}}, 0, 20, 4 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := NewPacer(tc.load, tc.phase)
+			n := 0
+			prev := time.Duration(-1)
+			for ; n < 100000; n++ {
+				off, ok := p(n)
+				if !ok {
+					break
+				}
+				if off < prev || off >= tc.end {
+					t.Fatalf("arrival %d at %v (previous %v, end %v)", n, off, prev, tc.end)
+				}
+				prev = off
+			}
+			if n != tc.want {
+				t.Errorf("%d arrivals, want %d", n, tc.want)
+			}
+		})
+	}
+}
+
+func TestMixDeterministicAndWeighted(t *testing.T) {
+	w := map[string]int{"write": 8, "mkdir": 1, "delete": 1}
+	a, b := NewMix(w, 1, 2), NewMix(w, 1, 2)
+	count := map[string]int{}
+	for i := 0; i < 10000; i++ {
+		x, y := a.Next(), b.Next()
+		if x != y {
+			t.Fatalf("draw %d differs: %s vs %s", i, x, y)
+		}
+		count[x]++
+	}
+	if count["write"] < 7500 || count["write"] > 8500 || count["mkdir"] < 700 || count["mkdir"] > 1300 {
+		t.Errorf("counts %v do not follow weights %v", count, w)
+	}
+}
+
+type sink struct {
+	mu   sync.Mutex
+	recs []ledger.Record
+}
+
+func (s *sink) Write(r *ledger.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs = append(s.recs, *r)
+	return nil
+}
+
+func TestDriverSendsMutations(t *testing.T) {
+	var mu sync.Mutex
+	seen := map[string]int{}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer k1" {
+			w.WriteHeader(401)
+			return
+		}
+		op := r.Method
+		if r.URL.RawQuery != "" {
+			op = r.URL.RawQuery
+		}
+		if (op == "rename" && r.Header.Get("X-Dat9-Rename-Source") == "") || (op == "copy" && r.Header.Get("X-Dat9-Copy-Source") == "") {
+			w.WriteHeader(400)
+			return
+		}
+		mu.Lock()
+		seen[op]++
+		mu.Unlock()
+		_, _ = w.Write([]byte(`{"revision":1,"status":"ok"}`))
+	}))
+	defer srv.Close()
+	s := &sink{}
+	d := NewDriver(Config{RunID: "r1", Seed: 3, Start: time.Now(), Sink: s,
+		Endpoints: func() []Endpoint { return []Endpoint{{Name: "pod-1", URL: srv.URL}} }})
+	l := scenario.Load{Executor: "constant-arrival-rate", Rate: 200, TimeUnit: dur(time.Second), Duration: dur(500 * time.Millisecond),
+		MaxInFlight: 64, Timeout: dur(5 * time.Second), Mix: map[string]int{"write": 4, "mkdir": 1, "rename": 1, "copy": 1, "chmod": 1, "delete": 1}}
+	d.Run(context.Background(), time.Now(), []Block{{Index: 0, Load: l, Tenants: []Tenant{{ID: "ten1", Key: "k1", Index: 1}}}})
+	if got := d.Stats.Offered.Load(); got != 100 {
+		t.Errorf("offered %d, want 100", got)
+	}
+	mids := map[string]bool{}
+	for _, r := range s.recs {
+		if r.Res != ledger.ResOK || r.Status != 200 || r.Pod != "pod-1" || r.Tenant != "ten1" {
+			t.Errorf("record %+v", r)
+		}
+		if mids[r.MID] {
+			t.Errorf("mid %s twice", r.MID)
+		}
+		mids[r.MID] = true
+		if r.DoneT < r.T || r.IntendedT <= 0 {
+			t.Errorf("times out of order: %+v", r)
+		}
+		switch r.Op {
+		case "write", "mkdir", "rename", "copy":
+			if r.Path != "/seqgate/r1/ten1/"+r.MID {
+				t.Errorf("%s path %q", r.Op, r.Path)
+			}
+		}
+		if (r.Op == "rename" || r.Op == "copy") && !strings.HasPrefix(r.Src, "/seqgate/r1/ten1/") {
+			t.Errorf("%s without a source: %+v", r.Op, r)
+		}
+	}
+	if int64(len(s.recs))+d.Stats.Dropped.Load() != 100 {
+		t.Errorf("%d records + %d dropped != 100 offered", len(s.recs), d.Stats.Dropped.Load())
+	}
+	ops := []string{}
+	for op := range seen {
+		ops = append(ops, op)
+	}
+	sort.Strings(ops)
+	if len(ops) < 5 {
+		t.Errorf("server saw only %v", ops)
+	}
+}
+
+// A service that does not answer must not slow the schedule: with one request slot, the first
+// mutation holds it and every later arrival is dropped and counted, not queued.
+func TestDriverOpenModelDropsWhenSaturated(t *testing.T) {
+	release := make(chan struct{})
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		<-release
+	}))
+	defer srv.Close()
+	s := &sink{}
+	d := NewDriver(Config{RunID: "r", Seed: 1, Start: time.Now(), Sink: s,
+		Endpoints: func() []Endpoint { return []Endpoint{{Name: "p", URL: srv.URL}} }})
+	l := scenario.Load{Executor: "constant-arrival-rate", Rate: 100, TimeUnit: dur(time.Second), Duration: dur(200 * time.Millisecond),
+		MaxInFlight: 1, Timeout: dur(time.Minute), Mix: map[string]int{"write": 1}}
+	done := make(chan struct{})
+	go func() {
+		d.Run(context.Background(), time.Now(), []Block{{Load: l, Tenants: []Tenant{{ID: "t", Key: "k", Index: 1}}}})
+		close(done)
+	}()
+	for d.Stats.Offered.Load() < 20 {
+		time.Sleep(10 * time.Millisecond)
+	}
+	close(release)
+	<-done
+	if d.Stats.Sent.Load() != 1 || d.Stats.Dropped.Load() != 19 {
+		t.Errorf("sent %d dropped %d, want 1 and 19", d.Stats.Sent.Load(), d.Stats.Dropped.Load())
+	}
+}
+
+func TestDriverRecordsTimeoutAndError(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.Contains(r.URL.Path, ".0") {
+			w.WriteHeader(503)
+			return
+		}
+		time.Sleep(300 * time.Millisecond)
+	}))
+	defer srv.Close()
+	s := &sink{}
+	d := NewDriver(Config{RunID: "r", Seed: 1, Start: time.Now(), Sink: s,
+		Endpoints: func() []Endpoint { return []Endpoint{{Name: "p", URL: srv.URL}} }})
+	l := scenario.Load{Executor: "constant-arrival-rate", Rate: 10, TimeUnit: dur(time.Second), Duration: dur(200 * time.Millisecond),
+		MaxInFlight: 4, Timeout: dur(50 * time.Millisecond), Mix: map[string]int{"write": 1}}
+	d.Run(context.Background(), time.Now(), []Block{{Load: l, Tenants: []Tenant{{ID: "t", Key: "k", Index: 1}}}})
+	got := map[string]string{}
+	for _, r := range s.recs {
+		got[r.MID] = r.Res
+	}
+	want := map[string]string{"t1.b0.0": ledger.ResErr, "t1.b0.1": ledger.ResTimeout}
+	for mid, res := range want {
+		if got[mid] != res {
+			t.Errorf("%s res = %q, want %q (all: %v)", mid, got[mid], res, got)
+		}
+	}
+}

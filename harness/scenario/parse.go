@@ -69,10 +69,18 @@ func withFile(err error, file string) error {
 		e.File = file
 		return e
 	}
-	return &Error{File: file, Msg: err.Error()}
+	e = &Error{File: file, Msg: err.Error()}
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		e.Line, _ = strconv.Atoi(m[1])
+		e.Msg = m[2]
+	}
+	return e
 }
 
-var durationType = reflect.TypeOf(Duration(0))
+var (
+	durationType    = reflect.TypeOf(Duration(0))
+	unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+)
 
 // walk checks that every mapping key names a field of t (listing the allowed ones otherwise) and that
 // every duration parses, before any decoding, so errors carry the field's path and line.
@@ -84,6 +92,8 @@ func walk(n *yaml.Node, t reflect.Type, path string) error {
 		n = n.Alias
 	}
 	switch {
+	case t != durationType && reflect.PointerTo(t).Implements(unmarshalerType):
+		// decodes and validates itself (the faults package's blocks)
 	case t == durationType:
 		if n.Kind != yaml.ScalarNode {
 			return &Error{Line: n.Line, Field: path, Msg: "want a duration", Allowed: []string{`"250ms"`, `"30s"`, `"1m30s"`}}

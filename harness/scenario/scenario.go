@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seqgate/seqgate/faults"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -24,6 +25,10 @@ type Scenario struct {
 	Consumers    []Consumers         `yaml:"consumers"`
 	Thresholds   map[string][]string `yaml:"thresholds,omitempty"`
 	Metrics      []string            `yaml:"metrics,omitempty"`
+	// Faults is the fault timeline and Nemesis the seeded random faults (package faults decodes and
+	// validates both; the run expands them with the seed into schedule.json).
+	Faults  []faults.Spec        `yaml:"faults,omitempty"`
+	Nemesis *faults.NemesisSpec `yaml:"nemesis,omitempty"`
 }
 
 // TenantGroup declares Count tenants that share a name (used by load and consumers to select them),
@@ -174,5 +179,10 @@ func (s *Scenario) Expand() []Tenant {
 	return out
 }
 
-// Marshal renders the resolved scenario (defaults applied) as YAML, for the run directory.
-func (s *Scenario) Marshal() ([]byte, error) { return yaml.Marshal(s) }
+// Marshal renders the resolved scenario (defaults applied) as YAML, for the run directory. The fault
+// timeline and nemesis are left out: the run writes their expansion to schedule.json instead.
+func (s *Scenario) Marshal() ([]byte, error) {
+	c := *s
+	c.Faults, c.Nemesis = nil, nil
+	return yaml.Marshal(&c)
+}

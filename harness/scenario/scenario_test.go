@@ -124,3 +124,16 @@ func TestParseErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestParseFaults(t *testing.T) {
+	ok := base + "faults:\n  - at: 2s\n    for: 3s\n    kind: pod_crash\n    target: random\n"
+	if _, err := Parse("f.yaml", []byte(ok)); err != nil {
+		t.Fatalf("valid faults block: %v", err)
+	}
+	bad := base + "faults:\n  - at: 2s\n    kind: no_such_fault\n"
+	_, err := Parse("f.yaml", []byte(bad))
+	var e *Error
+	if !errors.As(err, &e) || e.Line != 19 || !strings.Contains(err.Error(), "no_such_fault") {
+		t.Fatalf("unknown fault kind: %v (want a line-19 error naming it)", err)
+	}
+}

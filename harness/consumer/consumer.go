@@ -1,0 +1,337 @@
+// Package consumer runs SSE subscribers the way the drive9 consumer guide says a client should: parse
+// the stream to the letter of the SSE spec, keep a durable cursor (the max seq seen over every frame),
+// reconnect with ?since=cursor after a backoff with jitter, fail over to another pod when its own is
+// gone, and act on every reset. Every event, reset and connection change becomes a ledger record.
+package consumer
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net/http"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/seqgate/seqgate/harness/sse"
+	"github.com/seqgate/seqgate/verifier/ledger"
+)
+
+// Sink receives ledger records; ledger.Writer is one.
+type Sink interface {
+	Write(*ledger.Record) error
+}
+
+// Endpoint is one place the stream can be read from (a pod, or the external target).
+type Endpoint struct {
+	Name string
+	URL  string
+}
+
+// Config describes one consumer.
+type Config struct {
+	Name    string // the ledger's consumer id
+	Tenant  string
+	Key     string
+	Durable bool // resume with ?since=cursor; a non-durable consumer starts over on every connection
+	// Backoff before reconnecting: BackoffMin doubling per failed attempt up to BackoffMax, of which a
+	// fraction Jitter is drawn at random (from Seed).
+	BackoffMin, BackoffMax time.Duration
+	Jitter                 float64
+	Seed                   uint64
+	Slow                   time.Duration // delay after each frame
+	// IdleTimeout ends a connection that delivers no frame at all for this long (a paused pod keeps
+	// its sockets open); default 30s.
+	IdleTimeout time.Duration
+	Home        int // index of the preferred endpoint
+	Start       time.Time
+	Sink        Sink
+	Endpoints   func() []Endpoint
+	Client      *http.Client // must have no overall timeout: streams are long
+}
+
+// Consumer is one SSE subscriber. Its methods are safe for concurrent use.
+type Consumer struct {
+	cfg Config
+	rng *rand.Rand // used by Run's goroutine only
+
+	cursor     atomic.Int64
+	readDelay  atomic.Int64
+	heartbeats atomic.Int64
+	events     atomic.Int64
+	resets     atomic.Int64
+
+	mu         sync.Mutex
+	cancelConn context.CancelFunc
+	firstSince int64
+	haveFirst  bool
+	fromT, toT int64
+}
+
+// New returns a consumer; Run starts it.
+func New(cfg Config) *Consumer {
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = 30 * time.Second
+	}
+	if cfg.BackoffMin <= 0 {
+		cfg.BackoffMin = 100 * time.Millisecond
+	}
+	if cfg.BackoffMax < cfg.BackoffMin {
+		cfg.BackoffMax = cfg.BackoffMin
+	}
+	if cfg.Client == nil {
+		cfg.Client = &http.Client{}
+	}
+	c := &Consumer{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x636f6e73))}
+	c.readDelay.Store(int64(cfg.Slow))
+	return c
+}
+
+// Name returns the consumer's ledger id.
+func (c *Consumer) Name() string { return c.cfg.Name }
+
+// Tenant returns the consumer's tenant id.
+func (c *Consumer) Tenant() string { return c.cfg.Tenant }
+
+// Cursor returns the max seq seen so far over every frame.
+func (c *Consumer) Cursor() int64 { return c.cursor.Load() }
+
+// Events returns how many file_changed events were delivered.
+func (c *Consumer) Events() int64 { return c.events.Load() }
+
+// Heartbeats returns how many heartbeats were received (they are not ledger records).
+func (c *Consumer) Heartbeats() int64 { return c.heartbeats.Load() }
+
+// SetReadDelay makes the consumer wait d after each frame (0 = full speed).
+func (c *Consumer) SetReadDelay(d time.Duration) { c.readDelay.Store(int64(d)) }
+
+// Disconnect closes the current connection at once, as a client-side network failure; the consumer
+// reconnects by its own policy.
+func (c *Consumer) Disconnect() error {
+	c.mu.Lock()
+	cancel := c.cancelConn
+	c.mu.Unlock()
+	if cancel == nil {
+		return errors.New("consumer " + c.cfg.Name + " has no open connection")
+	}
+	cancel()
+	return nil
+}
+
+func (c *Consumer) now() int64 { return time.Since(c.cfg.Start).Nanoseconds() }
+
+// Summary returns the consumer's ledger summary record (valid after Run returned).
+func (c *Consumer) Summary() *ledger.Record {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return &ledger.Record{K: ledger.KindConsumer, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant,
+		FromT: c.fromT, ToT: c.toT, FirstSince: c.firstSince, FinalCursor: c.cursor.Load(), Durable: c.cfg.Durable}
+}
+
+// errDisconnect marks a connection this side closed on purpose (a fault, or a slow_consumer reset).
+var errDisconnect = errors.New("closed by the consumer")
+
+// Run reads the stream until ctx is done, reconnecting as needed.
+func (c *Consumer) Run(ctx context.Context) {
+	c.mu.Lock()
+	c.fromT = c.now()
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.toT = c.now()
+		c.mu.Unlock()
+	}()
+	attempt, ep, n := 0, c.cfg.Home, 0
+	for ctx.Err() == nil {
+		eps := c.cfg.Endpoints()
+		if len(eps) == 0 {
+			if !sleep(ctx, c.backoff(attempt)) {
+				return
+			}
+			attempt++
+			continue
+		}
+		n++
+		target := eps[ep%len(eps)]
+		opened, frames, reconnectNow, _ := c.connect(ctx, target, fmt.Sprintf("%s.%d", c.cfg.Name, n), n == 1)
+		if ctx.Err() != nil {
+			return
+		}
+		switch {
+		case reconnectNow:
+			attempt = 0
+			continue
+		case !opened:
+			ep++ // its pod is gone or refusing: fail over to the next one
+			attempt++
+		case frames > 0:
+			attempt = 0
+		default:
+			attempt++
+		}
+		if !sleep(ctx, c.backoff(attempt)) {
+			return
+		}
+	}
+}
+
+// backoff is BackoffMin*2^attempt capped at BackoffMax, with a random fraction Jitter taken off.
+func (c *Consumer) backoff(attempt int) time.Duration {
+	d := c.cfg.BackoffMin
+	for i := 0; i < attempt && d < c.cfg.BackoffMax; i++ {
+		d *= 2
+	}
+	d = min(d, c.cfg.BackoffMax)
+	return d - time.Duration(c.cfg.Jitter*c.rng.Float64()*float64(d))
+}
+
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
+type frame struct {
+	Seq    *int64 `json:"seq"`
+	Path   string `json:"path"`
+	Op     string `json:"op"`
+	Reason string `json:"reason"`
+}
+
+// connect runs one connection: it reports whether the stream opened, how many frames it carried,
+// whether to reconnect at once (a slow_consumer reset), and why it ended.
+func (c *Consumer) connect(ctx context.Context, ep Endpoint, conn string, first bool) (opened bool, frames int, reconnectNow bool, err error) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	c.mu.Lock()
+	c.cancelConn = func() { cancel(errDisconnect) }
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		c.cancelConn = nil
+		c.mu.Unlock()
+	}()
+
+	since := c.cursor.Load()
+	url := ep.URL + "/v1/events"
+	if c.cfg.Durable && !first {
+		url += "?since=" + strconv.FormatInt(since, 10)
+	} else {
+		since = 0 // a fresh subscription: the server answers with initial_sync
+	}
+	rec := &ledger.Record{K: ledger.KindConn, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn, Pod: ep.Name, Since: since}
+	if first {
+		c.mu.Lock()
+		c.firstSince = since // an initial_sync reset as first frame replaces it with its seq
+		c.mu.Unlock()
+	}
+	req, err := http.NewRequestWithContext(cctx, http.MethodGet, url, nil)
+	if err != nil {
+		panic(err) // our own URL
+	}
+	req.Header.Set("Authorization", "Bearer "+c.cfg.Key)
+	req.Header.Set("Accept", "text/event-stream")
+	idle := time.AfterFunc(c.cfg.IdleTimeout, func() { cancel(errors.New("idle timeout: no frame")) })
+	defer idle.Stop()
+	resp, err := c.cfg.Client.Do(req)
+	if err != nil {
+		c.fail(rec, cause(cctx, err))
+		return false, 0, false, err
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		err := fmt.Errorf("HTTP %d", resp.StatusCode)
+		c.fail(rec, err)
+		return false, 0, false, err
+	}
+	open := *rec
+	open.Phase, open.T = "open", c.now()
+	_ = c.cfg.Sink.Write(&open)
+
+	r := sse.NewReader(resp.Body)
+	for {
+		ev, rerr := r.Next()
+		if rerr != nil {
+			err = cause(cctx, rerr)
+			break
+		}
+		idle.Reset(c.cfg.IdleTimeout)
+		frames++
+		if c.handle(ev, conn, ep.Name, first && frames == 1) {
+			reconnectNow, err = true, errors.New("reset slow_consumer: reconnecting from the cursor")
+			break
+		}
+		if d := time.Duration(c.readDelay.Load()); d > 0 && !sleep(cctx, d) {
+			err = cause(cctx, cctx.Err())
+			break
+		}
+	}
+	cl := *rec
+	cl.Phase, cl.T = "close", c.now()
+	if ctx.Err() == nil && err != nil {
+		cl.Err = err.Error()
+	}
+	_ = c.cfg.Sink.Write(&cl)
+	return true, frames, reconnectNow, err
+}
+
+func (c *Consumer) fail(rec *ledger.Record, err error) {
+	f := *rec
+	f.Phase, f.T, f.Err = "fail", c.now(), err.Error()
+	_ = c.cfg.Sink.Write(&f)
+}
+
+func cause(ctx context.Context, err error) error {
+	if c := context.Cause(ctx); c != nil && !errors.Is(c, context.Canceled) {
+		return c
+	}
+	return err
+}
+
+// handle turns one frame into ledger records and cursor moves; it reports whether the consumer must
+// reconnect now (slow_consumer).
+func (c *Consumer) handle(ev sse.Event, conn, pod string, firstFrame bool) bool {
+	var f frame
+	if err := json.Unmarshal([]byte(ev.Data), &f); err != nil || f.Seq == nil {
+		return false // not ours to judge here: the stream goes on; the verifier sees what was delivered
+	}
+	seq := *f.Seq
+	t := c.now()
+	switch ev.Type {
+	case "file_changed":
+		c.events.Add(1)
+		_ = c.cfg.Sink.Write(&ledger.Record{K: ledger.KindEv, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn,
+			T: t, Seq: seq, Op: f.Op, Path: f.Path, Pod: pod})
+	case "reset":
+		c.resets.Add(1)
+		_ = c.cfg.Sink.Write(&ledger.Record{K: ledger.KindReset, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn,
+			T: t, Seq: seq, Reason: f.Reason, Path: f.Path, Op: f.Op})
+		if f.Reason == "initial_sync" && firstFrame {
+			c.mu.Lock()
+			if !c.haveFirst {
+				c.firstSince, c.haveFirst = seq, true
+			}
+			c.mu.Unlock()
+		}
+	case "heartbeat":
+		c.heartbeats.Add(1)
+	}
+	// The cursor is the max seq over every frame. initial_sync, seq_too_old and server_restart: a real
+	// client lists everything and continues from the reset's seq; structural_change: it re-fetches the
+	// path and moves on. Either way the cursor becomes (at least) the frame's seq.
+	for {
+		cur := c.cursor.Load()
+		if seq <= cur || c.cursor.CompareAndSwap(cur, seq) {
+			break
+		}
+	}
+	return ev.Type == "reset" && f.Reason == "slow_consumer"
+}

@@ -1,0 +1,201 @@
+package consumer
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/verifier/ledger"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type sink struct {
+	mu   sync.Mutex
+	recs []ledger.Record
+}
+
+func (s *sink) Write(r *ledger.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs = append(s.recs, *r)
+	return nil
+}
+
+func (s *sink) all() []ledger.Record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]ledger.Record(nil), s.recs...)
+}
+
+// script serves connection i (0-based) with frames[i], then holds it open (hold) or ends it.
+type script struct {
+	mu     sync.Mutex
+	n      int
+	since  []string
+	frames [][]string
+	hold   bool
+}
+
+func (s *script) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.Header.Get("Authorization") != "Bearer key" {
+		w.WriteHeader(401)
+		return
+	}
+	s.mu.Lock()
+	i := s.n
+	s.n++
+	s.since = append(s.since, r.URL.Query().Get("since"))
+	s.mu.Unlock()
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(200)
+	if i < len(s.frames) {
+		for _, f := range s.frames[i] {
+			fmt.Fprint(w, f)
+		}
+	}
+	w.(http.Flusher).Flush()
+	if s.hold || i >= len(s.frames) {
+		<-r.Context().Done()
+	}
+}
+
+func (s *script) sinces() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.since...)
+}
+
+const (
+	initSync = "event: reset\ndata: {\"seq\":0,\"reason\":\"initial_sync\"}\n\n"
+	ev1      = "event: file_changed\r\ndata: {\"seq\":1,\"path\":\"/a\",\"op\":\"write\",\"ts\":1}\r\n\r\n"
+	ev2      = "event: file_changed\ndata: {\"seq\":2,\"path\":\"/b\",\"op\":\"write\",\"ts\":1}\n\n"
+	hb5      = ": keepalive\n\nevent: heartbeat\ndata: {\"seq\":5}\n\n"
+	slow     = "event: reset\ndata: {\"seq\":2,\"reason\":\"slow_consumer\"}\n\n"
+)
+
+func run(t *testing.T, eps []Endpoint, cfg Config, until func(*Consumer) bool) (*Consumer, *sink) {
+	t.Helper()
+	s := &sink{}
+	cfg.Name, cfg.Tenant, cfg.Key, cfg.Start, cfg.Sink = "c1", "ten", "key", time.Now(), s
+	cfg.BackoffMin, cfg.BackoffMax, cfg.Jitter = time.Millisecond, 5*time.Millisecond, 0.5
+	cfg.Endpoints = func() []Endpoint { return eps }
+	c := New(cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.Run(ctx); close(done) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for !until(c) && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+	cancel()
+	<-done
+	return c, s
+}
+
+func kinds(recs []ledger.Record) []string {
+	var out []string
+	for _, r := range recs {
+		switch r.K {
+		case ledger.KindConn:
+			out = append(out, r.K+":"+r.Phase)
+		case ledger.KindEv, ledger.KindReset:
+			out = append(out, fmt.Sprintf("%s:%d", r.K, r.Seq))
+		}
+	}
+	return out
+}
+
+func TestResumeWithCursor(t *testing.T) {
+	sc := &script{frames: [][]string{{initSync, ev1, ev2}, {hb5}}}
+	srv := httptest.NewServer(sc)
+	defer srv.Close()
+	c, s := run(t, []Endpoint{{"pod-1", srv.URL}}, Config{Durable: true}, func(c *Consumer) bool { return c.Cursor() == 5 })
+	if got := sc.sinces(); len(got) < 2 || got[0] != "" || got[1] != "2" {
+		t.Errorf("since per connection = %q, want [\"\" \"2\" ...]", got)
+	}
+	want := []string{"conn:open", "reset:0", "ev:1", "ev:2", "conn:close", "conn:open", "conn:close"}
+	if got := kinds(s.all()); len(got) < len(want) || fmt.Sprint(got[:len(want)]) != fmt.Sprint(want) {
+		t.Errorf("records = %v, want %v", got, want)
+	}
+	sum := c.Summary()
+	if sum.FinalCursor != 5 || sum.FirstSince != 0 || !sum.Durable || sum.ToT < sum.FromT || c.Heartbeats() != 1 {
+		t.Errorf("summary %+v heartbeats %d", sum, c.Heartbeats())
+	}
+	for _, r := range s.all() {
+		if r.K == ledger.KindEv && (r.Pod != "pod-1" || r.Conn != "c1.1" || r.Tenant != "ten") {
+			t.Errorf("ev record %+v", r)
+		}
+	}
+}
+
+func TestFailoverToLivePod(t *testing.T) {
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close()
+	sc := &script{frames: [][]string{{initSync, ev1}}, hold: true}
+	srv := httptest.NewServer(sc)
+	defer srv.Close()
+	_, s := run(t, []Endpoint{{"pod-1", deadURL}, {"pod-2", srv.URL}}, Config{Durable: true}, func(c *Consumer) bool { return c.Cursor() == 1 })
+	recs := s.all()
+	if len(recs) < 2 || recs[0].Phase != "fail" || recs[0].Pod != "pod-1" || recs[0].Err == "" || recs[1].Phase != "open" || recs[1].Pod != "pod-2" {
+		t.Errorf("records %+v: want a fail on pod-1 then an open on pod-2", recs)
+	}
+}
+
+func TestSlowConsumerResetReconnectsFromCursor(t *testing.T) {
+	sc := &script{frames: [][]string{{initSync, ev1, ev2, slow}, {hb5}}, hold: true}
+	srv := httptest.NewServer(sc)
+	defer srv.Close()
+	_, s := run(t, []Endpoint{{"p", srv.URL}}, Config{Durable: true}, func(c *Consumer) bool { return c.Cursor() == 5 })
+	if got := sc.sinces(); len(got) != 2 || got[1] != "2" {
+		t.Errorf("since per connection = %q, want a second connection from 2", got)
+	}
+	var closeErr string
+	for _, r := range s.all() {
+		if r.K == ledger.KindConn && r.Phase == "close" && r.Conn == "c1.1" {
+			closeErr = r.Err
+		}
+	}
+	if closeErr == "" {
+		t.Error("the slow_consumer close carries no reason")
+	}
+}
+
+func TestDisconnectAndNonDurable(t *testing.T) {
+	sc := &script{frames: [][]string{{initSync, ev1}, {initSync}}, hold: true}
+	srv := httptest.NewServer(sc)
+	defer srv.Close()
+	var once sync.Once
+	c, _ := run(t, []Endpoint{{"p", srv.URL}}, Config{Durable: false}, func(c *Consumer) bool {
+		if c.Cursor() == 1 {
+			once.Do(func() {
+				if err := c.Disconnect(); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		return len(sc.sinces()) >= 2
+	})
+	if got := sc.sinces(); len(got) < 2 || got[1] != "" {
+		t.Errorf("non-durable reconnect sent since %q, want none", got)
+	}
+	if c.Summary().Durable {
+		t.Error("summary says durable")
+	}
+}
+
+func TestIdleTimeoutEndsSilentConnection(t *testing.T) {
+	sc := &script{frames: [][]string{{initSync}}, hold: true}
+	srv := httptest.NewServer(sc)
+	defer srv.Close()
+	run(t, []Endpoint{{"p", srv.URL}}, Config{Durable: true, IdleTimeout: 50 * time.Millisecond}, func(*Consumer) bool { return len(sc.sinces()) >= 2 })
+	if n := len(sc.sinces()); n < 2 {
+		t.Errorf("%d connections: the silent one was never given up", n)
+	}
+}

@@ -1,0 +1,43 @@
+package verifier
+
+import "github.com/seqgate/seqgate/verifier/ledger"
+
+// duplicatesCheck counts event paths delivered more than once to the same consumer (every delivery
+// after the first is one duplicate).
+type duplicatesCheck struct {
+	ix      *index
+	w       *witnessSet
+	perCons []int64
+}
+
+type duplicateWitness struct {
+	Consumer string  `json:"consumer"`
+	Conn     string  `json:"conn"`
+	Seq      int64   `json:"seq"`
+	Path     string  `json:"path"`
+	Ms       float64 `json:"t_ms"`
+}
+
+func newDuplicatesCheck(ix *index, w *witnessSet) *duplicatesCheck {
+	return &duplicatesCheck{ix: ix, w: w}
+}
+
+func (c *duplicatesCheck) Observe(r *ledger.Record) {
+	if r.K != ledger.KindEv || c.ix.cur.first {
+		return
+	}
+	for int(c.ix.cur.cons) >= len(c.perCons) {
+		c.perCons = append(c.perCons, 0)
+	}
+	c.perCons[c.ix.cur.cons]++
+	c.w.add("duplicates", duplicateWitness{Consumer: r.Consumer, Conn: r.Conn, Seq: r.Seq, Path: r.Path, Ms: ms(r.T)})
+}
+
+func (c *duplicatesCheck) Finish(s *Summary) {
+	for ci, n := range c.perCons {
+		cs := c.ix.cons[ci]
+		s.Duplicates += n
+		s.consumer(cs.id).Duplicates += n
+		s.tenant(c.ix.tenantName(cs.tenant)).Duplicates += n
+	}
+}

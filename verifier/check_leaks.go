@@ -1,0 +1,41 @@
+package verifier
+
+import "github.com/seqgate/seqgate/verifier/ledger"
+
+// leaksCheck counts deliveries of another tenant's mutation to a consumer: a cross-tenant leak, a
+// security failure.
+type leaksCheck struct {
+	ix *index
+	w  *witnessSet
+}
+
+type leakWitness struct {
+	Consumer       string  `json:"consumer"`
+	ConsumerTenant string  `json:"consumer_tenant"`
+	OwnerTenant    string  `json:"owner_tenant"`
+	Path           string  `json:"path"`
+	MID            string  `json:"mid"`
+	Conn           string  `json:"conn"`
+	Seq            int64   `json:"seq"`
+	Ms             float64 `json:"t_ms"`
+}
+
+func newLeaksCheck(ix *index, w *witnessSet) *leaksCheck { return &leaksCheck{ix: ix, w: w} }
+
+func (c *leaksCheck) Observe(*ledger.Record) {}
+
+func (c *leaksCheck) Finish(s *Summary) {
+	ix := c.ix
+	ix.unmatched(func(o orphan, owner *mutation) {
+		if owner == nil {
+			return
+		}
+		cs := ix.cons[o.cons]
+		s.Leaks++
+		s.consumer(cs.id).Leaks++
+		s.tenant(ix.tenantName(cs.tenant)).Leaks++
+		c.w.add("leaks", leakWitness{Consumer: cs.id, ConsumerTenant: ix.tenantName(cs.tenant),
+			OwnerTenant: ix.tenantName(owner.tenant), Path: owner.path(), MID: owner.mid, Conn: ix.connNames[o.conn],
+			Seq: o.seq, Ms: ms(o.t)})
+	})
+}

@@ -1,0 +1,196 @@
+package verifier
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/seqgate/seqgate/verifier/ledger"
+)
+
+// Loss reasons that are not counter reasons.
+const (
+	ReasonCrash  = "crash"
+	ReasonSilent = "silent"
+)
+
+// dropCounterSuffix names the drop counters that explain losses (drive9_sse_event_retry_dropped_total).
+const dropCounterSuffix = "_retry_dropped_total"
+
+// lossCheck computes W (acked), lost, and explains each loss: first by the drop counters of the pod
+// that acked it (oldest losses first, by reason), then by a later crash of that pod; the rest is silent.
+type lossCheck struct {
+	ix       *index
+	w        *witnessSet
+	counters map[dropKey]*dropCounter
+	crashes  map[string][]int64 // pod -> crash times
+	started  map[string]bool    // pods that had a start record before their first sample
+}
+
+type dropKey struct{ pod, tenant, reason string }
+
+type dropCounter struct {
+	last, increase, firstIncT int64
+	seen                      bool
+}
+
+// lostWitness is one lost mutation with why it is lost.
+type lostWitness struct {
+	MID        string  `json:"mid"`
+	Tenant     string  `json:"tenant"`
+	Path       string  `json:"path"`
+	Op         string  `json:"op,omitempty"`
+	Pod        string  `json:"pod"`
+	Reason     string  `json:"reason"`
+	IntendedMs float64 `json:"intended_ms"`
+	SentMs     float64 `json:"sent_ms"`
+	AckMs      float64 `json:"ack_ms"`
+	Status     int32   `json:"status,omitempty"`
+}
+
+func newLossCheck(ix *index, w *witnessSet) *lossCheck {
+	return &lossCheck{ix: ix, w: w, counters: map[dropKey]*dropCounter{}, crashes: map[string][]int64{}, started: map[string]bool{}}
+}
+
+func (c *lossCheck) Observe(r *ledger.Record) {
+	switch r.K {
+	case ledger.KindPod:
+		switch r.Phase {
+		case "crash":
+			c.crashes[r.Pod] = append(c.crashes[r.Pod], r.T)
+		case "start":
+			c.started[r.Pod] = true
+		}
+	case ledger.KindMetric:
+		if !strings.HasSuffix(r.Name, dropCounterSuffix) {
+			return
+		}
+		k := dropKey{r.Pod, r.Labels["tenant_id"], r.Labels["reason"]}
+		v := int64(r.Value)
+		dc, ok := c.counters[k]
+		if !ok {
+			dc = &dropCounter{firstIncT: noTime}
+			c.counters[k] = dc
+		}
+		var inc int64
+		switch {
+		case !dc.seen && c.started[r.Pod]:
+			inc = v // the pod started in this run: its counter started at 0
+		case !dc.seen:
+			inc = 0 // baseline of a pod that was already running
+		case v >= dc.last:
+			inc = v - dc.last
+		default:
+			inc = v // counter reset: the pod restarted
+		}
+		if inc > 0 && dc.firstIncT == noTime {
+			dc.firstIncT = r.T
+		}
+		dc.increase += inc
+		dc.last, dc.seen = v, true
+	}
+}
+
+func (c *lossCheck) Finish(s *Summary) {
+	ix := c.ix
+	type group struct{ pod, tenant string }
+	lostBy := map[group][]int32{}
+	for id := range ix.muts {
+		m := &ix.muts[id]
+		if !m.inW() {
+			continue
+		}
+		ts := s.tenant(ix.tenantName(m.tenant))
+		s.Acked++
+		ts.Acked++
+		if m.persisted() {
+			continue
+		}
+		g := group{ix.podNames[m.pod], ix.tenantName(m.tenant)}
+		lostBy[g] = append(lostBy[g], int32(id))
+	}
+	reason := map[int32]string{}
+	for g, ids := range lostBy {
+		slices.SortStableFunc(ids, func(a, b int32) int { return cmpInt64(ix.muts[a].t, ix.muts[b].t) })
+		// 1. counters of the acking pod, reasons in the order they first increased.
+		var keys []dropKey
+		for k, dc := range c.counters {
+			if k.pod == g.pod && k.tenant == g.tenant && dc.increase > 0 {
+				keys = append(keys, k)
+			}
+		}
+		slices.SortFunc(keys, func(a, b dropKey) int {
+			if d := cmpInt64(c.counters[a].firstIncT, c.counters[b].firstIncT); d != 0 {
+				return d
+			}
+			return strings.Compare(a.reason, b.reason)
+		})
+		next := 0
+		for _, k := range keys {
+			for left := c.counters[k].increase; left > 0 && next < len(ids); left-- {
+				reason[ids[next]] = k.reason
+				next++
+			}
+		}
+		// 2. a later crash of the acking pod; 3. silent.
+		for _, id := range ids[next:] {
+			m := &ix.muts[id]
+			reason[id] = ReasonSilent
+			for _, ct := range c.crashes[g.pod] {
+				if ct >= m.t {
+					reason[id] = ReasonCrash
+					break
+				}
+			}
+		}
+	}
+	lostIDs := make([]int32, 0, len(reason))
+	for id := range reason {
+		lostIDs = append(lostIDs, id)
+	}
+	slices.SortFunc(lostIDs, func(a, b int32) int { return cmpInt64(ix.muts[a].t, ix.muts[b].t) })
+	for _, id := range lostIDs {
+		m := &ix.muts[id]
+		why := reason[id]
+		ts := s.tenant(ix.tenantName(m.tenant))
+		s.Lost++
+		ts.Lost++
+		s.LostByReason[why]++
+		ts.LostByReason[why]++
+		wit := lostWitness{MID: m.mid, Tenant: ix.tenantName(m.tenant), Path: m.path(), Pod: ix.podNames[m.pod],
+			Reason: why, IntendedMs: ms(m.intendedT), SentMs: ms(m.t), AckMs: ms(m.doneT), Status: m.status}
+		c.w.add("lost", wit)
+		if why == ReasonSilent {
+			c.w.add("silent", wit)
+		}
+	}
+	// The spec's lost_by_reason always names crash and silent, so a zero is visible.
+	for _, st := range append([]*Stats{&s.Stats}, statsOf(s.PerTenant)...) {
+		for _, k := range []string{ReasonCrash, ReasonSilent} {
+			if _, ok := st.LostByReason[k]; !ok {
+				st.LostByReason[k] = 0
+			}
+		}
+		if st.Acked > 0 {
+			st.EventLossFraction = float64(st.Lost) / float64(st.Acked)
+		}
+	}
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// statsOf lists the per-scope stats of a map, in no particular order.
+func statsOf(m map[string]*Stats) []*Stats {
+	out := make([]*Stats, 0, len(m))
+	for _, st := range m {
+		out = append(out, st)
+	}
+	return out
+}

@@ -1,0 +1,53 @@
+package verifier
+
+import "github.com/seqgate/seqgate/verifier/ledger"
+
+// Projection defaults (docs/ledger-v1.md, the run record's optional fields).
+const (
+	DefaultCrashesPerPodYear = 12
+	DefaultPodsInFleet       = 20
+	secondsPerYear           = 31_557_600
+)
+
+// projectionCheck projects the annual loss fraction from crashes alone (the design's formula):
+// crashes_per_year x unflushed_per_crash / annual_events. It reads the crash-explained losses that the
+// loss check wrote, so it must come after it in the list.
+type projectionCheck struct {
+	ix      *index
+	crashes int64
+}
+
+func newProjectionCheck(ix *index) *projectionCheck { return &projectionCheck{ix: ix} }
+
+func (c *projectionCheck) Observe(r *ledger.Record) {
+	if r.K == ledger.KindPod && r.Phase == "crash" {
+		c.crashes++
+	}
+}
+
+func (c *projectionCheck) Finish(s *Summary) {
+	p := Projection{CrashesPerPodYear: DefaultCrashesPerPodYear, PodsInFleet: DefaultPodsInFleet}
+	if v := c.ix.run.CrashesPerPodYear; v != nil {
+		p.CrashesPerPodYear = *v
+	}
+	if v := c.ix.run.PodsInFleet; v != nil {
+		p.PodsInFleet = *v
+	}
+	p.CrashesPerYear = p.CrashesPerPodYear * float64(p.PodsInFleet)
+	p.ObservedCrashes = c.crashes
+	p.CrashLosses = s.LostByReason[ReasonCrash]
+	if c.crashes > 0 {
+		p.UnflushedPerCrash = float64(p.CrashLosses) / float64(c.crashes)
+	}
+	if c.ix.hasMutT {
+		p.RunSeconds = float64(c.ix.lastMutT-c.ix.firstMutT) / 1e9
+	}
+	if p.RunSeconds > 0 {
+		p.AckedPerSecond = float64(s.Acked) / p.RunSeconds
+		p.AnnualEvents = p.AckedPerSecond * secondsPerYear
+	}
+	if p.AnnualEvents > 0 {
+		p.Fraction = p.CrashesPerYear * p.UnflushedPerCrash / p.AnnualEvents
+	}
+	s.Projection = p
+}

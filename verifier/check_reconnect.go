@@ -1,0 +1,73 @@
+package verifier
+
+import (
+	"slices"
+
+	"github.com/seqgate/seqgate/verifier/ledger"
+)
+
+// reconnectCheck measures reconnect storms: the most conn opens in any 1-second window, and the total
+// reconnects (opens after each consumer's first).
+type reconnectCheck struct {
+	ix    *index
+	w     *witnessSet
+	opens map[int32][]int64 // per consumer, open times
+}
+
+type stormWitness struct {
+	FromMs float64 `json:"from_ms"`
+	Opens  int64   `json:"opens_in_1s"`
+}
+
+func newReconnectCheck(ix *index, w *witnessSet) *reconnectCheck {
+	return &reconnectCheck{ix: ix, w: w, opens: map[int32][]int64{}}
+}
+
+func (c *reconnectCheck) Observe(r *ledger.Record) {
+	if r.K == ledger.KindConn && r.Phase == "open" {
+		c.opens[c.ix.cur.cons] = append(c.opens[c.ix.cur.cons], r.T)
+	}
+}
+
+func (c *reconnectCheck) Finish(s *Summary) {
+	var all []int64
+	byTenant := map[uint16][]int64{}
+	for ci, ts := range c.opens {
+		cs := c.ix.cons[ci]
+		all = append(all, ts...)
+		byTenant[cs.tenant] = append(byTenant[cs.tenant], ts...)
+		max, _ := maxPerSecond(ts)
+		rc := Reconnects{Opens: int64(len(ts)), Total: int64(len(ts) - 1), MaxPerS: max}
+		s.consumer(cs.id).Reconnects = rc
+		tst := s.tenant(c.ix.tenantName(cs.tenant))
+		tst.Reconnects.Opens += rc.Opens
+		tst.Reconnects.Total += rc.Total
+		s.Reconnects.Opens += rc.Opens
+		s.Reconnects.Total += rc.Total
+	}
+	for ti, ts := range byTenant {
+		s.tenant(c.ix.tenantName(ti)).Reconnects.MaxPerS, _ = maxPerSecond(ts)
+	}
+	var from int64
+	s.Reconnects.MaxPerS, from = maxPerSecond(all)
+	if s.Reconnects.MaxPerS > 1 {
+		c.w.add("reconnects", stormWitness{FromMs: ms(from), Opens: s.Reconnects.MaxPerS})
+	}
+}
+
+// maxPerSecond returns the most times in any window [t, t+1s) and where that window starts.
+func maxPerSecond(ts []int64) (int64, int64) {
+	ts = slices.Clone(ts)
+	slices.Sort(ts)
+	var best, at int64
+	lo := 0
+	for hi := range ts {
+		for ts[hi]-ts[lo] >= 1e9 {
+			lo++
+		}
+		if n := int64(hi - lo + 1); n > best {
+			best, at = n, ts[lo]
+		}
+	}
+	return best, at
+}

@@ -1,0 +1,43 @@
+package verifier
+
+import "github.com/seqgate/seqgate/verifier/ledger"
+
+// recoveredCheck counts ambiguous mutations (res err or timeout) whose event appeared anyway. They
+// are never lost; recovered says how often an error answer still committed.
+type recoveredCheck struct {
+	ix *index
+	w  *witnessSet
+}
+
+type recoveredWitness struct {
+	MID    string  `json:"mid"`
+	Tenant string  `json:"tenant"`
+	Path   string  `json:"path"`
+	Res    string  `json:"res"`
+	Status int32   `json:"status,omitempty"`
+	SentMs float64 `json:"sent_ms"`
+	DoneMs float64 `json:"done_ms"`
+}
+
+func newRecoveredCheck(ix *index, w *witnessSet) *recoveredCheck {
+	return &recoveredCheck{ix: ix, w: w}
+}
+
+func (c *recoveredCheck) Observe(*ledger.Record) {}
+
+func (c *recoveredCheck) Finish(s *Summary) {
+	for id := range c.ix.muts {
+		m := &c.ix.muts[id]
+		if m.flags&fHasMut == 0 || m.op != opEvent || (m.res != resErr && m.res != resTimeout) || !m.persisted() {
+			continue
+		}
+		s.Recovered++
+		s.tenant(c.ix.tenantName(m.tenant)).Recovered++
+		res := ledger.ResErr
+		if m.res == resTimeout {
+			res = ledger.ResTimeout
+		}
+		c.w.add("recovered", recoveredWitness{MID: m.mid, Tenant: c.ix.tenantName(m.tenant), Path: m.path(),
+			Res: res, Status: m.status, SentMs: ms(m.t), DoneMs: ms(m.doneT)})
+	}
+}

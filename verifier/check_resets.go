@@ -1,0 +1,38 @@
+package verifier
+
+import "github.com/seqgate/seqgate/verifier/ledger"
+
+// resetsCheck counts delivered resets by reason, overall, per tenant and per consumer.
+type resetsCheck struct {
+	ix  *index
+	per map[int32]map[string]int64
+}
+
+func newResetsCheck(ix *index) *resetsCheck {
+	return &resetsCheck{ix: ix, per: map[int32]map[string]int64{}}
+}
+
+func (c *resetsCheck) Observe(r *ledger.Record) {
+	if r.K != ledger.KindReset {
+		return
+	}
+	m, ok := c.per[c.ix.cur.cons]
+	if !ok {
+		m = map[string]int64{}
+		c.per[c.ix.cur.cons] = m
+	}
+	m[r.Reason]++
+}
+
+func (c *resetsCheck) Finish(s *Summary) {
+	for ci, m := range c.per {
+		cs := c.ix.cons[ci]
+		tst := s.tenant(c.ix.tenantName(cs.tenant))
+		cst := s.consumer(cs.id)
+		for reason, n := range m {
+			s.ResetsByReason[reason] += n
+			tst.ResetsByReason[reason] += n
+			cst.ResetsByReason[reason] += n
+		}
+	}
+}

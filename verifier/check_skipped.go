@@ -1,0 +1,126 @@
+package verifier
+
+import "github.com/seqgate/seqgate/verifier/ledger"
+
+// skippedCheck finds expected events a durable consumer's cursor passed without delivering them and
+// without a seq_too_old reset telling it to resync (a late commit, a lost page). Events a seq_too_old
+// reset covered are counted as reset_covered, which is not a failure. Each witness names the frame that
+// moved the cursor over the event.
+type skippedCheck struct {
+	ix    *index
+	w     *witnessSet
+	jumps []jumpLog // by consumer index
+}
+
+type skippedWitness struct {
+	Consumer     string   `json:"consumer"`
+	Tenant       string   `json:"tenant"`
+	Seq          int64    `json:"seq"`
+	Path         string   `json:"path"`
+	MID          string   `json:"mid,omitempty"`
+	Conn         string   `json:"conn"`
+	CursorBefore int64    `json:"cursor_before"`
+	CursorAfter  int64    `json:"cursor_after"`
+	FrameSeq     int64    `json:"frame_seq"`
+	FrameKind    string   `json:"frame_kind"`
+	FrameMs      float64  `json:"frame_ms"`
+	AfterAckMs   *float64 `json:"frame_after_ack_ms,omitempty"`
+	FinalCursor  int64    `json:"final_cursor"`
+}
+
+type resetCoveredWitness struct {
+	Consumer     string  `json:"consumer"`
+	Seq          int64   `json:"seq"`
+	Path         string  `json:"path"`
+	LastTooOldMs float64 `json:"last_seq_too_old_ms"`
+	FirstCursor  int64   `json:"first_cursor"`
+	FinalCursor  int64   `json:"final_cursor"`
+}
+
+func newSkippedCheck(ix *index, w *witnessSet) *skippedCheck { return &skippedCheck{ix: ix, w: w} }
+
+func (c *skippedCheck) Observe(r *ledger.Record) {
+	var kind byte
+	switch r.K {
+	case ledger.KindEv:
+		kind = frameEv
+	case ledger.KindReset:
+		kind = frameReset
+	case ledger.KindConn:
+		kind = frameResume
+	default:
+		return
+	}
+	f := c.ix.cur
+	if f.cons < 0 || f.after == f.before || (kind == frameEv && f.after == f.before+1) {
+		return // nothing passed: an in-order event passes only itself
+	}
+	for int(f.cons) >= len(c.jumps) {
+		c.jumps = append(c.jumps, jumpLog{})
+	}
+	c.jumps[f.cons].add(jump{kind: kind, before: f.before, after: f.after, t: r.T, conn: f.conn})
+}
+
+func (c *skippedCheck) Finish(s *Summary) {
+	ix := c.ix
+	for ci, cs := range ix.cons {
+		var wits []skippedWitness
+		var witRows []auditRow
+		cst := s.consumer(cs.id)
+		tst := s.tenant(ix.tenantName(cs.tenant))
+		ix.expected(cs, func(row auditRow, class deliveryClass) {
+			switch class {
+			case classSkipped:
+				s.Skipped++
+				cst.Skipped++
+				tst.Skipped++
+				if len(wits)+len(c.w.byCk["skipped"]) < c.w.limit {
+					m := ix.mutationAt(row.id)
+					wits = append(wits, skippedWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Seq: row.seq,
+						Path: m.path(), MID: m.mid, FrameKind: "unseen (a heartbeat or the final cursor)", FinalCursor: cs.finalCursor})
+					witRows = append(witRows, row)
+				}
+			case classResetCovered:
+				s.ResetCovered++
+				cst.ResetCovered++
+				tst.ResetCovered++
+				c.w.add("reset_covered", resetCoveredWitness{Consumer: cs.id, Seq: row.seq, Path: ix.mutationAt(row.id).path(),
+					LastTooOldMs: ms(cs.lastTooOldT), FirstCursor: cs.firstCursor(), FinalCursor: cs.finalCursor})
+			}
+		})
+		if len(wits) == 0 {
+			continue
+		}
+		if ci < len(c.jumps) {
+			c.locate(ci, wits, witRows)
+		}
+		for _, w := range wits {
+			c.w.add("skipped", w)
+		}
+	}
+}
+
+// locate finds, for each witness, the first frame that moved the cursor from below its seq to at or
+// above it, and fills in that frame.
+func (c *skippedCheck) locate(ci int, wits []skippedWitness, rows []auditRow) {
+	left := len(wits)
+	found := make([]bool, len(wits))
+	c.jumps[ci].each(func(j jump) bool {
+		for i := range wits {
+			if found[i] || !(j.before < wits[i].Seq && wits[i].Seq <= j.after) {
+				continue
+			}
+			found[i] = true
+			left--
+			w := &wits[i]
+			w.Conn = c.ix.connNames[j.conn]
+			w.CursorBefore, w.CursorAfter, w.FrameSeq, w.FrameMs = j.before, j.after, j.after, ms(j.t)
+			w.FrameKind = map[byte]string{frameEv: "ev", frameReset: "reset", frameResume: "resume"}[j.kind]
+			if m := c.ix.mutationAt(rows[i].id); m.flags&fHasMut != 0 {
+				d := ms(j.t - m.doneT)
+				w.AfterAckMs = &d
+			}
+		}
+		return left > 0
+	})
+}

@@ -1,0 +1,52 @@
+package verifier
+
+import "github.com/seqgate/seqgate/verifier/ledger"
+
+// undeliveredCheck finds expected events beyond a durable consumer's final cursor: its stream never
+// got there (a stall).
+type undeliveredCheck struct {
+	ix *index
+	w  *witnessSet
+}
+
+type undeliveredWitness struct {
+	Consumer    string  `json:"consumer"`
+	Tenant      string  `json:"tenant"`
+	FinalCursor int64   `json:"final_cursor"`
+	Seq         int64   `json:"seq"`
+	Path        string  `json:"path"`
+	MID         string  `json:"mid,omitempty"`
+	AckMs       float64 `json:"ack_ms,omitempty"`
+}
+
+func newUndeliveredCheck(ix *index, w *witnessSet) *undeliveredCheck {
+	return &undeliveredCheck{ix: ix, w: w}
+}
+
+func (c *undeliveredCheck) Observe(*ledger.Record) {}
+
+func (c *undeliveredCheck) Finish(s *Summary) {
+	ix := c.ix
+	for _, cs := range ix.cons {
+		cst := s.consumer(cs.id)
+		tst := s.tenant(ix.tenantName(cs.tenant))
+		ix.expected(cs, func(row auditRow, class deliveryClass) {
+			if class != classUndelivered {
+				return
+			}
+			s.Undelivered++
+			cst.Undelivered++
+			tst.Undelivered++
+			if c.w.full("undelivered") {
+				return
+			}
+			m := ix.mutationAt(row.id)
+			w := undeliveredWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), FinalCursor: cs.finalCursor,
+				Seq: row.seq, Path: m.path(), MID: m.mid}
+			if m.flags&fHasMut != 0 {
+				w.AckMs = ms(m.doneT)
+			}
+			c.w.add("undelivered", w)
+		})
+	}
+}

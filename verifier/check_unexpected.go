@@ -1,0 +1,40 @@
+package verifier
+
+import "github.com/seqgate/seqgate/verifier/ledger"
+
+// unexpectedCheck counts deliveries whose path matches no mutation at all (of any tenant): events the
+// harness never caused.
+type unexpectedCheck struct {
+	ix *index
+	w  *witnessSet
+}
+
+type unexpectedWitness struct {
+	Consumer string  `json:"consumer"`
+	Tenant   string  `json:"tenant"`
+	Conn     string  `json:"conn"`
+	Seq      int64   `json:"seq"`
+	Path     string  `json:"path"`
+	Ms       float64 `json:"t_ms"`
+}
+
+func newUnexpectedCheck(ix *index, w *witnessSet) *unexpectedCheck {
+	return &unexpectedCheck{ix: ix, w: w}
+}
+
+func (c *unexpectedCheck) Observe(*ledger.Record) {}
+
+func (c *unexpectedCheck) Finish(s *Summary) {
+	ix := c.ix
+	ix.unmatched(func(o orphan, owner *mutation) {
+		if owner != nil {
+			return
+		}
+		cs := ix.cons[o.cons]
+		s.Unexpected++
+		s.consumer(cs.id).Unexpected++
+		s.tenant(ix.tenantName(cs.tenant)).Unexpected++
+		c.w.add("unexpected", unexpectedWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Conn: ix.connNames[o.conn],
+			Seq: o.seq, Path: ix.muts[o.id].path(), Ms: ms(o.t)})
+	})
+}

@@ -1,0 +1,180 @@
+package verifier
+
+import (
+	"encoding/json"
+	"slices"
+	"testing"
+)
+
+// anomalyPaths are the counters every case asserts: zero unless the case says otherwise, so each case
+// is also a negative control for every checker it does not target.
+var anomalyPaths = []string{"lost", "lost_by_reason.silent", "lost_by_reason.crash", "skipped", "undelivered",
+	"reset_covered", "spurious_resets", "duplicates", "unexpected", "leaks", "recovered", "reorder.overtaken",
+	"cold_wakeups"}
+
+func TestCheckers(t *testing.T) {
+	const ms1 = 1000000
+	_ = ms1
+	cases := []struct {
+		name    string
+		edit    edit
+		want    map[string]float64
+		failed  []string
+		verdict string
+		wit     map[string]map[string]any // check -> fields of its first witness
+	}{
+		{name: "clean", verdict: VerdictPass,
+			want: map[string]float64{"acked": 3, "latency_ms.max": 2, "latency_ms.p50": 1, "deliveries": 3,
+				"reconnects.total": 0, "reconnects.max_per_s": 2, "projection.fraction": 0}},
+		{name: "lost silent", edit: edit{drop: []string{"evA2", "persA2"}}, verdict: VerdictFail,
+			want:   map[string]float64{"lost": 1, "lost_by_reason.silent": 1, "event_loss_fraction": 1.0 / 3},
+			failed: []string{CheckLossBudget, CheckSilent},
+			wit: map[string]map[string]any{
+				"lost":   {"mid": "m2", "path": "/x/A/m2", "pod": "p1", "reason": "silent", "sent_ms": 4.0, "ack_ms": 5.0},
+				"silent": {"mid": "m2"}}},
+		{name: "lost explained by counter", verdict: VerdictFail,
+			edit: edit{drop: []string{"evA2", "persA2"}, after: map[string][]string{
+				"openB": {`{"k":"metric","pod":"p1","t":0,"name":"drive9_sse_event_retry_dropped_total","labels":{"tenant_id":"A","reason":"buffer_full"},"value":0}`},
+				"mutA2": {`{"k":"metric","pod":"p1","t":5500000,"name":"drive9_sse_event_retry_dropped_total","labels":{"tenant_id":"A","reason":"buffer_full"},"value":1}`}}},
+			want:   map[string]float64{"lost": 1, "lost_by_reason.buffer_full": 1},
+			failed: []string{CheckLossBudget},
+			wit:    map[string]map[string]any{"lost": {"mid": "m2", "reason": "buffer_full"}}},
+		{name: "counter of another pod explains nothing", verdict: VerdictFail,
+			edit: edit{drop: []string{"evA2", "persA2"}, after: map[string][]string{
+				"openB": {`{"k":"metric","pod":"p2","t":0,"name":"drive9_sse_event_retry_dropped_total","labels":{"tenant_id":"A","reason":"buffer_full"},"value":0}`},
+				"mutA2": {`{"k":"metric","pod":"p2","t":5500000,"name":"drive9_sse_event_retry_dropped_total","labels":{"tenant_id":"A","reason":"buffer_full"},"value":1}`}}},
+			want:   map[string]float64{"lost": 1, "lost_by_reason.silent": 1},
+			failed: []string{CheckLossBudget, CheckSilent}},
+		{name: "lost explained by crash", verdict: VerdictFail,
+			edit: edit{drop: []string{"evA2", "persA2"}, after: map[string][]string{
+				"mutA2": {`{"k":"pod","pod":"p1","phase":"crash","t":7000000}`}}},
+			want: map[string]float64{"lost": 1, "lost_by_reason.crash": 1, "projection.observed_crashes": 1,
+				"projection.unflushed_per_crash": 1, "projection.crashes_per_year": 240},
+			failed: []string{CheckLossBudget},
+			wit:    map[string]map[string]any{"lost": {"mid": "m2", "reason": "crash"}}},
+		{name: "skipped", verdict: VerdictFail, edit: edit{drop: []string{"evA1"}},
+			want:   map[string]float64{"skipped": 1},
+			failed: []string{CheckSkipped},
+			wit: map[string]map[string]any{"skipped": {"consumer": "cA", "seq": 1.0, "path": "/x/A/m1", "mid": "m1", "conn": "c1",
+				"cursor_before": 0.0, "cursor_after": 2.0, "frame_seq": 2.0, "frame_kind": "ev", "frame_ms": 6.0,
+				"frame_after_ack_ms": 4.0, "final_cursor": 2.0}}},
+		{name: "reset-covered and spurious", verdict: VerdictPass,
+			edit: edit{drop: []string{"evA1"}, after: map[string][]string{
+				"mutA2": {`{"k":"reset","consumer":"cA","tenant":"A","conn":"c1","t":5500000,"seq":2,"reason":"seq_too_old"}`}}},
+			want: map[string]float64{"reset_covered": 1, "spurious_resets": 1, "resets_by_reason.seq_too_old": 1},
+			wit: map[string]map[string]any{"spurious_resets": {"consumer": "cA", "cursor_before": 0.0, "reset_seq": 2.0, "rows_still_in_audit": 2.0},
+				"reset_covered": {"seq": 1.0, "path": "/x/A/m1"}}},
+		{name: "reset too old before persisting covers nothing", verdict: VerdictFail,
+			edit: edit{drop: []string{"evA1"}, after: map[string][]string{
+				"openB": {`{"k":"reset","consumer":"cA","tenant":"A","conn":"c1","t":500000,"seq":0,"reason":"seq_too_old"}`}}},
+			want: map[string]float64{"skipped": 1}, failed: []string{CheckSkipped}},
+		{name: "undelivered", verdict: VerdictFail,
+			edit: edit{drop: []string{"evA2"}, replace: map[string]string{
+				"consA": `{"k":"consumer","consumer":"cA","tenant":"A","from_t":0,"to_t":9000000,"first_since":0,"final_cursor":1,"durable":true}`}},
+			want:   map[string]float64{"undelivered": 1},
+			failed: []string{CheckUndelivered},
+			wit:    map[string]map[string]any{"undelivered": {"consumer": "cA", "final_cursor": 1.0, "seq": 2.0, "path": "/x/A/m2", "mid": "m2"}}},
+		{name: "non-durable consumer expects nothing", verdict: VerdictPass,
+			edit: edit{drop: []string{"evA2"}, replace: map[string]string{
+				"consA": `{"k":"consumer","consumer":"cA","tenant":"A","from_t":0,"to_t":9000000,"first_since":0,"final_cursor":1,"durable":false}`}}},
+		{name: "duplicates", verdict: VerdictPass,
+			edit: edit{after: map[string][]string{"evA2": {
+				`{"k":"conn","consumer":"cA","tenant":"A","conn":"c3","t":6500000,"phase":"open","pod":"p2","since":1}`,
+				`{"k":"ev","consumer":"cA","tenant":"A","conn":"c3","t":7000000,"seq":2,"op":"write","path":"/x/A/m2","pod":"p2"}`}}},
+			want: map[string]float64{"duplicates": 1, "reconnects.total": 1},
+			wit:  map[string]map[string]any{"duplicates": {"consumer": "cA", "conn": "c3", "seq": 2.0, "path": "/x/A/m2"}}},
+		{name: "unexpected", verdict: VerdictPass,
+			edit: edit{after: map[string][]string{"evA2": {`{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":7000000,"seq":3,"op":"write","path":"/x/A/nobody","pod":"p1"}`}}},
+			want: map[string]float64{"unexpected": 1},
+			wit:  map[string]map[string]any{"unexpected": {"consumer": "cA", "path": "/x/A/nobody", "seq": 3.0}}},
+		{name: "leak", verdict: VerdictFail,
+			edit:   edit{after: map[string][]string{"evA2": {`{"k":"ev","consumer":"cB","tenant":"B","conn":"c2","t":7000000,"seq":1,"op":"write","path":"/x/A/m1","pod":"p1"}`}}},
+			want:   map[string]float64{"leaks": 1},
+			failed: []string{CheckLeaks},
+			wit: map[string]map[string]any{"leaks": {"consumer": "cB", "consumer_tenant": "B", "owner_tenant": "A",
+				"path": "/x/A/m1", "mid": "m1", "conn": "c2"}}},
+		{name: "recovered timeout", verdict: VerdictPass,
+			edit: edit{after: map[string][]string{"evA2": {
+				`{"k":"mut","mid":"m4","tenant":"A","op":"write","path":"/x/A/m4","intended_t":6000000,"t":6000000,"done_t":8000000,"res":"timeout","pod":"p1"}`,
+				`{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":7000000,"seq":3,"op":"write","path":"/x/A/m4","pod":"p1"}`}},
+				replace: map[string]string{"consA": `{"k":"consumer","consumer":"cA","tenant":"A","from_t":0,"to_t":9000000,"first_since":0,"final_cursor":3,"durable":true}`}},
+			want: map[string]float64{"recovered": 1, "acked": 3},
+			wit:  map[string]map[string]any{"recovered": {"mid": "m4", "res": "timeout"}}},
+		{name: "delivered before ack", verdict: VerdictPass,
+			edit: edit{drop: []string{"evA1"}, after: map[string][]string{"openB": {
+				`{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":1500000,"seq":1,"op":"write","path":"/x/A/m1","pod":"p1"}`}}},
+			want: map[string]float64{"delivered_before_ack": 1, "latency_ms.count": 3, "unexpected": 0}},
+		{name: "reorder", verdict: VerdictPass,
+			edit: edit{drop: []string{"evA1"}, after: map[string][]string{"evA2": {
+				`{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":7000000,"seq":1,"op":"write","path":"/x/A/m1","pod":"p1"}`}}},
+			want: map[string]float64{"reorder.overtaken": 1, "reorder.max_ms": 2},
+			wit:  map[string]map[string]any{"reorder": {"mid": "m1", "overtaken_by_mid": "m2", "reorder_ms": 2.0}}},
+		{name: "reconnect storm", verdict: VerdictPass,
+			edit: edit{after: map[string][]string{"evA2": {
+				`{"k":"conn","consumer":"cA","tenant":"A","conn":"c4","t":6100000,"phase":"open","pod":"p1","since":2}`,
+				`{"k":"conn","consumer":"cA","tenant":"A","conn":"c5","t":6200000,"phase":"open","pod":"p1","since":2}`,
+				`{"k":"conn","consumer":"cA","tenant":"A","conn":"c6","t":1106200000,"phase":"open","pod":"p1","since":2}`}}},
+			want: map[string]float64{"reconnects.total": 3, "reconnects.max_per_s": 4}},
+		{name: "cold wakeup", verdict: VerdictFail,
+			edit: edit{replace: map[string]string{"run": `{"k":"run","v":1,"run_id":"r1","scenario":"t","seed":1,"start_unix_ns":1000000000000,"budget":0.0001,"tenants":[{"id":"A","mode":"dedicated","cold":false},{"id":"B","mode":"shared","cold":true}],"pods":["p1"],"target":"eventlogd"}`},
+				after: map[string][]string{"openB": {`{"k":"proxy","name":"db_B","tenant":"B","t":0,"conns":1,"bytes_up":10,"bytes_down":10}`},
+					"evA2": {`{"k":"proxy","name":"db_B","tenant":"B","t":7000000,"conns":1,"bytes_up":30,"bytes_down":10}`}}},
+			want:   map[string]float64{"cold_wakeups": 1},
+			failed: []string{CheckColdWakeups},
+			wit:    map[string]map[string]any{"cold_wakeups": {"tenant": "B", "bytes_up_delta": 20.0}}},
+		{name: "cold tenant left asleep", verdict: VerdictPass,
+			edit: edit{replace: map[string]string{"run": `{"k":"run","v":1,"run_id":"r1","scenario":"t","seed":1,"start_unix_ns":1000000000000,"budget":0.0001,"tenants":[{"id":"A","mode":"dedicated","cold":false},{"id":"B","mode":"shared","cold":true}],"pods":["p1"],"target":"eventlogd"}`},
+				after: map[string][]string{"openB": {`{"k":"proxy","name":"db_B","tenant":"B","t":0,"conns":1,"bytes_up":10,"bytes_down":10}`},
+					"evA2": {`{"k":"proxy","name":"db_B","tenant":"B","t":7000000,"conns":1,"bytes_up":10,"bytes_down":10}`}}}},
+		{name: "threshold broken", verdict: VerdictFail,
+			edit:   edit{replace: map[string]string{"run": `{"k":"run","v":1,"run_id":"r1","scenario":"t","seed":1,"start_unix_ns":1000000000000,"budget":0.0001,"tenants":[{"id":"A","mode":"dedicated","cold":false},{"id":"B","mode":"shared","cold":false}],"pods":["p1"],"target":"eventlogd","thresholds":{"latency_ms.max":["< 1.5"],"duplicates":["== 0"]}}`}},
+			failed: []string{"threshold:latency_ms.max<1.5"}},
+		{name: "no end record", verdict: VerdictInconclusive, edit: edit{drop: []string{"end"}}},
+		{name: "empty W", verdict: VerdictInconclusive,
+			edit: edit{drop: []string{"mutA1", "mutA2", "mutB3", "evA1", "evA2", "evB3", "persA1", "persA2", "persB3"}},
+			want: map[string]float64{"acked": 0}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s := verifyText(t, tc.edit.build(), Options{})
+			doc := summaryDoc(s)
+			if s.Verdict != tc.verdict {
+				t.Errorf("verdict %s, want %s (failed %v)", s.Verdict, tc.verdict, s.FailedChecks)
+			}
+			failed := tc.failed
+			if failed == nil {
+				failed = []string{}
+			}
+			if !slices.Equal(s.FailedChecks, failed) {
+				t.Errorf("failed_checks %v, want %v", s.FailedChecks, failed)
+			}
+			for _, p := range anomalyPaths {
+				if _, ok := tc.want[p]; !ok {
+					if v := measure(doc, p); v != 0 {
+						t.Errorf("%s = %v, want 0", p, v)
+					}
+				}
+			}
+			for p, want := range tc.want {
+				if v := measure(doc, p); v != want {
+					t.Errorf("%s = %v, want %v", p, v, want)
+				}
+			}
+			wdoc, _ := doc["witnesses"].(map[string]any)
+			for check, fields := range tc.wit {
+				list, _ := wdoc[check].([]any)
+				if len(list) == 0 {
+					t.Errorf("no witness for %s", check)
+					continue
+				}
+				got := list[0].(map[string]any)
+				for k, v := range fields {
+					if got[k] != v {
+						b, _ := json.Marshal(got)
+						t.Errorf("witness %s.%s = %v, want %v (%s)", check, k, got[k], v, b)
+					}
+				}
+			}
+		})
+	}
+}

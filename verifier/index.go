@@ -1,0 +1,476 @@
+package verifier
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"strings"
+
+	"github.com/RoaringBitmap/roaring/v2"
+	"github.com/RoaringBitmap/roaring/v2/roaring64"
+
+	"github.com/seqgate/seqgate/verifier/ledger"
+)
+
+// index is the shared, compact state of the streaming pass: the run record, the mutation table
+// (interned by tenant and path, because the spec matches events to mutations by (tenant, path)), the
+// consumers' delivery state and the final audit. Checkers read it; only the driver writes it, before the
+// checkers see the same record. Memory grows with mutations and consumers, not with ledger length.
+type index struct {
+	run     runInfo
+	hasRun  bool
+	ended   bool
+	drained bool
+
+	tenantIDs   map[string]uint16
+	tenantNames []string
+	podIDs      map[string]uint16
+	podNames    []string // podNames[0] = "" (unknown)
+	connIDs     map[string]int32
+	connNames   []string
+
+	keys   map[string]int32 // tenant "\x00" path -> mutation id
+	muts   []mutation
+	keybuf []byte
+
+	consIDs map[string]int32
+	cons    []*consumerState
+
+	audit []*tenantAudit // by tenant index
+
+	orphans []orphan // deliveries whose mutation was unknown when they arrived
+
+	cur frame // what the driver learned about the current record
+
+	firstMutT, lastMutT int64
+	hasMutT             bool
+	warnings            []string
+	dupMutPaths         int
+}
+
+// runInfo is the part of the run record the checkers need, copied because records are reused.
+type runInfo struct {
+	RunInfo
+	StartUnixNs       int64
+	Budget            float64
+	Tenants           []ledger.Tenant
+	CrashesPerPodYear *float64
+	PodsInFleet       *int
+	Thresholds        map[string][]string
+}
+
+type opClass uint8
+
+const (
+	opUnknown opClass = iota
+	opEvent
+	opStructural
+	opSilent
+)
+
+// classifyOp sorts ops as the spec does: file_changed producers, reset(structural_change) producers,
+// and silent ops.
+func classifyOp(op string) opClass {
+	switch op {
+	case "write", "create", "symlink", "hardlink", "upload_complete":
+		return opEvent
+	case "rename", "delete", "mkdir", "copy":
+		return opStructural
+	case "chmod":
+		return opSilent
+	}
+	return opUnknown
+}
+
+const (
+	resOther uint8 = iota
+	resOK
+	resErr
+	resTimeout
+)
+
+const (
+	fHasMut    uint8 = 1 << iota // a mut record exists for this (tenant, path)
+	fPersisted                   // the final audit found its row
+	fDelivered                   // an ev with its tenant and path reached some consumer
+)
+
+// noTime marks an unknown time.
+const noTime = math.MinInt64
+
+// mutation is one interned (tenant, path): a mutation attempt, or a path only seen in events/audit.
+type mutation struct {
+	key                 string // tenant "\x00" path
+	mid                 string
+	t, intendedT, doneT int64
+	status              int32
+	tenant              uint16
+	pod                 uint16
+	op                  opClass
+	res                 uint8
+	flags               uint8
+}
+
+func (m *mutation) path() string { return m.key[strings.IndexByte(m.key, 0)+1:] }
+
+// inW reports whether m belongs to W: an acked event-producing mutation.
+func (m *mutation) inW() bool { return m.flags&fHasMut != 0 && m.op == opEvent && m.res == resOK }
+
+// persisted is the spec's persisted(m): an audit row or any delivered event with m's tenant and path.
+func (m *mutation) persisted() bool { return m.flags&(fPersisted|fDelivered) != 0 }
+
+// consumerState is what the verifier keeps per consumer: compact sets of delivered seqs and mutation
+// ids, the cursor as the client computes it (max seq seen, reset by a resume), and its after-run record.
+type consumerState struct {
+	id           string
+	tenant       uint16
+	deliveredSeq *roaring64.Bitmap
+	deliveredID  *roaring.Bitmap
+	cursor       int64
+	sawFrame     bool
+
+	hasInitialSync bool
+	initialSyncSeq int64
+	hasTooOld      bool
+	lastTooOldT    int64
+
+	hasRecord   bool
+	firstSince  int64
+	finalCursor int64
+	durable     bool
+}
+
+// firstCursor is where the consumer's expectations start: its first since, or its initial_sync seq.
+func (c *consumerState) firstCursor() int64 {
+	fc := c.firstSince
+	if c.hasInitialSync && c.initialSyncSeq > fc {
+		fc = c.initialSyncSeq
+	}
+	return fc
+}
+
+// tenantAudit holds one tenant's persisted rows (the final DB audit).
+type tenantAudit struct {
+	rows   []auditRow
+	seqs   *roaring64.Bitmap
+	sorted bool
+}
+
+type auditRow struct {
+	seq        int64
+	persistedT int64 // run-relative ns, or noTime
+	id         int32
+	op         opClass
+}
+
+// orphan is a delivery whose (tenant, path) had no mut record yet when it arrived.
+type orphan struct {
+	t, seq int64
+	cons   int32
+	id     int32
+	conn   int32
+}
+
+// frame is what the driver learned about the current ev, reset or conn record.
+type frame struct {
+	cons          int32
+	id            int32 // mutation id of an ev, else -1
+	conn          int32
+	before, after int64 // the consumer's cursor before and after this record
+	first         bool  // first delivery of this mutation to this consumer
+}
+
+func newIndex() *index {
+	return &index{
+		tenantIDs: map[string]uint16{},
+		podIDs:    map[string]uint16{"": 0},
+		podNames:  []string{""},
+		connIDs:   map[string]int32{},
+		keys:      map[string]int32{},
+		consIDs:   map[string]int32{},
+	}
+}
+
+func (ix *index) warnf(format string, args ...any) {
+	if len(ix.warnings) < 50 {
+		ix.warnings = append(ix.warnings, fmt.Sprintf(format, args...))
+	}
+}
+
+func (ix *index) tenant(id string) uint16 {
+	if i, ok := ix.tenantIDs[id]; ok {
+		return i
+	}
+	i := uint16(len(ix.tenantNames))
+	ix.tenantIDs[id] = i
+	ix.tenantNames = append(ix.tenantNames, id)
+	ix.audit = append(ix.audit, &tenantAudit{seqs: roaring64.New()})
+	return i
+}
+
+func (ix *index) pod(name string) uint16 {
+	if i, ok := ix.podIDs[name]; ok {
+		return i
+	}
+	i := uint16(len(ix.podNames))
+	ix.podIDs[name] = i
+	ix.podNames = append(ix.podNames, name)
+	return i
+}
+
+func (ix *index) conn(name string) int32 {
+	if i, ok := ix.connIDs[name]; ok {
+		return i
+	}
+	i := int32(len(ix.connNames))
+	ix.connIDs[name] = i
+	ix.connNames = append(ix.connNames, name)
+	return i
+}
+
+// lookup finds the mutation id of (tenant, path) without creating it; -1 when unknown.
+func (ix *index) lookup(tenant, path string) int32 {
+	ix.keybuf = append(append(append(ix.keybuf[:0], tenant...), 0), path...)
+	if id, ok := ix.keys[string(ix.keybuf)]; ok {
+		return id
+	}
+	return -1
+}
+
+// intern returns the mutation id of (tenant, path), creating an entry on first sight.
+func (ix *index) intern(tenant, path string) int32 {
+	if id := ix.lookup(tenant, path); id >= 0 {
+		return id
+	}
+	key := string(ix.keybuf)
+	id := int32(len(ix.muts))
+	ix.keys[key] = id
+	ix.muts = append(ix.muts, mutation{key: key, tenant: ix.tenant(tenant), t: noTime, doneT: noTime, intendedT: noTime})
+	return id
+}
+
+func (ix *index) consumer(id, tenant string) *consumerState {
+	if i, ok := ix.consIDs[id]; ok {
+		return ix.cons[i]
+	}
+	c := &consumerState{id: id, tenant: ix.tenant(tenant), deliveredSeq: roaring64.New(), deliveredID: roaring.New()}
+	ix.consIDs[id] = int32(len(ix.cons))
+	ix.cons = append(ix.cons, c)
+	return c
+}
+
+// observe folds one record into the index. It fails only on input the verifier cannot judge.
+func (ix *index) observe(r *ledger.Record) error {
+	ix.cur = frame{cons: -1, id: -1, conn: -1}
+	if !ix.hasRun && r.K != ledger.KindRun {
+		return fmt.Errorf("first record has k=%q; a ledger must start with its k=run record", r.K)
+	}
+	switch r.K {
+	case ledger.KindRun:
+		if ix.hasRun {
+			return nil // several ledgers of one run: the first run record rules
+		}
+		ix.hasRun = true
+		ix.run = runInfo{
+			RunInfo:           RunInfo{RunID: r.RunID, Scenario: r.Scenario, Seed: r.Seed, Target: r.Target},
+			StartUnixNs:       r.StartUnixNs,
+			Budget:            r.Budget,
+			Tenants:           append([]ledger.Tenant(nil), r.Tenants...),
+			CrashesPerPodYear: r.CrashesPerPodYear,
+			PodsInFleet:       r.PodsInFleet,
+			Thresholds:        maps.Clone(r.Thresholds),
+		}
+		for _, t := range r.Tenants {
+			ix.tenant(t.ID)
+		}
+	case ledger.KindMut:
+		ix.observeMut(r)
+	case ledger.KindEv:
+		ix.observeEv(r)
+	case ledger.KindReset:
+		c := ix.consumer(r.Consumer, r.Tenant)
+		if !c.sawFrame && r.Reason == "initial_sync" {
+			c.hasInitialSync, c.initialSyncSeq = true, r.Seq
+		}
+		c.sawFrame = true
+		if r.Reason == "seq_too_old" {
+			c.hasTooOld, c.lastTooOldT = true, r.T
+		}
+		ix.advance(c, r.Seq, r.Conn)
+	case ledger.KindConn:
+		c := ix.consumer(r.Consumer, r.Tenant)
+		ix.cur = frame{cons: ix.consIDs[r.Consumer], id: -1, conn: ix.conn(r.Conn), before: c.cursor, after: c.cursor}
+		if r.Phase == "open" {
+			// The server streams from since: that is the cursor now, whether it moved forward or back.
+			c.cursor = r.Since
+			ix.cur.after = r.Since
+		}
+	case ledger.KindPersisted:
+		ti := ix.tenant(r.Tenant)
+		id := ix.intern(r.Tenant, r.Path)
+		ix.muts[id].flags |= fPersisted
+		pt := int64(noTime)
+		if r.CreatedUnixNs > 0 && ix.run.StartUnixNs > 0 {
+			pt = r.CreatedUnixNs - ix.run.StartUnixNs
+		}
+		a := ix.audit[ti]
+		a.rows = append(a.rows, auditRow{seq: r.Seq, persistedT: pt, id: id, op: classifyOp(r.Op)})
+		if r.Seq >= 0 {
+			a.seqs.Add(uint64(r.Seq))
+		}
+	case ledger.KindConsumer:
+		c := ix.consumer(r.Consumer, r.Tenant)
+		c.hasRecord, c.firstSince, c.finalCursor, c.durable = true, r.FirstSince, r.FinalCursor, r.Durable
+	case ledger.KindEnd:
+		ix.ended, ix.drained = true, r.Drained
+	}
+	return nil
+}
+
+func (ix *index) observeMut(r *ledger.Record) {
+	id := ix.intern(r.Tenant, r.Path)
+	m := &ix.muts[id]
+	if m.flags&fHasMut != 0 {
+		ix.dupMutPaths++
+		ix.warnf("mut %s: path %q of tenant %s already used by mut %s; paths must be unique per mutation (kept the first)", r.MID, r.Path, r.Tenant, m.mid)
+		return
+	}
+	m.flags |= fHasMut
+	m.mid = r.MID
+	m.t, m.intendedT, m.doneT = r.T, r.IntendedT, r.DoneT
+	m.status = int32(r.Status)
+	m.pod = ix.pod(r.Pod)
+	m.op = classifyOp(r.Op)
+	switch r.Res {
+	case ledger.ResOK:
+		m.res = resOK
+	case ledger.ResErr:
+		m.res = resErr
+	case ledger.ResTimeout:
+		m.res = resTimeout
+	}
+	if !ix.hasMutT || r.T < ix.firstMutT {
+		ix.firstMutT = r.T
+	}
+	if !ix.hasMutT || r.T > ix.lastMutT {
+		ix.lastMutT = r.T
+	}
+	ix.hasMutT = true
+}
+
+func (ix *index) observeEv(r *ledger.Record) {
+	c := ix.consumer(r.Consumer, r.Tenant)
+	ci := ix.consIDs[r.Consumer]
+	c.sawFrame = true
+	id := ix.intern(r.Tenant, r.Path)
+	m := &ix.muts[id]
+	m.flags |= fDelivered
+	first := c.deliveredID.CheckedAdd(uint32(id))
+	if r.Seq >= 0 {
+		c.deliveredSeq.Add(uint64(r.Seq))
+	}
+	ix.advance(c, r.Seq, r.Conn)
+	ix.cur.id, ix.cur.first = id, first
+	if m.flags&fHasMut == 0 {
+		ix.orphans = append(ix.orphans, orphan{t: r.T, seq: r.Seq, cons: ci, id: id, conn: ix.cur.conn})
+	}
+}
+
+// advance moves a consumer's cursor as the client does: to the max seq seen over all frames.
+func (ix *index) advance(c *consumerState, seq int64, conn string) {
+	ix.cur = frame{cons: ix.consIDs[c.id], id: -1, conn: ix.conn(conn), before: c.cursor, after: c.cursor}
+	if seq > c.cursor {
+		c.cursor = seq
+		ix.cur.after = seq
+	}
+}
+
+// mutationAt returns the mutation of id (valid until the next intern).
+func (ix *index) mutationAt(id int32) *mutation { return &ix.muts[id] }
+
+// tenantName returns the id string of tenant index i.
+func (ix *index) tenantName(i uint16) string { return ix.tenantNames[i] }
+
+// deliveryClass is how one expected event ended for one durable consumer.
+type deliveryClass uint8
+
+const (
+	classDelivered deliveryClass = iota
+	classResetCovered
+	classSkipped
+	classUndelivered
+)
+
+// expected calls fn for every expected event of a durable consumer with its class, in seq order.
+func (ix *index) expected(c *consumerState, fn func(row auditRow, class deliveryClass)) {
+	if !c.durable || !c.hasRecord {
+		return
+	}
+	a := ix.audit[c.tenant]
+	a.sort()
+	first := c.firstCursor()
+	for _, row := range a.rows {
+		if row.seq <= first || row.op != opEvent {
+			continue
+		}
+		fn(row, ix.classify(c, row))
+	}
+}
+
+func (ix *index) classify(c *consumerState, row auditRow) deliveryClass {
+	if row.seq >= 0 && c.deliveredSeq.Contains(uint64(row.seq)) {
+		return classDelivered
+	}
+	pt := row.persistedT
+	if pt == noTime {
+		if m := &ix.muts[row.id]; m.flags&fHasMut != 0 {
+			pt = m.t
+		}
+	}
+	if c.hasTooOld && c.lastTooOldT >= pt {
+		return classResetCovered
+	}
+	if row.seq <= c.finalCursor {
+		return classSkipped
+	}
+	return classUndelivered
+}
+
+func (a *tenantAudit) sort() {
+	if a.sorted {
+		return
+	}
+	sortRows(a.rows)
+	a.sorted = true
+}
+
+// owner finds the mutation of another tenant with the same path as the mut-less entry id: an event
+// that matches no mutation of its consumer's tenant but one of another tenant is a leak.
+func (ix *index) owner(id int32) (*mutation, bool) {
+	m := &ix.muts[id]
+	path := m.path()
+	for ti, name := range ix.tenantNames {
+		if uint16(ti) == m.tenant {
+			continue
+		}
+		if oid := ix.lookup(name, path); oid >= 0 && ix.muts[oid].flags&fHasMut != 0 {
+			return &ix.muts[oid], true
+		}
+	}
+	return nil, false
+}
+
+// unmatched calls fn for every delivery whose (tenant, path) never got a mut record, with the
+// mutation of another tenant it belongs to (a leak) or nil (unexpected).
+func (ix *index) unmatched(fn func(o orphan, owner *mutation)) {
+	for _, o := range ix.orphans {
+		if ix.muts[o.id].flags&fHasMut != 0 {
+			continue // delivered before its ack: the mut record came later
+		}
+		own, ok := ix.owner(o.id)
+		if !ok {
+			own = nil
+		}
+		fn(o, own)
+	}
+}

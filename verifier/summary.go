@@ -1,0 +1,163 @@
+package verifier
+
+// Verdicts of a Summary.
+const (
+	VerdictPass         = "pass"
+	VerdictFail         = "fail"
+	VerdictInconclusive = "inconclusive"
+)
+
+// Summary is the verifier's result. It marshals to the summary JSON of docs/ledger-v1.md with the
+// spec's field names; the Stats fields are inlined at the top level and repeated per tenant and per
+// consumer.
+type Summary struct {
+	Verdict      string    `json:"verdict"`
+	FailedChecks []string  `json:"failed_checks"`
+	Failures     []Failure `json:"failures"`
+	Checks       []Check   `json:"checks"`
+
+	Stats
+
+	Budget float64 `json:"budget"`
+	// BoundWithinBudget says whether |W| was large enough for loss_upper_95 to be at or under the budget.
+	BoundWithinBudget bool `json:"bound_within_budget"`
+	// MinAckedForBudget is the |W| at which zero losses would prove the budget at 95%.
+	MinAckedForBudget int64      `json:"min_acked_for_budget"`
+	Projection        Projection `json:"projection"`
+
+	Witnesses   map[string][]any  `json:"witnesses"`
+	PerTenant   map[string]*Stats `json:"per_tenant"`
+	PerConsumer map[string]*Stats `json:"per_consumer"`
+
+	Run      RunInfo  `json:"run"`
+	Records  int64    `json:"records"`
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// Stats are the numbers the verifier computes, overall and again per tenant and per consumer. Fields
+// that have no meaning for a scope (acked for a consumer) stay zero there.
+type Stats struct {
+	Acked             int64            `json:"acked"`
+	Lost              int64            `json:"lost"`
+	LostByReason      map[string]int64 `json:"lost_by_reason"`
+	EventLossFraction float64          `json:"event_loss_fraction"`
+	LossUpper95       float64          `json:"loss_upper_95"`
+
+	Skipped        int64 `json:"skipped"`
+	Undelivered    int64 `json:"undelivered"`
+	ResetCovered   int64 `json:"reset_covered"`
+	SpuriousResets int64 `json:"spurious_resets"`
+	Duplicates     int64 `json:"duplicates"`
+	Unexpected     int64 `json:"unexpected"`
+	Leaks          int64 `json:"leaks"`
+	Recovered      int64 `json:"recovered"`
+
+	Deliveries         int64     `json:"deliveries"`
+	DeliveredBeforeAck int64     `json:"delivered_before_ack"`
+	LatencyMs          Quantiles `json:"latency_ms"`
+	IssueLatencyMs     Quantiles `json:"issue_latency_ms"`
+	Reorder            Reorder   `json:"reorder"`
+
+	ResetsByReason map[string]int64 `json:"resets_by_reason"`
+	Reconnects     Reconnects       `json:"reconnects"`
+	ColdWakeups    int64            `json:"cold_wakeups"`
+}
+
+// Quantiles are latency quantiles in milliseconds from an HDR histogram (microsecond resolution).
+type Quantiles struct {
+	Count int64   `json:"count"`
+	P50   float64 `json:"p50"`
+	P90   float64 `json:"p90"`
+	P99   float64 `json:"p99"`
+	P999  float64 `json:"p999"`
+	Max   float64 `json:"max"`
+}
+
+// Reorder counts overtaken events and the worst overtaking distance.
+type Reorder struct {
+	Overtaken int64   `json:"overtaken"`
+	MaxMs     float64 `json:"max_ms"`
+}
+
+// Reconnects describes connection churn: opens after a consumer's first, and the busiest second.
+type Reconnects struct {
+	Total   int64 `json:"total"`
+	Opens   int64 `json:"opens"`
+	MaxPerS int64 `json:"max_per_s"`
+}
+
+// Projection is the design's annual loss projection with every input beside the result.
+type Projection struct {
+	CrashesPerPodYear float64 `json:"crashes_per_pod_year"`
+	PodsInFleet       int     `json:"pods_in_fleet"`
+	CrashesPerYear    float64 `json:"crashes_per_year"`
+	ObservedCrashes   int64   `json:"observed_crashes"`
+	CrashLosses       int64   `json:"crash_losses"`
+	UnflushedPerCrash float64 `json:"unflushed_per_crash"`
+	RunSeconds        float64 `json:"run_seconds"`
+	AckedPerSecond    float64 `json:"acked_per_second"`
+	AnnualEvents      float64 `json:"annual_events"`
+	Fraction          float64 `json:"fraction"`
+}
+
+// RunInfo echoes the run record's identity so a summary can be traced back to its ledger.
+type RunInfo struct {
+	RunID    string `json:"run_id"`
+	Scenario string `json:"scenario"`
+	Seed     int64  `json:"seed"`
+	Target   string `json:"target"`
+	Ended    bool   `json:"ended"`
+	Drained  bool   `json:"drained"`
+}
+
+// Check is one evaluated verdict check (a spec rule or a threshold), passed or not.
+type Check struct {
+	Name     string  `json:"name"`
+	Passed   bool    `json:"passed"`
+	Measured float64 `json:"measured"`
+	Limit    string  `json:"limit"`
+}
+
+// Failure is a check that broke, with the number that broke it.
+type Failure struct {
+	Check    string  `json:"check"`
+	Measured float64 `json:"measured"`
+	Limit    string  `json:"limit"`
+}
+
+func newStats() *Stats {
+	return &Stats{LostByReason: map[string]int64{}, ResetsByReason: map[string]int64{}}
+}
+
+// tenant returns the per-tenant stats of id, creating them on first use.
+func (s *Summary) tenant(id string) *Stats {
+	st, ok := s.PerTenant[id]
+	if !ok {
+		st = newStats()
+		s.PerTenant[id] = st
+	}
+	return st
+}
+
+// consumer returns the per-consumer stats of id, creating them on first use.
+func (s *Summary) consumer(id string) *Stats {
+	st, ok := s.PerConsumer[id]
+	if !ok {
+		st = newStats()
+		s.PerConsumer[id] = st
+	}
+	return st
+}
+
+func newSummary() *Summary {
+	s := &Summary{
+		FailedChecks: []string{},
+		Failures:     []Failure{},
+		Witnesses:    map[string][]any{},
+		PerTenant:    map[string]*Stats{},
+		PerConsumer:  map[string]*Stats{},
+	}
+	s.LostByReason = map[string]int64{}
+	s.ResetsByReason = map[string]int64{}
+	return s
+}

@@ -1,0 +1,137 @@
+package verifier
+
+import (
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/seqgate/seqgate/verifier/ledger"
+)
+
+// DefaultWitnesses is how many instances of each anomaly a Summary keeps when Options.Witnesses is 0.
+const DefaultWitnesses = 20
+
+// DefaultBudget is the loss budget when neither Options nor the run record sets one.
+const DefaultBudget = 1e-4
+
+// Options tune a verification.
+type Options struct {
+	// Budget, when > 0, overrides the run record's loss budget.
+	Budget float64
+	// Witnesses is the number of instances kept per check: 0 means DefaultWitnesses, < 0 none.
+	Witnesses int
+}
+
+// RecordSource yields ledger records in ledger order and io.EOF at the end. The returned record may be
+// reused by the next call. *ledger.Reader is one.
+type RecordSource interface {
+	Next() (*ledger.Record, error)
+}
+
+// UnusableError means the input cannot be judged (exit code 3): a read error, a ledger without a run
+// record, or an invalid threshold. Err names the line, field or cause.
+type UnusableError struct{ Err error }
+
+func (e *UnusableError) Error() string { return e.Err.Error() }
+func (e *UnusableError) Unwrap() error { return e.Err }
+
+// checker computes one property of the ledger: it sees every record once, in order, then writes its
+// numbers (and witnesses) into the Summary. Finish runs in list order, so a checker may read what an
+// earlier one wrote (projection reads loss).
+type checker interface {
+	Observe(r *ledger.Record)
+	Finish(s *Summary)
+}
+
+// checkers is the explicit list of properties the verdict is composed from.
+func checkers(ix *index, w *witnessSet) []checker {
+	return []checker{
+		newLossCheck(ix, w),
+		newRecoveredCheck(ix, w),
+		newConfidenceCheck(),
+		newSkippedCheck(ix, w),
+		newUndeliveredCheck(ix, w),
+		newSpuriousCheck(ix, w),
+		newDuplicatesCheck(ix, w),
+		newUnexpectedCheck(ix, w),
+		newLeaksCheck(ix, w),
+		newLatencyCheck(ix),
+		newReorderCheck(ix, w),
+		newResetsCheck(ix),
+		newReconnectCheck(ix, w),
+		newColdCheck(ix, w),
+		newProjectionCheck(ix),
+	}
+}
+
+// Verify judges the ledger r reads and adds the reader's warnings (torn last line, unknown kinds) to
+// the Summary. Errors are *UnusableError (exit code 3) naming the line or cause.
+func Verify(r *ledger.Reader, opts Options) (*Summary, error) {
+	s, err := VerifySource(r, opts)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range r.Warnings() {
+		s.Warnings = append(s.Warnings, w.String())
+	}
+	return s, nil
+}
+
+// VerifySource judges the records of src. Errors are *UnusableError (exit code 3); the verdict itself
+// is in the Summary.
+func VerifySource(src RecordSource, opts Options) (*Summary, error) {
+	ix := newIndex()
+	w := newWitnessSet(opts.Witnesses)
+	cs := checkers(ix, w)
+	var n int64
+	var th Thresholds
+	for {
+		r, err := src.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, &UnusableError{err}
+		}
+		n++
+		wasRun := ix.hasRun
+		if err := ix.observe(r); err != nil {
+			return nil, &UnusableError{fmt.Errorf("record %d: %w", n, err)}
+		}
+		if !wasRun && ix.hasRun {
+			if th, err = ParseThresholds(ix.run.Thresholds); err != nil {
+				return nil, &UnusableError{fmt.Errorf("run record thresholds: %w", err)}
+			}
+		}
+		for _, c := range cs {
+			c.Observe(r)
+		}
+	}
+	if !ix.hasRun {
+		return nil, &UnusableError{errors.New("empty ledger: no run record")}
+	}
+	s := newSummary()
+	s.Records = n
+	s.Run = ix.run.RunInfo
+	s.Run.Ended, s.Run.Drained = ix.ended, ix.drained
+	s.Budget = DefaultBudget
+	if ix.run.Budget > 0 {
+		s.Budget = ix.run.Budget
+	}
+	if opts.Budget > 0 {
+		s.Budget = opts.Budget
+	}
+	for _, t := range ix.tenantNames {
+		s.tenant(t)
+	}
+	for _, c := range ix.cons {
+		s.consumer(c.id)
+	}
+	for _, c := range cs {
+		c.Finish(s)
+	}
+	s.Witnesses = w.lists()
+	s.Warnings = append(s.Warnings, ix.warnings...)
+	decide(s, ix, th)
+	return s, nil
+}

@@ -1,0 +1,40 @@
+package verifier
+
+// witnessSet keeps the first N instances of each anomaly, per check name, in the order found.
+type witnessSet struct {
+	limit int
+	byCk  map[string][]any
+}
+
+func newWitnessSet(n int) *witnessSet {
+	if n == 0 {
+		n = DefaultWitnesses
+	}
+	if n < 0 {
+		n = 0
+	}
+	return &witnessSet{limit: n, byCk: map[string][]any{}}
+}
+
+// add records v as a witness of check unless check already has its N.
+func (w *witnessSet) add(check string, v any) {
+	if len(w.byCk[check]) < w.limit {
+		w.byCk[check] = append(w.byCk[check], v)
+	}
+}
+
+// full reports whether check has all the witnesses it may keep (so callers can skip building more).
+func (w *witnessSet) full(check string) bool { return len(w.byCk[check]) >= w.limit }
+
+func (w *witnessSet) lists() map[string][]any {
+	out := make(map[string][]any, len(w.byCk))
+	for k, v := range w.byCk {
+		if len(v) > 0 {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// ms converts run-relative nanoseconds to milliseconds.
+func ms(ns int64) float64 { return float64(ns) / 1e6 }

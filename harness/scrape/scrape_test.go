@@ -1,0 +1,82 @@
+package scrape
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/seqgate/seqgate/verifier/ledger"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+type sink struct {
+	mu   sync.Mutex
+	recs []ledger.Record
+}
+
+func (s *sink) Write(r *ledger.Record) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.recs = append(s.recs, *r)
+	return nil
+}
+
+func TestScrapeKeepsNamedFamilies(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	drops := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drive9_sse_event_retry_dropped_total", Help: "h"}, []string{"tenant_id", "reason"})
+	depth := prometheus.NewGauge(prometheus.GaugeOpts{Name: "drive9_sse_event_retry_buffer_depth", Help: "h"})
+	other := prometheus.NewCounter(prometheus.CounterOpts{Name: "unrelated_total", Help: "h"})
+	hist := prometheus.NewHistogram(prometheus.HistogramOpts{Name: "wanted_seconds", Help: "h"})
+	reg.MustRegister(drops, depth, other, hist)
+	drops.WithLabelValues("t1", "tenant_cap").Add(3)
+	depth.Set(7)
+	other.Inc()
+	hist.Observe(1)
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	dead.Close()
+
+	s := &sink{}
+	sc := &Scraper{Targets: func() []Target { return []Target{{"pod-1", srv.URL}, {"pod-2", dead.URL}} },
+		Start: time.Now(), Sink: s, Client: &http.Client{Timeout: time.Second}}
+	keep := map[string]bool{}
+	for _, n := range append(Families, "wanted_seconds") {
+		keep[n] = true
+	}
+	sc.Once(context.Background(), keep)
+	got := map[string]ledger.Record{}
+	for _, r := range s.recs {
+		got[r.Name] = r
+	}
+	tests := []struct {
+		name  string
+		want  float64
+		label string
+	}{
+		{"drive9_sse_event_retry_dropped_total", 3, "tenant_cap"},
+		{"drive9_sse_event_retry_buffer_depth", 7, ""},
+	}
+	for _, tc := range tests {
+		r, ok := got[tc.name]
+		if !ok || r.Value != tc.want || r.Pod != "pod-1" || r.Labels["reason"] != tc.label {
+			t.Errorf("%s: %+v", tc.name, r)
+		}
+	}
+	if _, ok := got["unrelated_total"]; ok {
+		t.Error("an unnamed family was recorded")
+	}
+	if _, ok := got["wanted_seconds"]; ok {
+		t.Error("a histogram was recorded as a sample")
+	}
+	if len(s.recs) != 2 || sc.Failures.Load() != 1 {
+		t.Errorf("%d records, %d failures; want 2 and 1 (the dead pod)", len(s.recs), sc.Failures.Load())
+	}
+}

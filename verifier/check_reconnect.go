@@ -50,7 +50,7 @@ func (c *reconnectCheck) Finish(s *Summary) {
 	}
 	var from int64
 	s.Reconnects.MaxPerS, from = maxPerSecond(all)
-	if s.Reconnects.MaxPerS > 1 {
+	if s.Reconnects.Total > 0 {
 		c.w.add("reconnects", stormWitness{FromMs: ms(from), Opens: s.Reconnects.MaxPerS})
 	}
 }

@@ -2,13 +2,148 @@ package main
 
 import (
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/seqgate/seqgate/verifier"
+	"github.com/seqgate/seqgate/verifier/ledger"
 )
 
-// TODO(placeholder): replaced by the real command.
+type verifyFlags struct {
+	jsonPath   string
+	junitPath  string
+	budget     float64
+	witnesses  int
+	stats      bool
+	decodeOnly bool
+}
+
 func newVerifyCmd() *cobra.Command {
-	return &cobra.Command{Use: "verify", Short: "(not built yet)", RunE: func(*cobra.Command, []string) error {
-		return errors.New("verify: not built yet")
-	}}
+	var f verifyFlags
+	cmd := &cobra.Command{
+		Use:   "verify LEDGER...",
+		Short: "Judge a run's ledger: loss, skips, stalls, leaks, latency, reorder against the budget",
+		Long: `verify reads one run's ledger (several files of one run are merged; "-" is stdin; .gz is
+gunzipped), computes every definition of docs/ledger-v1.md and prints the verdict first, then the
+failed checks with their numbers, then the witnesses of each anomaly.
+
+Exit codes: 0 pass, 1 fail, 2 inconclusive (no end record, or no acked event), 3 unusable input.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runVerify(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.jsonPath, "json", "", `write the summary JSON to PATH ("-" = stdout; the human summary then goes to stderr)`)
+	fl.StringVar(&f.junitPath, "junit", "", "write JUnit XML (one testcase per check) to PATH")
+	fl.Float64Var(&f.budget, "budget", 0, "loss budget; overrides the run record's budget (default: the run's, else 1e-4)")
+	fl.IntVar(&f.witnesses, "witnesses", verifier.DefaultWitnesses, "witnesses kept per check (0 = none)")
+	fl.BoolVar(&f.stats, "stats", false, "print records/s and peak RSS to stderr (for make bench)")
+	fl.BoolVar(&f.decodeOnly, "decode-only", false, "only read and decode the ledger (the benchmark floor); implies --stats")
+	_ = fl.MarkHidden("stats")
+	_ = fl.MarkHidden("decode-only")
+	return cmd
+}
+
+func runVerify(stdout, stderr io.Writer, args []string, f verifyFlags) error {
+	if f.budget < 0 || f.budget >= 1 {
+		return &exitError{exitUnusable, fmt.Errorf("--budget %g: want a fraction in (0, 1)", f.budget)}
+	}
+	if f.witnesses < 0 {
+		return &exitError{exitUnusable, fmt.Errorf("--witnesses %d: want >= 0", f.witnesses)}
+	}
+	start := time.Now()
+	r, err := ledger.Open(args...)
+	if err != nil {
+		return &exitError{exitUnusable, err}
+	}
+	defer r.Close()
+	if f.decodeOnly {
+		var n int64
+		for {
+			_, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				return &exitError{exitUnusable, err}
+			}
+			n++
+		}
+		printStats(stderr, "decode-only", n, time.Since(start))
+		return nil
+	}
+	opts := verifier.Options{Budget: f.budget, Witnesses: f.witnesses}
+	if f.witnesses == 0 {
+		opts.Witnesses = -1
+	}
+	s, err := verifier.Verify(r, opts)
+	if err != nil {
+		return &exitError{exitUnusable, err}
+	}
+	if f.stats {
+		printStats(stderr, "verify", s.Records, time.Since(start))
+	}
+	human := stdout
+	if f.jsonPath == "-" {
+		human = stderr
+	}
+	if err := verifier.WriteText(human, s); err != nil {
+		return &exitError{exitUnusable, err}
+	}
+	if f.jsonPath != "" {
+		if err := writeTo(f.jsonPath, stdout, s, verifier.WriteJSON); err != nil {
+			return &exitError{exitUnusable, fmt.Errorf("--json: %w", err)}
+		}
+	}
+	if f.junitPath != "" {
+		if err := writeTo(f.junitPath, stdout, s, verifier.WriteJUnit); err != nil {
+			return &exitError{exitUnusable, fmt.Errorf("--junit: %w", err)}
+		}
+	}
+	if code := verifier.ExitCode(s); code != exitPass {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+func writeTo(path string, stdout io.Writer, s *verifier.Summary, write func(io.Writer, *verifier.Summary) error) error {
+	if path == "-" {
+		return write(stdout, s)
+	}
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(fh, s); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}
+
+// printStats prints throughput and the peak resident set size (VmHWM) of this process.
+func printStats(w io.Writer, what string, n int64, d time.Duration) {
+	fmt.Fprintf(w, "stats: %s records=%d seconds=%.3f records_per_s=%.0f peak_rss_mib=%.1f\n",
+		what, n, d.Seconds(), float64(n)/d.Seconds(), float64(peakRSSKiB())/1024)
+}
+
+func peakRSSKiB() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			var kib int64
+			fmt.Sscanf(strings.TrimSpace(v), "%d", &kib)
+			return kib
+		}
+	}
+	return 0
 }

@@ -143,3 +143,46 @@ func TestGzipDetectedByMagic(t *testing.T) {
 		t.Fatalf("got %d records from gzip without .gz, want 3", len(got))
 	}
 }
+
+// TestConcurrentWrites: lines from many goroutines never interleave.
+func TestConcurrentWrites(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	run := sampleRecords()[0]
+	if err := w.Write(&run); err != nil {
+		t.Fatal(err)
+	}
+	const goroutines, each = 8, 500
+	done := make(chan error, goroutines)
+	for g := 0; g < goroutines; g++ {
+		go func() {
+			for i := 0; i < each; i++ {
+				rec := Record{K: KindEv, Consumer: "c", Tenant: "t", Conn: "x", T: int64(i), Seq: int64(i), Op: "write",
+					Path: strings.Repeat("p", g*50+i%7), Pod: "p0"}
+				if err := w.Write(&rec); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for g := 0; g < goroutines; g++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if w.Records() != goroutines*each+1 {
+		t.Errorf("Records() = %d", w.Records())
+	}
+	r, _ := NewReader("buf", &buf)
+	if got := readAll(t, r); len(got) != goroutines*each+1 {
+		t.Errorf("read back %d records, want %d", len(got), goroutines*each+1)
+	}
+	if err := w.Write(&run); err == nil {
+		t.Error("write after Close succeeded")
+	}
+}

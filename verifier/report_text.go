@@ -1,0 +1,93 @@
+package verifier
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// WriteText writes the human summary: the verdict first, then the failed checks with the numbers that
+// broke them, the key figures, and the witnesses of every anomaly found.
+func WriteText(w io.Writer, s *Summary) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "verdict: %s (exit %d)  run %s, scenario %s, seed %d, %d records\n",
+		strings.ToUpper(s.Verdict), ExitCode(s), s.Run.RunID, s.Run.Scenario, s.Run.Seed, s.Records)
+	if len(s.Failures) > 0 {
+		b.WriteString("failed checks:\n")
+		for _, f := range s.Failures {
+			fmt.Fprintf(&b, "  %s: measured %g, want %s\n", f.Check, f.Measured, f.Limit)
+		}
+	}
+	fmt.Fprintf(&b, "loss: acked %d, lost %d %s, fraction %.3g, upper95 %.3g, budget %g", s.Acked, s.Lost,
+		reasons(s.LostByReason), s.EventLossFraction, s.LossUpper95, s.Budget)
+	if !s.BoundWithinBudget {
+		fmt.Fprintf(&b, " (not provable: needs acked >= %d with no loss)", s.MinAckedForBudget)
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(&b, "delivery: skipped %d, undelivered %d, reset-covered %d, spurious resets %d, duplicates %d, unexpected %d, leaks %d, recovered %d\n",
+		s.Skipped, s.Undelivered, s.ResetCovered, s.SpuriousResets, s.Duplicates, s.Unexpected, s.Leaks, s.Recovered)
+	q := s.LatencyMs
+	fmt.Fprintf(&b, "latency ms: p50 %g, p90 %g, p99 %g, p99.9 %g, max %g (%d deliveries, %d before ack)\n",
+		q.P50, q.P90, q.P99, q.P999, q.Max, q.Count, s.DeliveredBeforeAck)
+	q = s.IssueLatencyMs
+	fmt.Fprintf(&b, "issue latency ms (from intended_t): p50 %g, p99 %g, max %g\n", q.P50, q.P99, q.Max)
+	fmt.Fprintf(&b, "reorder: overtaken %d, max %g ms; reconnects: %d, max %d opens/s; cold wakeups %d; resets %s\n",
+		s.Reorder.Overtaken, s.Reorder.MaxMs, s.Reconnects.Total, s.Reconnects.MaxPerS, s.ColdWakeups, reasons(s.ResetsByReason))
+	p := s.Projection
+	fmt.Fprintf(&b, "projection: %g crashes/yr x %.3g unflushed/crash / %.3g events/yr = %.3g\n",
+		p.CrashesPerYear, p.UnflushedPerCrash, p.AnnualEvents, p.Fraction)
+	if len(s.Witnesses) > 0 {
+		b.WriteString("witnesses:\n")
+		for _, check := range witnessOrder(s) {
+			list := s.Witnesses[check]
+			fmt.Fprintf(&b, "  %s (first %d):\n", check, len(list))
+			for _, wt := range list {
+				j, err := json.Marshal(wt)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(&b, "    %s\n", j)
+			}
+		}
+	}
+	for _, wn := range s.Warnings {
+		fmt.Fprintf(&b, "warning: %s\n", wn)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// witnessOrder lists the witness checks of failed checks first (in failure order), then the rest.
+func witnessOrder(s *Summary) []string {
+	var out []string
+	for _, f := range s.FailedChecks {
+		if _, ok := s.Witnesses[f]; ok && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	var rest []string
+	for k := range s.Witnesses {
+		if !slices.Contains(out, k) {
+			rest = append(rest, k)
+		}
+	}
+	slices.Sort(rest)
+	return append(out, rest...)
+}
+
+func reasons(m map[string]int64) string {
+	keys := make([]string, 0, len(m))
+	for k, v := range m {
+		if v != 0 {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, m[k])
+	}
+	return "(" + strings.Join(parts, ", ") + ")"
+}

@@ -70,3 +70,7 @@ func verifyText(t testing.TB, text string, opts Options) *Summary {
 	}
 	return s
 }
+
+func newTestReader(text string) (*ledger.Reader, error) {
+	return ledger.NewReader("test.jsonl", strings.NewReader(text))
+}

@@ -19,12 +19,17 @@ import (
 	"github.com/rs/zerolog"
 	"go.uber.org/goleak"
 
+	"github.com/seqgate/seqgate/harness/consumer"
 	"github.com/seqgate/seqgate/harness/dbserver"
 	"github.com/seqgate/seqgate/harness/pods"
 )
 
-// The harness's pod handle must satisfy Pod as is: this line breaks the build if either side drifts.
-var _ Pod = (*pods.Pod)(nil)
+// The harness's pod and consumer handles must satisfy Pod and Consumer as they are: these lines break
+// the build if either side drifts.
+var (
+	_ Pod      = (*pods.Pod)(nil)
+	_ Consumer = (*consumer.Consumer)(nil)
+)
 
 var (
 	dbOnce sync.Once

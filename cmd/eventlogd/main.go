@@ -1,4 +1,199 @@
-// Command eventlogd is the reference event log (one process = one pod); see docs/eventlogd.md.
+// Command eventlogd is the reference event log of design 000 (one process = one pod); see
+// docs/eventlogd.md. Every flag can also be given as an environment variable
+// EVENTLOGD_<FLAG_UPPER_SNAKE> (a flag on the command line wins).
 package main
 
-func main() {}
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/api"
+	"github.com/seqgate/seqgate/reference-impl/defect"
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "eventlogd:", err)
+		os.Exit(1)
+	}
+}
+
+type options struct {
+	listen, pools, logLevel string
+	defects                 []string
+	cfg                     api.Config
+}
+
+// defectList collects repeated --defect flags (each may also be a comma-separated list).
+type defectList struct{ v *[]string }
+
+func (d defectList) String() string {
+	if d.v == nil {
+		return ""
+	}
+	return strings.Join(*d.v, ",")
+}
+func (d defectList) Set(s string) error { *d.v = append(*d.v, s); return nil }
+
+func flags(o *options, stderr io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet("eventlogd", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	host, _ := os.Hostname()
+	c := &o.cfg
+	fs.StringVar(&o.listen, "listen", "127.0.0.1:7070", "HTTP listen address (:0 picks a free port; the bound address is printed as 'listening on ADDR')")
+	fs.StringVar(&c.PodID, "pod", fmt.Sprintf("%s-%d", host, os.Getpid()), "pod name (outbox cursor and pod registry key)")
+	fs.StringVar(&c.MetaDSN, "meta-dsn", "", "meta DB DSN (go-sql-driver form; the database is created if missing)")
+	fs.StringVar(&o.pools, "pools", "", `pools file (JSON {"pools":[{"id","role","dsn"}]}); empty: one shared pool "shared_pool" on the meta server`)
+	fs.DurationVar(&c.Retention, "fs-events-retention", time.Hour, "fs_events retention, used by both sweep paths")
+	fs.BoolVar(&c.Admin, "admin", false, "serve the test-only /v1/admin endpoints")
+	fs.Var(defectList{&o.defects}, "defect", "switch on a seeded defect (repeatable or comma-separated): "+defectNames())
+	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+
+	fs.DurationVar(&c.EventInsertTimeout, "event-insert-timeout", 2*time.Second, "hot-path fs_events insert timeout")
+	fs.IntVar(&c.Buffer.GlobalCap, "retry-global-cap", 10000, "retry buffer: entries across all tenants")
+	fs.IntVar(&c.Buffer.TenantCap, "retry-tenant-cap", 1000, "retry buffer: entries per tenant")
+	fs.IntVar(&c.Buffer.Concurrency, "retry-concurrency", 8, "retry buffer: tenants flushing at once")
+	fs.DurationVar(&c.Buffer.InsertTimeout, "retry-insert-timeout", 30*time.Second, "retry buffer: per-entry flush insert timeout")
+	fs.DurationVar(&c.Buffer.BackoffMin, "retry-backoff-min", time.Second, "retry buffer: first retry delay (doubles per attempt)")
+	fs.DurationVar(&c.Buffer.BackoffMax, "retry-backoff-max", 5*time.Minute, "retry buffer: retry delay cap")
+	fs.DurationVar(&c.Buffer.MaxAge, "retry-max-age", 0, "retry buffer: drop entries older than this (0: retention clamped to [1h, 24h])")
+	fs.DurationVar(&c.ShutdownBudget, "shutdown-budget", 10*time.Second, "graceful shutdown: time to flush the retry buffer")
+
+	fs.DurationVar(&c.OutboxCoalesce, "outbox-coalesce", 200*time.Millisecond, "minimum spacing of this pod's outbox inserts")
+	fs.DurationVar(&c.OutboxPoll, "outbox-poll-interval", 200*time.Millisecond, "outbox poller period")
+	fs.DurationVar(&c.OutboxRetention, "outbox-retention", time.Hour, "outbox row lifetime")
+	fs.DurationVar(&c.OutboxCursorMaxAge, "outbox-cursor-max-age", 10*time.Minute, "outbox prune gate ignores cursors not refreshed for this long")
+	fs.DurationVar(&c.OutboxPruneEvery, "outbox-prune-every", 10*time.Second, "outbox prune and oldest-age gauge period")
+	fs.DurationVar(&c.PodHeartbeat, "pod-heartbeat", 5*time.Second, "pod registry heartbeat period")
+	fs.DurationVar(&c.PodStaleAfter, "pod-stale-after", 30*time.Second, "a pod silent this long is swept with its outbox cursor")
+
+	fs.DurationVar(&c.SweepInterval, "sweep-interval", time.Hour, "lazy write-path sweep: at most once per tenant per interval")
+	fs.DurationVar(&c.SharedSweepInterval, "shared-sweep-interval", 30*time.Minute, "shared-pool sweep: cluster-wide claim interval per pool")
+	fs.DurationVar(&c.MaintenanceInterval, "maintenance-interval", 10*time.Minute, "backstop sweep pass over tenants that wrote since the last pass")
+	fs.IntVar(&c.SweepBatch, "sweep-batch", 5000, "rows per sweep DELETE")
+	fs.IntVar(&c.SweepMaxBatches, "sweep-max-batches", 20, "DELETE statements per sweep")
+
+	fs.IntVar(&c.Stream.PageSize, "sse-page-size", 1000, "rows per fs_events read")
+	fs.DurationVar(&c.Stream.Heartbeat, "sse-heartbeat", 15*time.Second, "live heartbeat period")
+	fs.IntVar(&c.Stream.ReplayHeartbeatPages, "sse-replay-heartbeat-pages", 10, "replay: heartbeat every N pages")
+	fs.DurationVar(&c.Stream.ReplayHeartbeatEvery, "sse-replay-heartbeat-interval", 5*time.Second, "replay: or every T")
+	fs.IntVar(&c.Stream.MaxPagesPerWake, "sse-max-pages-per-wake", 10, "live drain: full pages per wake before a short re-arm")
+	fs.DurationVar(&c.Stream.CatchUpDelay, "sse-catchup-delay", 10*time.Millisecond, "live drain: re-arm delay after the page cap")
+	fs.IntVar(&c.Stream.QueueSize, "sse-queue-size", 1024, "frames in each connection's send queue")
+	fs.DurationVar(&c.Stream.QueueWait, "sse-queue-wait", 2*time.Second, "a send queue full this long ends the connection with reset(slow_consumer)")
+	fs.DurationVar(&c.Stream.WriteTimeout, "sse-write-timeout", 30*time.Second, "per socket write deadline")
+	fs.DurationVar(&c.Stream.LivenessPoll, "sse-liveness-poll", 0, "optional poll of a connected tenant not polled for this long (0: off)")
+
+	fs.IntVar(&c.DB.MaxOpen, "db-max-open", 32, "open connections per tenant DB")
+	fs.DurationVar(&c.DB.ConnMaxIdle, "db-conn-max-idle", 5*time.Minute, "idle connection lifetime")
+	fs.DurationVar(&c.DB.IdleClose, "pool-idle-close", 0, "close a tenant DB handle unused this long (0: never)")
+	return fs
+}
+
+func defectNames() string {
+	var n []string
+	for _, d := range defect.All {
+		n = append(n, string(d))
+	}
+	return strings.Join(n, ", ")
+}
+
+// applyEnv sets every flag not given on the command line from EVENTLOGD_<FLAG_UPPER_SNAKE>.
+func applyEnv(fs *flag.FlagSet) error {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var err error
+	fs.VisitAll(func(f *flag.Flag) {
+		if set[f.Name] || err != nil {
+			return
+		}
+		env := "EVENTLOGD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v, ok := os.LookupEnv(env); ok {
+			if e := fs.Set(f.Name, v); e != nil {
+				err = fmt.Errorf("%s=%q: %v", env, v, e)
+			}
+		}
+	})
+	return err
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	var o options
+	fs := flags(&o, stderr)
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if err := applyEnv(fs); err != nil {
+		return err
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
+		return fmt.Errorf("--log-level %q: want debug, info, warn or error", o.logLevel)
+	}
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("pod", o.cfg.PodID)
+	o.cfg.Log = log
+	d, err := defect.Parse(strings.Join(o.defects, ","))
+	if err != nil {
+		return err
+	}
+	o.cfg.Defects = d
+	if o.pools != "" {
+		if o.cfg.Pools, err = store.LoadPools(o.pools); err != nil {
+			return fmt.Errorf("--pools: %w", err)
+		}
+	}
+	log.Info("effective configuration", "fs_events_retention", o.cfg.Retention.String(), "listen", o.listen,
+		"meta_dsn_set", o.cfg.MetaDSN != "", "pools_file", o.pools, "admin", o.cfg.Admin, "defects", d.String())
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	startCtx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	srv, err := api.New(startCtx, o.cfg)
+	cancel()
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", o.listen)
+	if err != nil {
+		_ = srv.Close()
+		return fmt.Errorf("--listen %s: %w", o.listen, err)
+	}
+	srv.Start()
+	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	fmt.Fprintf(stdout, "listening on %s\n", ln.Addr())
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down")
+	case err := <-errc:
+		log.Error("http server failed", "err", err)
+	}
+	// Streams first (so Shutdown can finish), then in-flight requests, then the retry buffer.
+	srv.StopStreams()
+	sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+	if err := hs.Shutdown(sctx); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		log.Warn("http shutdown", "err", err)
+		_ = hs.Close()
+	}
+	scancel()
+	err = srv.Close()
+	log.Info("stopped")
+	return err
+}

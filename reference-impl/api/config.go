@@ -1,0 +1,100 @@
+// Package api assembles one eventlogd pod: the HTTP surface (provision, auth, filesystem mutations,
+// the event stream, /metrics, /healthz, the test-only admin endpoints) over the store, the publish
+// path, the signal plane and the retention sweeper. Tests run several pods in one process with New;
+// cmd/eventlogd runs one per process.
+package api
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seqgate/seqgate/reference-impl/defect"
+	"github.com/seqgate/seqgate/reference-impl/events"
+	"github.com/seqgate/seqgate/reference-impl/sse"
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+// Config is everything a pod needs; zero durations and sizes take the defaults of design 000.
+type Config struct {
+	PodID     string
+	MetaDSN   string
+	Pools     []store.PoolSpec // empty: one shared pool "shared_pool" on the meta server
+	Retention time.Duration    // fs_events retention, both sweep paths [1h]
+	Admin     bool             // serve /v1/admin/*
+	Defects   defect.Set
+
+	EventInsertTimeout time.Duration // hot-path insert bound [2s]
+	Buffer             events.BufferConfig
+	Stream             sse.Config
+
+	OutboxCoalesce     time.Duration // outbox insert spacing [200ms]
+	OutboxPoll         time.Duration // poller period [200ms]
+	OutboxRetention    time.Duration // outbox row lifetime [1h]
+	OutboxCursorMaxAge time.Duration // prune gate ignores cursors older than this [10m]
+	OutboxPruneEvery   time.Duration // [10s]
+	PodHeartbeat       time.Duration // [5s]
+	PodStaleAfter      time.Duration // [30s]
+
+	SweepInterval       time.Duration // lazy sweep throttle per tenant [1h]
+	SharedSweepInterval time.Duration // shared-pool claim interval [30m]
+	MaintenanceInterval time.Duration // backstop sweep pass [10m]
+	SweepBatch          int           // rows per DELETE [5000]
+	SweepMaxBatches     int           // DELETEs per sweep [20]
+
+	ShutdownBudget time.Duration // retry-buffer flush budget at shutdown [10s]
+	AuthCacheTTL   time.Duration // API key cache [5s]
+	MaxBody        int64         // write body limit [16MiB]
+	DB             store.PoolOptions
+
+	Log      *slog.Logger
+	Registry *prometheus.Registry // nil: New makes one
+
+	// AfterMutation, when set, runs after a mutation committed and before its event insert. Tests
+	// use it to break the tenant DB exactly there; it is never set in production.
+	AfterMutation func(tenantID string)
+}
+
+func (c *Config) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.Retention, time.Hour)
+	def(&c.EventInsertTimeout, 2*time.Second)
+	def(&c.OutboxCoalesce, 200*time.Millisecond)
+	def(&c.OutboxPoll, 200*time.Millisecond)
+	def(&c.OutboxRetention, time.Hour)
+	def(&c.OutboxCursorMaxAge, 10*time.Minute)
+	def(&c.OutboxPruneEvery, 10*time.Second)
+	def(&c.PodHeartbeat, 5*time.Second)
+	def(&c.PodStaleAfter, 30*time.Second)
+	def(&c.SweepInterval, time.Hour)
+	def(&c.SharedSweepInterval, 30*time.Minute)
+	def(&c.MaintenanceInterval, 10*time.Minute)
+	def(&c.ShutdownBudget, 10*time.Second)
+	def(&c.AuthCacheTTL, 5*time.Second)
+	if c.SweepBatch <= 0 {
+		c.SweepBatch = 5000
+	}
+	if c.SweepMaxBatches <= 0 {
+		c.SweepMaxBatches = 20
+	}
+	if c.MaxBody <= 0 {
+		c.MaxBody = 16 << 20
+	}
+	if c.Buffer.MaxAge <= 0 {
+		c.Buffer.MaxAge = events.MaxAgeFor(c.Retention)
+	}
+	if c.Stream.Retention <= 0 {
+		c.Stream.Retention = c.Retention
+	}
+	if c.Defects == nil {
+		c.Defects = defect.Set{}
+	}
+	if c.Log == nil {
+		c.Log = slog.Default()
+	}
+}

@@ -1,0 +1,203 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+// checkPath validates a filesystem path: absolute, no empty, "." or ".." segments, no NUL, at most
+// 1024 bytes, not the root.
+func checkPath(p string) error {
+	switch {
+	case p == "" || p[0] != '/':
+		return errors.New("path must start with /")
+	case p == "/":
+		return errors.New("path must not be the root")
+	case len(p) > 1024:
+		return errors.New("path longer than 1024 bytes")
+	case strings.ContainsRune(p, 0):
+		return errors.New("path contains NUL")
+	}
+	for _, seg := range strings.Split(strings.TrimSuffix(p[1:], "/"), "/") {
+		if seg == "" || seg == "." || seg == ".." {
+			return errors.New("path has an empty, . or .. segment: " + strconv.Quote(p))
+		}
+	}
+	return nil
+}
+
+func cleanPath(p string) string {
+	if len(p) > 1 {
+		return strings.TrimSuffix(p, "/")
+	}
+	return p
+}
+
+// fsOps are the POST verbs, as query flags.
+var fsOps = []string{"mkdir", "create", "rename", "copy", "chmod"}
+
+// handleFS serves /v1/fs/<path>: PUT write, POST ?mkdir|?create|?rename|?copy|?chmod, DELETE, GET.
+func (s *Server) handleFS(w http.ResponseWriter, r *http.Request) {
+	path := cleanPath(strings.TrimPrefix(r.URL.Path, "/v1/fs"))
+	if err := checkPath(path); err != nil {
+		writeErr(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	st := tenantStore(r)
+	ctx := r.Context()
+	q := r.URL.Query()
+	switch r.Method {
+	case http.MethodGet:
+		f, err := st.ReadFile(ctx, path)
+		if err != nil {
+			s.fsError(w, "read", err)
+			return
+		}
+		if f.IsDir {
+			writeJSON(w, http.StatusOK, map[string]any{"path": path, "is_dir": true, "mode": f.Mode})
+			return
+		}
+		w.Header().Set("X-Dat9-Revision", strconv.FormatInt(f.Revision, 10))
+		_, _ = w.Write(f.Content)
+	case http.MethodPut:
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+		if err != nil {
+			writeErr(w, http.StatusRequestEntityTooLarge, "body: "+err.Error())
+			return
+		}
+		rev, err := st.WriteFile(ctx, path, body)
+		if err != nil {
+			s.fsError(w, "write", err)
+			return
+		}
+		s.mutated(r, st, path, "write")
+		writeJSON(w, http.StatusOK, map[string]any{"revision": rev, "status": "ok"})
+	case http.MethodDelete:
+		_, recursive := q["recursive"]
+		if err := st.Delete(ctx, path, recursive); err != nil {
+			s.fsError(w, "delete", err)
+			return
+		}
+		s.mutated(r, st, path, "delete")
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+	case http.MethodPost:
+		var op string
+		for _, o := range fsOps {
+			if _, ok := q[o]; ok {
+				if op != "" {
+					writeErr(w, http.StatusBadRequest, "query: more than one operation ("+op+", "+o+")")
+					return
+				}
+				op = o
+			}
+		}
+		s.post(w, r, st, path, op)
+	default:
+		writeErr(w, http.StatusMethodNotAllowed, "method "+r.Method+" (allowed: GET, PUT, POST, DELETE)")
+	}
+}
+
+func (s *Server) post(w http.ResponseWriter, r *http.Request, st *store.TenantStore, path, op string) {
+	ctx := r.Context()
+	var err error
+	resp := map[string]any{"status": "ok"}
+	switch op {
+	case "mkdir":
+		err = st.Mkdir(ctx, path)
+	case "create":
+		err = st.Create(ctx, path)
+		resp["revision"] = 1
+	case "rename", "copy":
+		hdr := "X-Dat9-Rename-Source"
+		if op == "copy" {
+			hdr = "X-Dat9-Copy-Source"
+		}
+		src := cleanPath(r.Header.Get(hdr))
+		if perr := checkPath(src); perr != nil {
+			writeErr(w, http.StatusBadRequest, "header "+hdr+": "+perr.Error())
+			return
+		}
+		if op == "rename" {
+			err = st.Rename(ctx, src, path)
+		} else {
+			var rev int64
+			rev, err = st.Copy(ctx, src, path)
+			resp["revision"] = rev
+		}
+	case "chmod":
+		mode, merr := chmodMode(r)
+		if merr != nil {
+			writeErr(w, http.StatusBadRequest, merr.Error())
+			return
+		}
+		if err := st.Chmod(ctx, path, mode); err != nil {
+			s.fsError(w, op, err)
+			return
+		}
+		s.m.Mutations.WithLabelValues(op, "ok").Inc()
+		writeJSON(w, http.StatusOK, resp) // silent: chmod emits no event (a documented gap)
+		return
+	default:
+		writeErr(w, http.StatusBadRequest, "query: want one of ?"+strings.Join(fsOps, ", ?"))
+		return
+	}
+	if err != nil {
+		s.fsError(w, op, err)
+		return
+	}
+	s.mutated(r, st, path, op)
+	writeJSON(w, http.StatusOK, resp)
+}
+
+// chmodMode reads the mode from ?mode=0644 or a JSON body {"mode":420}.
+func chmodMode(r *http.Request) (int, error) {
+	if v := r.URL.Query().Get("mode"); v != "" {
+		n, err := strconv.ParseInt(v, 8, 32)
+		if err != nil || n < 0 || n > 0o7777 {
+			return 0, errors.New("mode: want an octal mode such as 0644, got " + strconv.Quote(v))
+		}
+		return int(n), nil
+	}
+	var body struct {
+		Mode *int `json:"mode"`
+	}
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<12)).Decode(&body); err != nil || body.Mode == nil {
+		return 0, errors.New(`mode: give ?mode=0644 or a JSON body {"mode":420}`)
+	}
+	if *body.Mode < 0 || *body.Mode > 0o7777 {
+		return 0, errors.New("mode: out of range 0..07777")
+	}
+	return *body.Mode, nil
+}
+
+// mutated runs the publish path for a committed mutation; it never fails the mutation.
+func (s *Server) mutated(r *http.Request, st *store.TenantStore, path, op string) {
+	s.m.Mutations.WithLabelValues(op, "ok").Inc()
+	if s.cfg.AfterMutation != nil {
+		s.cfg.AfterMutation(st.TenantID)
+	}
+	s.publisher.Publish(r.Context(), st, store.Event{Path: path, Op: op, CreatedAt: time.Now()})
+}
+
+func (s *Server) fsError(w http.ResponseWriter, op string, err error) {
+	code := http.StatusInternalServerError
+	result := "client_error"
+	switch {
+	case errors.Is(err, store.ErrNoSuchPath):
+		code = http.StatusNotFound
+	case errors.Is(err, store.ErrExists), errors.Is(err, store.ErrNotEmpty), errors.Is(err, store.ErrIsDir), errors.Is(err, store.ErrInvalidMove):
+		code = http.StatusConflict
+	default:
+		result = "error"
+		code = http.StatusServiceUnavailable
+	}
+	s.m.Mutations.WithLabelValues(op, result).Inc()
+	writeErr(w, code, op+": "+err.Error())
+}

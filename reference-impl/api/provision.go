@@ -1,0 +1,80 @@
+package api
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+type provisionRequest struct {
+	Pool string `json:"pool"`
+}
+
+type provisionResponse struct {
+	TenantID string `json:"tenant_id"`
+	APIKey   string `json:"api_key"`
+	Pool     string `json:"pool"`
+}
+
+// handleProvision creates a tenant in the named pool, or else in the first free dedicated pool,
+// or else in the first shared pool.
+func (s *Server) handleProvision(w http.ResponseWriter, r *http.Request) {
+	var req provisionRequest
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, "read body: "+err.Error())
+		return
+	}
+	if len(strings.TrimSpace(string(body))) > 0 {
+		if err := json.Unmarshal(body, &req); err != nil {
+			writeErr(w, http.StatusBadRequest, `body: want {"pool":"ID"} or nothing: `+err.Error())
+			return
+		}
+	}
+	var candidates []store.PoolSpec
+	if req.Pool != "" {
+		spec, ok := s.pools.Spec(req.Pool)
+		if !ok {
+			var ids []string
+			for _, p := range s.pools.Specs() {
+				ids = append(ids, p.ID)
+			}
+			writeErr(w, http.StatusBadRequest, "pool: unknown "+req.Pool+" (allowed: "+strings.Join(ids, ", ")+")")
+			return
+		}
+		candidates = []store.PoolSpec{spec}
+	} else {
+		for _, p := range s.pools.Specs() {
+			if p.Role == store.RoleDedicated {
+				candidates = append(candidates, p)
+			}
+		}
+		for _, p := range s.pools.Specs() {
+			if p.Role == store.RoleShared {
+				candidates = append(candidates, p)
+			}
+		}
+	}
+	for _, p := range candidates {
+		t, key, err := s.meta.CreateTenant(r.Context(), p.ID, p.Role == store.RoleDedicated)
+		if errors.Is(err, store.ErrPoolTaken) {
+			continue
+		}
+		if err != nil {
+			writeErr(w, http.StatusServiceUnavailable, "provision: "+err.Error())
+			return
+		}
+		s.cfg.Log.Info("provisioned tenant", "tenant_id", t.ID, "pool", p.ID)
+		writeJSON(w, http.StatusOK, provisionResponse{TenantID: t.ID, APIKey: key, Pool: p.ID})
+		return
+	}
+	if req.Pool != "" {
+		writeErr(w, http.StatusConflict, "pool "+req.Pool+" is dedicated and already holds a tenant")
+		return
+	}
+	writeErr(w, http.StatusServiceUnavailable, "no free pool: every dedicated pool holds a tenant and there is no shared pool")
+}

@@ -1,0 +1,259 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/seqgate/seqgate/reference-impl/defect"
+	"github.com/seqgate/seqgate/reference-impl/events"
+	"github.com/seqgate/seqgate/reference-impl/metrics"
+	"github.com/seqgate/seqgate/reference-impl/retention"
+	"github.com/seqgate/seqgate/reference-impl/signal"
+	"github.com/seqgate/seqgate/reference-impl/sse"
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+// Server is one pod.
+type Server struct {
+	cfg       Config
+	meta      *store.Meta
+	pools     *store.Pools
+	reg       *prometheus.Registry
+	m         *metrics.Metrics
+	bus       *signal.Bus
+	notifier  *signal.Notifier
+	poller    *signal.Poller
+	registry  *signal.Registry
+	buffer    *events.Buffer
+	publisher *events.Publisher
+	sweeper   *retention.Sweeper
+	streamer  *sse.Streamer
+	auth      *authCache
+	mux       *http.ServeMux
+
+	streamCtx    context.Context // canceled at shutdown: ends every stream
+	stopStreams  context.CancelFunc
+	bgCtx        context.Context
+	stopBg       context.CancelFunc
+	wg           sync.WaitGroup
+	notifierDone chan struct{}
+	closeOnce    sync.Once
+}
+
+// wake fans a durable insert out to other pods (outbox) and this pod's streams (bus).
+type wake struct {
+	n *signal.Notifier
+	b *signal.Bus
+}
+
+func (w wake) Signal(t string)  { w.n.Signal(t) }
+func (w wake) Publish(t string) { w.b.Publish(t) }
+
+// New connects to the meta DB and every tenant DB, creates or migrates their schema (idempotent)
+// and wires the pod. Call Start to run its background loops and Close to stop it.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	cfg.defaults()
+	if cfg.PodID == "" {
+		return nil, errors.New("pod id is required (--pod)")
+	}
+	if cfg.MetaDSN == "" {
+		return nil, errors.New("meta DSN is required (--meta-dsn)")
+	}
+	if len(cfg.Pools) == 0 {
+		mc, err := mysql.ParseDSN(cfg.MetaDSN)
+		if err != nil {
+			return nil, fmt.Errorf("--meta-dsn: %w", err)
+		}
+		mc.DBName = "shared_pool"
+		cfg.Pools = []store.PoolSpec{{ID: "shared_pool", Role: store.RoleShared, DSN: mc.FormatDSN()}}
+	}
+	if err := store.CheckPools(cfg.Pools); err != nil {
+		return nil, err
+	}
+	metaDB, err := store.OpenDB(ctx, cfg.MetaDSN)
+	if err != nil {
+		return nil, fmt.Errorf("meta DB: %w", err)
+	}
+	if err := store.MigrateMeta(ctx, metaDB); err != nil {
+		metaDB.Close()
+		return nil, fmt.Errorf("meta DB: %w", err)
+	}
+	pools := store.NewPools(cfg.Pools, cfg.DB)
+	if err := pools.MigrateAll(ctx); err != nil {
+		pools.Close()
+		metaDB.Close()
+		return nil, err
+	}
+	reg := cfg.Registry
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	}
+	s := &Server{cfg: cfg, meta: &store.Meta{DB: metaDB}, pools: pools, reg: reg, m: metrics.New(reg), bus: signal.NewBus(),
+		auth: &authCache{ttl: cfg.AuthCacheTTL, m: map[string]authEntry{}}, notifierDone: make(chan struct{})}
+	s.streamCtx, s.stopStreams = context.WithCancel(context.Background())
+	s.bgCtx, s.stopBg = context.WithCancel(context.Background())
+	log := cfg.Log
+	s.notifier = &signal.Notifier{Meta: s.meta, Window: cfg.OutboxCoalesce, Metrics: s.m, Log: log}
+	maxAge := cfg.OutboxCursorMaxAge
+	if cfg.Defects.On(defect.UnboundedOutboxPinning) {
+		maxAge = 0
+	}
+	s.poller = &signal.Poller{Meta: s.meta, Bus: s.bus, PodID: cfg.PodID, Interval: cfg.OutboxPoll, Retention: cfg.OutboxRetention,
+		CursorMaxAge: maxAge, PruneEvery: cfg.OutboxPruneEvery, Metrics: s.m, Log: log}
+	s.registry = &signal.Registry{Meta: s.meta, PodID: cfg.PodID, Every: cfg.PodHeartbeat, StaleAfter: cfg.PodStaleAfter, Metrics: s.m, Log: log}
+	s.sweeper = &retention.Sweeper{Retention: cfg.Retention, Interval: cfg.SweepInterval, SharedInterval: cfg.SharedSweepInterval,
+		Maintenance: cfg.MaintenanceInterval, Batch: cfg.SweepBatch, MaxBatches: cfg.SweepMaxBatches,
+		ColdSweeper: cfg.Defects.On(defect.ColdDBSweeper), Meta: s.meta, Pools: pools, Resolve: s.resolve, Metrics: s.m, Log: log}
+	s.publisher = &events.Publisher{InsertTimeout: cfg.EventInsertTimeout, Ordered: !cfg.Defects.On(defect.LateCommitSkip),
+		DropOnFailure: cfg.Defects.On(defect.DropOnInsertFailure), NoSecondWake: cfg.Defects.On(defect.NoSecondWake),
+		Wake: wake{s.notifier, s.bus}, Sweep: s.sweeper, Resolve: s.resolve, Metrics: s.m, Log: log}
+	bcfg := cfg.Buffer
+	bcfg.Uncounted = cfg.Defects.On(defect.UncountedDrop)
+	s.buffer = events.NewBuffer(bcfg, s.publisher, s.publisher.Flushed, s.m, log)
+	s.publisher.Buffer = s.buffer
+	scfg := cfg.Stream
+	scfg.SinglePageReplay = cfg.Defects.On(defect.SinglePageReplay)
+	scfg.UnsignalledDrop = cfg.Defects.On(defect.UnsignalledQueueDrop)
+	s.streamer = sse.NewStreamer(scfg, s.bus, s.m, log)
+	s.routes()
+	return s, nil
+}
+
+// Start runs the background loops: retry-buffer scheduler, outbox notifier and poller, pod
+// heartbeat and stale-pod sweep, the maintenance sweep pass, the idle pool closer.
+func (s *Server) Start() {
+	s.buffer.Start()
+	go func() {
+		defer close(s.notifierDone)
+		s.notifier.Run(s.bgCtx)
+	}()
+	s.goBg(s.poller.Run)
+	s.goBg(s.registry.Run)
+	s.goBg(s.sweeper.Run)
+	s.goBg(func(ctx context.Context) {
+		t := time.NewTicker(time.Minute)
+		defer t.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				s.pools.CloseIdle()
+			}
+		}
+	})
+	s.cfg.Log.Info("eventlogd pod started", "fs_events_retention", s.cfg.Retention.String(),
+		"retry_max_age", s.buffer.Config().MaxAge.String(), "pools", len(s.cfg.Pools), "defects", s.cfg.Defects.String())
+}
+
+func (s *Server) goBg(fn func(ctx context.Context)) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		fn(s.bgCtx)
+	}()
+}
+
+// Handler is the pod's HTTP surface.
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// StopStreams ends every open event stream (the first step of a graceful shutdown, so that an
+// http.Server's Shutdown can finish).
+func (s *Server) StopStreams() { s.stopStreams() }
+
+// Close shuts the pod down gracefully: streams end, the retry buffer is flushed within the
+// shutdown budget (leftovers counted as shutdown), the last outbox hints are written, background
+// loops stop, the pod deregisters, connections close. Call it after in-flight requests finished.
+func (s *Server) Close() error {
+	var err error
+	s.closeOnce.Do(func() {
+		s.stopStreams()
+		left := s.buffer.Close(s.cfg.ShutdownBudget)
+		if left > 0 {
+			s.cfg.Log.Warn("retry buffer not empty at shutdown; dropped", "entries", left)
+		}
+		s.stopBg()
+		<-s.notifierDone
+		s.wg.Wait()
+		s.sweeper.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if derr := s.registry.Deregister(ctx); derr != nil {
+			s.cfg.Log.Warn("pod deregister failed", "err", derr)
+		}
+		cancel()
+		s.pools.Close()
+		err = s.meta.DB.Close()
+	})
+	return err
+}
+
+// Buffer is the pod's retry buffer (tests and admin).
+func (s *Server) Buffer() *events.Buffer { return s.buffer }
+
+// Poller is the pod's outbox poller (tests and admin).
+func (s *Server) Poller() *signal.Poller { return s.poller }
+
+// Pools is the pod's tenant DB registry (tests).
+func (s *Server) Pools() *store.Pools { return s.pools }
+
+// Meta is the pod's meta DB (tests).
+func (s *Server) Meta() *store.Meta { return s.meta }
+
+// Registry is the pod's metrics registry.
+func (s *Server) Registry() *prometheus.Registry { return s.reg }
+
+// Sweeper is the pod's retention sweeper (tests and admin).
+func (s *Server) Sweeper() *retention.Sweeper { return s.sweeper }
+
+// Store resolves tenant's store as the request path does (tests and admin).
+func (s *Server) Store(ctx context.Context, tenant string) (*store.TenantStore, error) {
+	return s.resolve(ctx, tenant)
+}
+
+// resolve is the normal backend acquisition path: the tenant in the meta DB, then its pool.
+func (s *Server) resolve(ctx context.Context, tenant string) (*store.TenantStore, error) {
+	t, err := s.meta.Tenant(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	return s.storeFor(ctx, t)
+}
+
+func (s *Server) storeFor(ctx context.Context, t store.Tenant) (*store.TenantStore, error) {
+	spec, ok := s.pools.Spec(t.PoolID)
+	if !ok {
+		return nil, fmt.Errorf("tenant %s: pool %q is not in this pod's pools", t.ID, t.PoolID)
+	}
+	db, err := s.pools.Acquire(ctx, t.PoolID)
+	if err != nil {
+		return nil, err
+	}
+	return &store.TenantStore{DB: db, TenantID: t.ID, PoolID: t.PoolID, Shared: spec.Role == store.RoleShared,
+		LeakAcrossTenants: s.cfg.Defects.On(defect.CrossTenantLeak)}, nil
+}
+
+func (s *Server) routes() {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("ok\n"))
+	})
+	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
+	mux.HandleFunc("POST /v1/provision", s.handleProvision)
+	mux.HandleFunc("GET /v1/events", s.withTenant(s.handleEvents))
+	mux.HandleFunc("/v1/fs/", s.withTenant(s.handleFS))
+	if s.cfg.Admin {
+		s.adminRoutes(mux)
+	}
+	s.mux = mux
+}

@@ -1,0 +1,75 @@
+// Package defect lists the seeded defects eventlogd can switch on (--defect NAME) so that seqgate can
+// prove it catches each one. Each is one known-bad behaviour; none is on by default.
+package defect
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// Name is one seeded defect.
+type Name string
+
+// The defects, one behaviour each.
+const (
+	DropOnInsertFailure    Name = "drop-on-insert-failure"   // a failed hot-path insert is logged and dropped (no retry buffer, no metric)
+	NoSecondWake           Name = "no-second-wake"           // a flushed retry entry neither signals the outbox nor wakes local streams
+	SinglePageReplay       Name = "single-page-replay"       // replay sends one page; live drain also stops after one page per wake
+	UnsignalledQueueDrop   Name = "unsignalled-queue-drop"   // a full SSE send queue silently drops frames instead of reset(slow_consumer)
+	UnboundedOutboxPinning Name = "unbounded-outbox-pinning" // the outbox prune floor ignores cursor age: a stalled pod pins it
+	ColdDBSweeper          Name = "cold-db-sweeper"          // a periodic sweeper touches every tenant DB, quiet or not
+	LateCommitSkip         Name = "late-commit-skip"         // event inserts do not lock the tenant's sequence row: a late commit is skipped
+	CrossTenantLeak        Name = "cross-tenant-leak"        // event reads drop the tenant filter (visible in a shared pool)
+	UncountedDrop          Name = "uncounted-drop"           // retry-buffer drops are not counted in drive9_sse_event_retry_dropped_total
+)
+
+// All is the explicit list of defects.
+var All = []Name{DropOnInsertFailure, NoSecondWake, SinglePageReplay, UnsignalledQueueDrop, UnboundedOutboxPinning,
+	ColdDBSweeper, LateCommitSkip, CrossTenantLeak, UncountedDrop}
+
+// Set is the defects switched on.
+type Set map[Name]bool
+
+// On reports whether d is switched on.
+func (s Set) On(d Name) bool { return s[d] }
+
+// Parse turns a comma-separated list (or repeated flags joined by commas) into a Set, naming an
+// unknown defect and the allowed values.
+func Parse(list string) (Set, error) {
+	s := Set{}
+	for _, f := range strings.Split(list, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		ok := false
+		for _, d := range All {
+			if string(d) == f {
+				s[d], ok = true, true
+			}
+		}
+		if !ok {
+			return nil, fmt.Errorf("--defect %q: unknown (allowed: %s)", f, names())
+		}
+	}
+	return s, nil
+}
+
+// String lists the defects switched on, sorted.
+func (s Set) String() string {
+	var out []string
+	for d := range s {
+		out = append(out, string(d))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ",")
+}
+
+func names() string {
+	out := make([]string, len(All))
+	for i, d := range All {
+		out[i] = string(d)
+	}
+	return strings.Join(out, ", ")
+}

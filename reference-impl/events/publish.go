@@ -1,0 +1,135 @@
+package events
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/metrics"
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+// Resolver acquires a tenant's store the way the request path does (tenant lookup in the meta DB,
+// then the pool's handle); it returns store.ErrNotFound for a tenant that is gone.
+type Resolver func(ctx context.Context, tenant string) (*store.TenantStore, error)
+
+// Waker is what a durable insert must wake: the outbox notifier (other pods) and the local bus.
+type Waker interface {
+	Signal(tenant string)  // outbox hint for other pods
+	Publish(tenant string) // local streams
+}
+
+// Sweeper is told about every durable hot-path insert (the lazy retention sweep hooks here).
+type Sweeper interface {
+	AfterInsert(st *store.TenantStore)
+}
+
+// Publisher turns a committed mutation into an event: an insert bounded by InsertTimeout that
+// never fails the mutation; a failed insert goes to the retry buffer.
+type Publisher struct {
+	InsertTimeout time.Duration // hot-path insert timeout (default 2s)
+	Ordered       bool          // lock the tenant's sequence row (false only under late-commit-skip)
+	DropOnFailure bool          // the drop-on-insert-failure defect: log and drop instead of buffering
+	NoSecondWake  bool          // the no-second-wake defect: a flushed entry wakes nobody
+	Buffer        *Buffer
+	Wake          Waker
+	Sweep         Sweeper
+	Resolve       Resolver
+	Metrics       *metrics.Metrics
+	Log           *slog.Logger
+
+	mu    sync.Mutex
+	cache map[string]*store.TenantStore // the "bus's cached store pointer" the flusher tries first
+}
+
+// Publish inserts ev for st's tenant and wakes subscribers on success; it returns the seq (0 when
+// the insert failed and the event was buffered or dropped).
+func (p *Publisher) Publish(ctx context.Context, st *store.TenantStore, ev store.Event) int64 {
+	p.remember(st)
+	// Detached from the request: a client hanging up after its mutation committed must not cancel
+	// the event. Bounded, so a stalled tenant DB costs the mutation at most InsertTimeout.
+	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.InsertTimeout)
+	defer cancel()
+	p.Metrics.InsertAttempts.WithLabelValues("hot").Inc()
+	t0 := time.Now()
+	seq, err := st.InsertEvent(ictx, ev, p.Ordered)
+	p.Metrics.InsertDuration.WithLabelValues("hot").Observe(time.Since(t0).Seconds())
+	if err != nil {
+		p.Metrics.InsertResults.WithLabelValues("hot", "error").Inc()
+		if p.DropOnFailure {
+			p.Log.Warn("event insert failed; dropped (defect drop-on-insert-failure)", "tenant_id", st.TenantID, "path", ev.Path, "err", err)
+			return 0
+		}
+		p.Log.Warn("event insert failed; buffered for retry", "tenant_id", st.TenantID, "path", ev.Path, "err", err)
+		p.Buffer.Enqueue(st.TenantID, ev)
+		return 0
+	}
+	p.Metrics.InsertResults.WithLabelValues("hot", "ok").Inc()
+	p.Wake.Signal(st.TenantID)
+	p.Wake.Publish(st.TenantID)
+	if p.Sweep != nil {
+		p.Sweep.AfterInsert(st)
+	}
+	return seq
+}
+
+func (p *Publisher) remember(st *store.TenantStore) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cache == nil {
+		p.cache = map[string]*store.TenantStore{}
+	}
+	p.cache[st.TenantID] = st
+}
+
+func (p *Publisher) cached(tenant string) *store.TenantStore {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cache[tenant]
+}
+
+// InsertBuffered implements Inserter for the retry buffer: it tries the cached store, and when there
+// is none or its DB was closed under it, re-resolves the store once through Resolve (refreshing the
+// cache); a tenant that no longer exists yields ErrTenantGone.
+func (p *Publisher) InsertBuffered(ctx context.Context, tenant string, ev store.Event) (int64, error) {
+	st := p.cached(tenant)
+	for attempt := 0; attempt < 2; attempt++ {
+		if st == nil {
+			var err error
+			st, err = p.Resolve(ctx, tenant)
+			if errors.Is(err, store.ErrNotFound) {
+				return 0, ErrTenantGone
+			}
+			if err != nil {
+				return 0, err
+			}
+			p.remember(st)
+		}
+		p.Metrics.InsertAttempts.WithLabelValues("flush").Inc()
+		t0 := time.Now()
+		seq, err := st.InsertEvent(ctx, ev, p.Ordered)
+		p.Metrics.InsertDuration.WithLabelValues("flush").Observe(time.Since(t0).Seconds())
+		if err == nil {
+			p.Metrics.InsertResults.WithLabelValues("flush", "ok").Inc()
+			return seq, nil
+		}
+		p.Metrics.InsertResults.WithLabelValues("flush", "error").Inc()
+		if !store.IsClosed(err) || attempt == 1 {
+			return 0, err
+		}
+		st = nil // closed DB: re-resolve once
+	}
+	return 0, errors.New("unreachable")
+}
+
+// Flushed is the buffer's onFlushed hook: the mandatory second wake, the same steps as a fresh
+// publish (outbox hint for other pods, local bus for this pod's streams).
+func (p *Publisher) Flushed(tenant string, _ int64) {
+	if p.NoSecondWake {
+		return
+	}
+	p.Wake.Signal(tenant)
+	p.Wake.Publish(tenant)
+}

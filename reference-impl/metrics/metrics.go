@@ -1,0 +1,91 @@
+// Package metrics holds every Prometheus instrument of eventlogd, built on a registry the caller
+// passes in (never the global one). Names follow drive9 where drive9 has the metric; the rest are
+// the inputs the durability SLIs of design 000 need. Labels are bounded: tenant_id (one per
+// provisioned tenant), reason, result, path, kind, op from fixed lists.
+package metrics
+
+import "github.com/prometheus/client_golang/prometheus"
+
+// Metrics are the instruments of one pod.
+type Metrics struct {
+	InsertAttempts *prometheus.CounterVec   // path=hot|flush
+	InsertResults  *prometheus.CounterVec   // path, result=ok|error
+	InsertDuration *prometheus.HistogramVec // path
+	FlushResults   *prometheus.CounterVec   // result=ok|error|tenant_gone
+	BufferDepth    prometheus.Gauge
+	Dropped        *prometheus.CounterVec // tenant_id, reason
+	Residency      prometheus.Histogram
+	Resets         *prometheus.CounterVec // tenant_id, reason
+	EventsSent     *prometheus.CounterVec // tenant_id
+	Heartbeats     prometheus.Counter
+	Connections    *prometheus.CounterVec // tenant_id
+	Inflight       prometheus.Gauge
+	OutboxInserts  *prometheus.CounterVec // result
+	OutboxPolls    *prometheus.CounterVec // result
+	OutboxAge      prometheus.Gauge
+	OutboxPruned   prometheus.Counter
+	OutboxStalled  prometheus.Gauge
+	FSEventsRows   *prometheus.GaugeVec // tenant_id (or shared_pool:<id>)
+	FSEventsPruned prometheus.Counter
+	Sweeps         *prometheus.CounterVec // kind=lazy|maintenance|shared|cold, result
+	TenantQueries  *prometheus.CounterVec // op=events_since|bounds
+	PodsSwept      prometheus.Counter
+	Mutations      *prometheus.CounterVec // op, result
+}
+
+// New builds the instruments and registers them on reg.
+func New(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{
+		InsertAttempts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_event_insert_attempts_total",
+			Help: "fs_events insert attempts by path (hot = on the mutation, flush = retry-buffer flush)."}, []string{"path"}),
+		InsertResults: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_event_insert_results_total",
+			Help: "fs_events insert outcomes by path and result (ok, error)."}, []string{"path", "result"}),
+		InsertDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "eventlogd_event_insert_duration_seconds",
+			Help: "fs_events insert latency by path.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"path"}),
+		FlushResults: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drive9_sse_event_retry_flush_total",
+			Help: "Retry-buffer flush attempts by result (ok, error, tenant_gone)."}, []string{"result"}),
+		BufferDepth: prometheus.NewGauge(prometheus.GaugeOpts{Name: "drive9_sse_event_retry_buffer_depth",
+			Help: "Current number of buffered events awaiting a retry insert (in-flight entries included)."}),
+		Dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drive9_sse_event_retry_dropped_total",
+			Help: "Retry-buffer entries dropped before a durable insert, by tenant_id and reason (tenant_cap, global_cap, expired, stopped, shutdown, tenant_gone)."}, []string{"tenant_id", "reason"}),
+		Residency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "eventlogd_event_retry_buffer_residency_seconds",
+			Help: "Time from enqueue to durable insert of flushed retry-buffer entries (loss-budget input).", Buckets: prometheus.ExponentialBuckets(0.01, 2, 18)}),
+		Resets: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drive9_sse_resets_sent_total",
+			Help: "SSE reset events sent by tenant_id and reason."}, []string{"tenant_id", "reason"}),
+		EventsSent: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drive9_sse_events_sent_total",
+			Help: "SSE file_changed events sent by tenant_id."}, []string{"tenant_id"}),
+		Heartbeats: prometheus.NewCounter(prometheus.CounterOpts{Name: "drive9_sse_heartbeats_sent_total",
+			Help: "SSE heartbeat events sent."}),
+		Connections: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drive9_sse_connections_total",
+			Help: "SSE /v1/events connections opened by tenant_id."}, []string{"tenant_id"}),
+		Inflight: prometheus.NewGauge(prometheus.GaugeOpts{Name: "drive9_sse_inflight_connections",
+			Help: "Open SSE /v1/events connections."}),
+		OutboxInserts: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_outbox_inserts_total",
+			Help: "Coalesced tenant_notify_outbox insert statements by result (ok, error)."}, []string{"result"}),
+		OutboxPolls: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_outbox_polls_total",
+			Help: "Outbox poller reads of the meta DB by result (ok, error, stalled)."}, []string{"result"}),
+		OutboxAge: prometheus.NewGauge(prometheus.GaugeOpts{Name: "drive9_tenant_outbox_backlog_oldest_age_seconds",
+			Help: "Age of the oldest tenant_notify_outbox row (signal-plane pruning health)."}),
+		OutboxPruned: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_outbox_pruned_rows_total",
+			Help: "tenant_notify_outbox rows deleted by the prune gate."}),
+		OutboxStalled: prometheus.NewGauge(prometheus.GaugeOpts{Name: "eventlogd_outbox_poller_stalled",
+			Help: "1 while the outbox poller is stalled through the admin endpoint."}),
+		FSEventsRows: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "drive9_fs_events_rows",
+			Help: "Estimated fs_events rows (information_schema estimate) by tenant_id, or shared_pool:<id> for a shared DB."}, []string{"tenant_id"}),
+		FSEventsPruned: prometheus.NewCounter(prometheus.CounterOpts{Name: "drive9_fs_events_pruned_total",
+			Help: "fs_events rows pruned by retention sweeps."}),
+		Sweeps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_fs_events_sweeps_total",
+			Help: "Retention sweeps by kind (lazy, maintenance, shared, cold) and result (ok, error)."}, []string{"kind", "result"}),
+		TenantQueries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_tenant_db_event_queries_total",
+			Help: "fs_events reads issued by SSE streams by op (events_since, bounds)."}, []string{"op"}),
+		PodsSwept: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_stale_pods_swept_total",
+			Help: "Stale pods (and their outbox cursor rows) removed by this pod's sweep."}),
+		Mutations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_mutations_total",
+			Help: "Filesystem mutations by op and result (ok, client_error, error)."}, []string{"op", "result"}),
+	}
+	reg.MustRegister(m.InsertAttempts, m.InsertResults, m.InsertDuration, m.FlushResults, m.BufferDepth, m.Dropped,
+		m.Residency, m.Resets, m.EventsSent, m.Heartbeats, m.Connections, m.Inflight, m.OutboxInserts, m.OutboxPolls,
+		m.OutboxAge, m.OutboxPruned, m.OutboxStalled, m.FSEventsRows, m.FSEventsPruned, m.Sweeps, m.TenantQueries,
+		m.PodsSwept, m.Mutations)
+	return m
+}

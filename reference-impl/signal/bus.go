@@ -1,0 +1,68 @@
+// Package signal is the cross-pod signal plane of design 000: the in-process event bus, the
+// coalesced outbox writer, the outbox poller (meta DB only) and the pod registry.
+package signal
+
+import "sync"
+
+// Bus wakes the SSE streams of one pod. A wake carries no data: it tells a stream to look for rows
+// after its cursor. Wakes coalesce (one pending wake per subscriber), so Publish never blocks.
+type Bus struct {
+	mu   sync.Mutex
+	subs map[string]map[*Sub]struct{}
+}
+
+// Sub is one stream's subscription; C receives a value when the tenant may have new events.
+type Sub struct {
+	C      chan struct{}
+	tenant string
+	bus    *Bus
+}
+
+// NewBus returns an empty bus.
+func NewBus() *Bus { return &Bus{subs: map[string]map[*Sub]struct{}{}} }
+
+// Subscribe registers a stream for tenant.
+func (b *Bus) Subscribe(tenant string) *Sub {
+	s := &Sub{C: make(chan struct{}, 1), tenant: tenant, bus: b}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	m := b.subs[tenant]
+	if m == nil {
+		m = map[*Sub]struct{}{}
+		b.subs[tenant] = m
+	}
+	m[s] = struct{}{}
+	return s
+}
+
+// Close unregisters the subscription.
+func (s *Sub) Close() {
+	b := s.bus
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if m := b.subs[s.tenant]; m != nil {
+		delete(m, s)
+		if len(m) == 0 {
+			delete(b.subs, s.tenant)
+		}
+	}
+}
+
+// Publish wakes every stream of tenant.
+func (b *Bus) Publish(tenant string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for s := range b.subs[tenant] {
+		select {
+		case s.C <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// Subscribers returns how many streams tenant has on this pod.
+func (b *Bus) Subscribers(tenant string) int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.subs[tenant])
+}

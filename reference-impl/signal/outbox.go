@@ -1,0 +1,114 @@
+package signal
+
+import (
+	"context"
+	"log/slog"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/metrics"
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+// Notifier writes the cross-pod wake-up hints to tenant_notify_outbox, coalesced: the first signal
+// after a quiet spell is written at once, later ones wait for the window and share one multi-row
+// INSERT. A failed insert never reaches the mutation; its tenants stay pending for the next window.
+type Notifier struct {
+	Meta    *store.Meta
+	Window  time.Duration // minimum spacing of outbox inserts (default 200ms)
+	Timeout time.Duration // per-insert timeout (default 2s)
+	Metrics *metrics.Metrics
+	Log     *slog.Logger
+
+	mu      sync.Mutex
+	pending map[string]struct{}
+	wake    chan struct{}
+	once    sync.Once
+}
+
+func (n *Notifier) init() {
+	n.once.Do(func() {
+		n.pending = map[string]struct{}{}
+		n.wake = make(chan struct{}, 1)
+		if n.Window <= 0 {
+			n.Window = 200 * time.Millisecond
+		}
+		if n.Timeout <= 0 {
+			n.Timeout = 2 * time.Second
+		}
+	})
+}
+
+// Signal marks tenant as having new events; it never blocks.
+func (n *Notifier) Signal(tenant string) {
+	n.init()
+	n.mu.Lock()
+	n.pending[tenant] = struct{}{}
+	n.mu.Unlock()
+	select {
+	case n.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Pending returns how many tenants wait for an outbox insert.
+func (n *Notifier) Pending() int {
+	n.init()
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return len(n.pending)
+}
+
+// Run writes pending signals until ctx ends, then makes one last attempt.
+func (n *Notifier) Run(ctx context.Context) {
+	n.init()
+	for {
+		select {
+		case <-ctx.Done():
+			n.flush(context.Background())
+			return
+		case <-n.wake:
+		}
+		n.flush(ctx)
+		select {
+		case <-ctx.Done():
+			n.flush(context.Background())
+			return
+		case <-time.After(n.Window):
+		}
+	}
+}
+
+func (n *Notifier) flush(ctx context.Context) {
+	n.mu.Lock()
+	if len(n.pending) == 0 {
+		n.mu.Unlock()
+		return
+	}
+	tenants := make([]string, 0, len(n.pending))
+	for t := range n.pending {
+		tenants = append(tenants, t)
+	}
+	n.pending = map[string]struct{}{}
+	n.mu.Unlock()
+	sort.Strings(tenants)
+	ictx, cancel := context.WithTimeout(ctx, n.Timeout)
+	err := n.Meta.InsertNotify(ictx, tenants)
+	cancel()
+	if err != nil {
+		n.Metrics.OutboxInserts.WithLabelValues("error").Inc()
+		n.Log.Warn("outbox insert failed; will retry next window", "tenants", len(tenants), "err", err)
+		n.mu.Lock()
+		for _, t := range tenants {
+			n.pending[t] = struct{}{}
+		}
+		n.mu.Unlock()
+		select { // retry after the window
+		case n.wake <- struct{}{}:
+		default:
+		}
+		return
+	}
+	n.Metrics.OutboxInserts.WithLabelValues("ok").Inc()
+}

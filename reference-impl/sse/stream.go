@@ -1,0 +1,321 @@
+package sse
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/metrics"
+	"github.com/seqgate/seqgate/reference-impl/signal"
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+// Config tunes streams; zero fields take the defaults in brackets.
+type Config struct {
+	PageSize             int           // rows per fs_events read [1000]
+	ReplayHeartbeatPages int           // Phase 1: heartbeat every N pages [10]
+	ReplayHeartbeatEvery time.Duration // Phase 1: or every T [5s]
+	Heartbeat            time.Duration // Phase 2 heartbeat period [15s]
+	MaxPagesPerWake      int           // Phase 2: full pages drained per wake before re-arming [10]
+	CatchUpDelay         time.Duration // Phase 2 re-arm after MaxPagesPerWake full pages [10ms]
+	BackoffMin           time.Duration // Phase 2 error backoff start [10ms], doubling
+	BackoffMax           time.Duration // Phase 2 error backoff cap [1s]
+	LivenessPoll         time.Duration // optional poll of a connected tenant not polled for this long [0 = off]
+	QueueSize            int           // frames per connection send queue [1024]
+	QueueWait            time.Duration // how long a full queue may stay full before slow_consumer [2s]
+	WriteTimeout         time.Duration // per socket write [30s]
+	Retention            time.Duration // fs_events retention: a cursor this old re-checks the sweep mark [1h]
+	SinglePageReplay     bool          // defect single-page-replay
+	UnsignalledDrop      bool          // defect unsignalled-queue-drop
+}
+
+func (c *Config) defaults() {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	if c.PageSize <= 0 {
+		c.PageSize = 1000
+	}
+	if c.ReplayHeartbeatPages <= 0 {
+		c.ReplayHeartbeatPages = 10
+	}
+	if c.MaxPagesPerWake <= 0 {
+		c.MaxPagesPerWake = 10
+	}
+	if c.QueueSize <= 0 {
+		c.QueueSize = 1024
+	}
+	def(&c.ReplayHeartbeatEvery, 5*time.Second)
+	def(&c.Heartbeat, 15*time.Second)
+	def(&c.CatchUpDelay, 10*time.Millisecond)
+	def(&c.BackoffMin, 10*time.Millisecond)
+	def(&c.BackoffMax, time.Second)
+	def(&c.QueueWait, 2*time.Second)
+	def(&c.WriteTimeout, 30*time.Second)
+	def(&c.Retention, time.Hour)
+}
+
+// Streamer serves event streams of one pod.
+type Streamer struct {
+	cfg Config
+	bus *signal.Bus
+	m   *metrics.Metrics
+	log *slog.Logger
+}
+
+// NewStreamer returns a Streamer; streams wake on bus.
+func NewStreamer(cfg Config, bus *signal.Bus, m *metrics.Metrics, log *slog.Logger) *Streamer {
+	cfg.defaults()
+	return &Streamer{cfg: cfg, bus: bus, m: m, log: log}
+}
+
+// stream is one connection's state.
+type stream struct {
+	*Streamer
+	st     *store.TenantStore
+	q      *sendQueue
+	cursor int64
+	lastTs time.Time // created_at of the last event sent (drives the sweep-mark re-check)
+	swept  int64
+}
+
+// Serve streams st's events after since until the client leaves, the server shuts down (ctx), or
+// the consumer proves too slow.
+func (s *Streamer) Serve(ctx context.Context, w http.ResponseWriter, st *store.TenantStore, since int64) {
+	tenant := st.TenantID
+	sub := s.bus.Subscribe(tenant) // before the first read: no wake can fall between read and wait
+	defer sub.Close()
+	s.m.Connections.WithLabelValues(tenant).Inc()
+	s.m.Inflight.Inc()
+	defer s.m.Inflight.Dec()
+
+	h := w.Header()
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Cache-Control", "no-cache")
+	h.Set("X-Accel-Buffering", "no")
+	w.WriteHeader(http.StatusOK)
+	_ = http.NewResponseController(w).Flush()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	x := &stream{Streamer: s, st: st, q: newSendQueue(s.cfg.QueueSize, s.cfg.QueueWait, s.cfg.WriteTimeout, s.cfg.UnsignalledDrop)}
+	go x.q.run(ctx, w)
+	defer func() {
+		cancel()
+		<-x.q.done
+	}()
+	if !x.phase1(ctx, since) {
+		return
+	}
+	x.phase2(ctx, sub)
+}
+
+// put enqueues f and accounts for it; false ends the stream.
+func (x *stream) put(ctx context.Context, f frame) bool {
+	ok, dropped := x.q.put(ctx, f)
+	if !ok {
+		select {
+		case <-x.q.slow:
+			x.m.Resets.WithLabelValues(x.st.TenantID, ReasonSlowConsumer).Inc()
+			x.log.Info("slow consumer reset", "tenant_id", x.st.TenantID, "written", x.q.lastWritten())
+		default:
+		}
+		return false
+	}
+	if dropped {
+		return true // defect: silently lost
+	}
+	return true
+}
+
+func (x *stream) reset(ctx context.Context, seq int64, reason string) bool {
+	x.m.Resets.WithLabelValues(x.st.TenantID, reason).Inc()
+	return x.put(ctx, resetFrame(seq, reason))
+}
+
+func (x *stream) heartbeat(ctx context.Context) bool {
+	x.m.Heartbeats.Inc()
+	return x.put(ctx, heartbeatFrame(x.cursor))
+}
+
+func (x *stream) sendEvents(ctx context.Context, evs []store.Event) bool {
+	for _, e := range evs {
+		f, structural := eventFrame(e)
+		if structural {
+			x.m.Resets.WithLabelValues(x.st.TenantID, ReasonStructuralChange).Inc()
+		} else {
+			x.m.EventsSent.WithLabelValues(x.st.TenantID).Inc()
+		}
+		if !x.put(ctx, f) {
+			return false
+		}
+		x.cursor = e.Seq
+		x.lastTs = e.CreatedAt
+	}
+	return true
+}
+
+// page reads one page after the cursor. When the cursor's events are old enough that a sweep may
+// have reached them, it first re-reads the sweep mark so a swept range turns into seq_too_old.
+func (x *stream) page(ctx context.Context) (evs []store.Event, tooOld bool, err error) {
+	if !x.lastTs.IsZero() && time.Since(x.lastTs) > x.cfg.Retention/2 {
+		x.m.TenantQueries.WithLabelValues("bounds").Inc()
+		_, swept, err := x.st.Bounds(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		if x.cursor < swept {
+			x.swept = swept
+			return nil, true, nil
+		}
+	}
+	x.m.TenantQueries.WithLabelValues("events_since").Inc()
+	evs, err = x.st.EventsSince(ctx, x.cursor, x.cfg.PageSize)
+	return evs, false, err
+}
+
+// phase1 sends the initial reset or the replay backlog, then the stream-current heartbeat.
+func (x *stream) phase1(ctx context.Context, since int64) bool {
+	x.m.TenantQueries.WithLabelValues("bounds").Inc()
+	head, swept, err := x.st.Bounds(ctx)
+	if err != nil {
+		x.log.Warn("sse bounds query failed", "tenant_id", x.st.TenantID, "err", err)
+		return false // the client reconnects with its cursor
+	}
+	top := max(head, swept)
+	switch {
+	case since == 0:
+		x.cursor = top
+		return x.reset(ctx, top, ReasonInitialSync) && x.heartbeat(ctx)
+	case since > top:
+		x.cursor = top
+		return x.reset(ctx, top, ReasonServerRestart) && x.heartbeat(ctx)
+	case since < swept:
+		x.cursor = top
+		return x.reset(ctx, top, ReasonSeqTooOld) && x.heartbeat(ctx)
+	}
+	x.cursor = since
+	pages, lastHB := 0, time.Now()
+	for {
+		evs, tooOld, err := x.page(ctx)
+		if err != nil {
+			// Mid-replay failure: end without the stream-current heartbeat (that would be a lie);
+			// the client resumes from the last seq it saw.
+			x.log.Warn("sse replay query failed", "tenant_id", x.st.TenantID, "cursor", x.cursor, "err", err)
+			return false
+		}
+		if tooOld {
+			x.cursor = x.swept
+			if !x.reset(ctx, x.swept, ReasonSeqTooOld) {
+				return false
+			}
+			break
+		}
+		if !x.sendEvents(ctx, evs) {
+			return false
+		}
+		if len(evs) < x.cfg.PageSize || x.cfg.SinglePageReplay {
+			break
+		}
+		pages++
+		if pages%x.cfg.ReplayHeartbeatPages == 0 || time.Since(lastHB) >= x.cfg.ReplayHeartbeatEvery {
+			lastHB = time.Now()
+			if !x.heartbeat(ctx) {
+				return false
+			}
+		}
+	}
+	return x.heartbeat(ctx)
+}
+
+// phase2 waits for wakes and drains; quiet tenants cause no reads at all.
+func (x *stream) phase2(ctx context.Context, sub *signal.Sub) {
+	hb := time.NewTicker(x.cfg.Heartbeat)
+	defer hb.Stop()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var live <-chan time.Time
+	if x.cfg.LivenessPoll > 0 {
+		lt := time.NewTicker(x.cfg.LivenessPoll)
+		defer lt.Stop()
+		live = lt.C
+	}
+	backoff := time.Duration(0)
+	lastPoll := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-x.q.done:
+			return
+		case <-hb.C:
+			if !x.heartbeat(ctx) {
+				return
+			}
+			continue
+		case <-live:
+			if time.Since(lastPoll) < x.cfg.LivenessPoll {
+				continue
+			}
+		case <-sub.C:
+		case <-timer.C:
+		}
+		timer.Stop()
+		rearm, ok := x.drain(ctx)
+		if !ok {
+			return
+		}
+		switch rearm {
+		case rearmNone:
+			backoff = 0
+			lastPoll = time.Now()
+		case rearmCatchUp:
+			backoff = 0
+			lastPoll = time.Now()
+			timer.Reset(x.cfg.CatchUpDelay)
+		case rearmError:
+			if backoff == 0 {
+				backoff = x.cfg.BackoffMin
+			} else {
+				backoff = min(2*backoff, x.cfg.BackoffMax)
+			}
+			timer.Reset(backoff)
+		}
+	}
+}
+
+type rearm int
+
+const (
+	rearmNone rearm = iota
+	rearmCatchUp
+	rearmError
+)
+
+// drain pulls pages until a short page (disarm) or MaxPagesPerWake full pages (re-arm shortly).
+func (x *stream) drain(ctx context.Context) (rearm, bool) {
+	for pages := 0; ; {
+		evs, tooOld, err := x.page(ctx)
+		if err != nil {
+			x.log.Warn("sse drain query failed", "tenant_id", x.st.TenantID, "cursor", x.cursor, "err", err)
+			return rearmError, true
+		}
+		if tooOld {
+			x.cursor = x.swept
+			return rearmCatchUp, x.reset(ctx, x.swept, ReasonSeqTooOld)
+		}
+		if !x.sendEvents(ctx, evs) {
+			return rearmNone, false
+		}
+		if len(evs) < x.cfg.PageSize || x.cfg.SinglePageReplay {
+			return rearmNone, true
+		}
+		if pages++; pages >= x.cfg.MaxPagesPerWake {
+			return rearmCatchUp, true
+		}
+	}
+}

@@ -1,0 +1,175 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"strings"
+	"time"
+)
+
+// TenantStore is one tenant's view of its tenant DB: every query is scoped by tenant_id, in a dedicated
+// DB as in a shared one.
+type TenantStore struct {
+	DB       *sql.DB
+	TenantID string
+	PoolID   string
+	Shared   bool
+	// LeakAcrossTenants drops the tenant_id filter from event reads (the cross-tenant-leak seeded
+	// defect). Never set it outside a defect run.
+	LeakAcrossTenants bool
+}
+
+// Event is one row of fs_events.
+type Event struct {
+	Seq       int64
+	Path      string
+	Op        string
+	Actor     string
+	CreatedAt time.Time
+}
+
+// InsertEvent writes ev and returns its seq. With ordered set, the insert first locks the tenant's
+// fs_event_seq_lock row in the same transaction, so the AUTO_INCREMENT seq is taken only after the
+// tenant's previous event committed: a tenant's events commit in seq order, and a reader at
+// seq > cursor can never pass a lower seq that commits later. Without ordered (the late-commit-skip
+// defect) two inserts of one tenant may commit out of seq order.
+func (s *TenantStore) InsertEvent(ctx context.Context, ev Event, ordered bool) (int64, error) {
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, err
+	}
+	seq, err := InsertEventTx(ctx, tx, s.TenantID, ev, ordered)
+	if err != nil {
+		_ = tx.Rollback()
+		return 0, err
+	}
+	return seq, tx.Commit()
+}
+
+// InsertEventTx runs the statements of InsertEvent inside tx (the caller commits). Tests use it to
+// hold one insert's transaction open while another commits.
+func InsertEventTx(ctx context.Context, tx *sql.Tx, tenantID string, ev Event, ordered bool) (int64, error) {
+	if ordered {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO fs_event_seq_lock (tenant_id, n) VALUES (?, 1) ON DUPLICATE KEY UPDATE n = n + 1`, tenantID); err != nil {
+			return 0, err
+		}
+	}
+	res, err := tx.ExecContext(ctx, `INSERT INTO fs_events (tenant_id, path, op, actor, created_at) VALUES (?, ?, ?, ?, ?)`,
+		tenantID, ev.Path, ev.Op, ev.Actor, ev.CreatedAt.UTC())
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// EventsSince returns up to limit events with seq > since in seq order.
+func (s *TenantStore) EventsSince(ctx context.Context, since int64, limit int) ([]Event, error) {
+	q := `SELECT seq, path, op, actor, created_at FROM fs_events WHERE tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?`
+	args := []any{s.TenantID, since, limit}
+	if s.LeakAcrossTenants {
+		q = `SELECT seq, path, op, actor, created_at FROM fs_events WHERE seq > ? ORDER BY seq LIMIT ?`
+		args = args[1:]
+	}
+	rows, err := s.DB.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make([]Event, 0, 16)
+	for rows.Next() {
+		var e Event
+		if err := rows.Scan(&e.Seq, &e.Path, &e.Op, &e.Actor, &e.CreatedAt); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// Bounds returns the tenant's newest seq (0 when it has none) and the highest seq a sweep has
+// deleted for it (its own mark or, in a shared DB, the pool-wide mark).
+func (s *TenantStore) Bounds(ctx context.Context) (head, swept int64, err error) {
+	var h sql.NullInt64
+	if err := s.DB.QueryRowContext(ctx, `SELECT MAX(seq) FROM fs_events WHERE tenant_id = ?`, s.TenantID).Scan(&h); err != nil {
+		return 0, 0, err
+	}
+	var m sql.NullInt64
+	if err := s.DB.QueryRowContext(ctx, `SELECT MAX(swept_through) FROM fs_events_sweep_mark WHERE tenant_id IN (?, '')`, s.TenantID).Scan(&m); err != nil {
+		return 0, 0, err
+	}
+	return h.Int64, m.Int64, nil
+}
+
+// SweepResult says what one sweep did.
+type SweepResult struct {
+	Deleted int64
+	Batches int
+	Done    bool // no rows older than the cutoff remain (within the batch cap)
+}
+
+// Sweep deletes this tenant's events created before cutoff in batches of batch rows, at most
+// maxBatches statements; the remainder waits for the next sweep. Before each batch it raises the
+// sweep mark to the batch's highest seq, so a reader can never miss that rows are gone.
+func (s *TenantStore) Sweep(ctx context.Context, cutoff time.Time, batch, maxBatches int) (SweepResult, error) {
+	return sweep(ctx, s.DB, s.TenantID, cutoff, batch, maxBatches)
+}
+
+// SweepShared deletes events of every tenant in a shared DB created before cutoff (the shared-pool
+// sweep), marking the pool-wide sweep mark (tenant_id ”).
+func SweepShared(ctx context.Context, db *sql.DB, cutoff time.Time, batch, maxBatches int) (SweepResult, error) {
+	return sweep(ctx, db, "", cutoff, batch, maxBatches)
+}
+
+func sweep(ctx context.Context, db *sql.DB, tenantID string, cutoff time.Time, batch, maxBatches int) (SweepResult, error) {
+	var r SweepResult
+	cutoff = cutoff.UTC()
+	where, args := `created_at < ?`, []any{cutoff}
+	if tenantID != "" {
+		where, args = `tenant_id = ? AND created_at < ?`, []any{tenantID, cutoff}
+	}
+	for r.Batches < maxBatches {
+		var top sql.NullInt64
+		q := `SELECT MAX(seq) FROM (SELECT seq FROM fs_events WHERE ` + where + ` ORDER BY seq LIMIT ?) b`
+		if err := db.QueryRowContext(ctx, q, append(args, batch)...).Scan(&top); err != nil {
+			return r, errorf("sweep select", err)
+		}
+		if !top.Valid {
+			r.Done = true
+			return r, nil
+		}
+		if _, err := db.ExecContext(ctx, `INSERT INTO fs_events_sweep_mark (tenant_id, swept_through) VALUES (?, ?)
+			ON DUPLICATE KEY UPDATE swept_through = GREATEST(swept_through, VALUES(swept_through))`, tenantID, top.Int64); err != nil {
+			return r, errorf("sweep mark", err)
+		}
+		res, err := db.ExecContext(ctx, `DELETE FROM fs_events WHERE `+where+` AND seq <= ? ORDER BY seq LIMIT ?`, append(args, top.Int64, batch)...)
+		if err != nil {
+			return r, errorf("sweep delete", err)
+		}
+		n, _ := res.RowsAffected()
+		r.Deleted += n
+		r.Batches++
+		if n < int64(batch) {
+			r.Done = true
+			return r, nil
+		}
+	}
+	return r, nil
+}
+
+// EstimateRows returns the server's estimate of the fs_events row count (information_schema,
+// never COUNT(*): a hot tenant's table can hold millions of rows).
+func EstimateRows(ctx context.Context, db *sql.DB) (int64, error) {
+	var n sql.NullInt64
+	err := db.QueryRowContext(ctx, `SELECT TABLE_ROWS FROM information_schema.TABLES WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = 'fs_events'`).Scan(&n)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return n.Int64, err
+}
+
+// IsClosed reports whether err means the *sql.DB was closed under the caller (the pool idle-closed
+// its backend): the caller should re-resolve the store and retry once.
+func IsClosed(err error) bool {
+	return err != nil && (errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "database is closed"))
+}

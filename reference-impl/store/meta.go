@@ -1,0 +1,310 @@
+package store
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// ErrNotFound means the tenant or key does not exist (or is no longer active).
+var ErrNotFound = errors.New("not found")
+
+// ErrPoolTaken means a dedicated pool already holds a tenant.
+var ErrPoolTaken = errors.New("dedicated pool already holds a tenant")
+
+// Tenant is one provisioned tenant.
+type Tenant struct {
+	ID     string
+	PoolID string
+	Status string
+}
+
+// Meta is the meta DB: tenants, keys and the signal plane. Its methods never touch a tenant DB.
+type Meta struct {
+	DB *sql.DB
+}
+
+// HashKey is how an API key is stored: hex SHA-256 (keys are 256-bit random, so no salt is needed).
+func HashKey(key string) string {
+	h := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(h[:])
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// CreateTenant provisions a tenant in poolID and returns it with its API key (shown once, stored
+// hashed). When dedicated is true the pool is claimed first, so two pods cannot put two tenants in
+// one dedicated pool.
+func (m *Meta) CreateTenant(ctx context.Context, poolID string, dedicated bool) (Tenant, string, error) {
+	t := Tenant{ID: "t" + randomHex(8), PoolID: poolID, Status: "active"}
+	key := "k" + randomHex(32)
+	tx, err := m.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return Tenant{}, "", err
+	}
+	defer tx.Rollback()
+	if dedicated {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO dedicated_pool_claims (pool_id, tenant_id) VALUES (?, ?)`, poolID, t.ID); err != nil {
+			if isDuplicate(err) {
+				return Tenant{}, "", ErrPoolTaken
+			}
+			return Tenant{}, "", err
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO tenants (tenant_id, api_key_hash, pool_id, status, created_at) VALUES (?, ?, ?, 'active', ?)`,
+		t.ID, HashKey(key), poolID, time.Now().UTC()); err != nil {
+		return Tenant{}, "", err
+	}
+	return t, key, tx.Commit()
+}
+
+// TenantByKey returns the active tenant whose key hashes to keyHash, or ErrNotFound.
+func (m *Meta) TenantByKey(ctx context.Context, keyHash string) (Tenant, error) {
+	var t Tenant
+	err := m.DB.QueryRowContext(ctx, `SELECT tenant_id, pool_id, status FROM tenants WHERE api_key_hash = ? AND status = 'active'`, keyHash).
+		Scan(&t.ID, &t.PoolID, &t.Status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Tenant{}, ErrNotFound
+	}
+	return t, err
+}
+
+// Tenant returns the active tenant id, or ErrNotFound when it was deleted or never existed.
+func (m *Meta) Tenant(ctx context.Context, id string) (Tenant, error) {
+	var t Tenant
+	err := m.DB.QueryRowContext(ctx, `SELECT tenant_id, pool_id, status FROM tenants WHERE tenant_id = ? AND status = 'active'`, id).
+		Scan(&t.ID, &t.PoolID, &t.Status)
+	if errors.Is(err, sql.ErrNoRows) {
+		return Tenant{}, ErrNotFound
+	}
+	return t, err
+}
+
+// DeleteTenant marks a tenant deleted: its key stops working and its buffered events are dropped
+// as tenant_gone. Rows stay (no cold-DB access).
+func (m *Meta) DeleteTenant(ctx context.Context, id string) error {
+	_, err := m.DB.ExecContext(ctx, `UPDATE tenants SET status = 'deleted' WHERE tenant_id = ?`, id)
+	return err
+}
+
+// TenantsInPool returns how many tenants were provisioned in poolID.
+func (m *Meta) TenantsInPool(ctx context.Context, poolID string) (int, error) {
+	var n int
+	err := m.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM tenants WHERE pool_id = ?`, poolID).Scan(&n)
+	return n, err
+}
+
+// ActiveTenants returns every active tenant (for the seeded cold-DB sweeper defect only).
+func (m *Meta) ActiveTenants(ctx context.Context) ([]Tenant, error) {
+	rows, err := m.DB.QueryContext(ctx, `SELECT tenant_id, pool_id, status FROM tenants WHERE status = 'active'`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Tenant
+	for rows.Next() {
+		var t Tenant
+		if err := rows.Scan(&t.ID, &t.PoolID, &t.Status); err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// InsertNotify writes one outbox row per tenant in a single statement: the cross-pod wake-up hint.
+func (m *Meta) InsertNotify(ctx context.Context, tenants []string) error {
+	if len(tenants) == 0 {
+		return nil
+	}
+	now := time.Now().UTC()
+	var b strings.Builder
+	b.WriteString(`INSERT INTO tenant_notify_outbox (tenant_id, work, created_at) VALUES `)
+	args := make([]any, 0, 2*len(tenants))
+	for i, t := range tenants {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("(?, 'sse', ?)")
+		args = append(args, t, now)
+	}
+	_, err := m.DB.ExecContext(ctx, b.String(), args...)
+	return err
+}
+
+// OutboxRow is one wake-up hint.
+type OutboxRow struct {
+	ID       int64
+	TenantID string
+}
+
+// OutboxSince returns up to limit outbox rows with id > after, in id order.
+func (m *Meta) OutboxSince(ctx context.Context, after int64, limit int) ([]OutboxRow, error) {
+	rows, err := m.DB.QueryContext(ctx, `SELECT id, tenant_id FROM tenant_notify_outbox WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []OutboxRow
+	for rows.Next() {
+		var r OutboxRow
+		if err := rows.Scan(&r.ID, &r.TenantID); err != nil {
+			return nil, err
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// OutboxHead returns the highest outbox id (0 when empty): where a new pod starts reading.
+func (m *Meta) OutboxHead(ctx context.Context) (int64, error) {
+	var id sql.NullInt64
+	err := m.DB.QueryRowContext(ctx, `SELECT MAX(id) FROM tenant_notify_outbox`).Scan(&id)
+	return id.Int64, err
+}
+
+// OutboxOldestAge returns the age of the oldest outbox row (0 when empty).
+func (m *Meta) OutboxOldestAge(ctx context.Context) (time.Duration, error) {
+	var ts sql.NullTime
+	if err := m.DB.QueryRowContext(ctx, `SELECT MIN(created_at) FROM tenant_notify_outbox`).Scan(&ts); err != nil {
+		return 0, err
+	}
+	if !ts.Valid {
+		return 0, nil
+	}
+	return time.Since(ts.Time), nil
+}
+
+// Cursor returns podID's outbox cursor, ok=false when it has none.
+func (m *Meta) Cursor(ctx context.Context, podID string) (int64, bool, error) {
+	var id int64
+	err := m.DB.QueryRowContext(ctx, `SELECT last_id FROM tenant_outbox_cursor WHERE pod_id = ?`, podID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return id, err == nil, err
+}
+
+// UpsertCursor records podID's outbox position and refreshes updated_at even when the position
+// did not move: the freshness is what the prune gate's age bound reads.
+func (m *Meta) UpsertCursor(ctx context.Context, podID string, lastID int64) error {
+	_, err := m.DB.ExecContext(ctx, `INSERT INTO tenant_outbox_cursor (pod_id, last_id, updated_at) VALUES (?, ?, ?)
+		ON DUPLICATE KEY UPDATE last_id = VALUES(last_id), updated_at = VALUES(updated_at)`, podID, lastID, time.Now().UTC())
+	return err
+}
+
+// PruneOutbox deletes up to limit outbox rows older than retention whose id is at or below the
+// prune floor: MIN(last_id) over cursors, counting only cursors refreshed within maxCursorAge when
+// maxCursorAge > 0 (a stalled pod cannot pin the outbox). It returns the rows deleted.
+func (m *Meta) PruneOutbox(ctx context.Context, retention, maxCursorAge time.Duration, limit int) (int64, error) {
+	now := time.Now().UTC()
+	var floor sql.NullInt64
+	var err error
+	if maxCursorAge > 0 {
+		err = m.DB.QueryRowContext(ctx, `SELECT MIN(last_id) FROM tenant_outbox_cursor WHERE updated_at >= ?`, now.Add(-maxCursorAge)).Scan(&floor)
+	} else {
+		err = m.DB.QueryRowContext(ctx, `SELECT MIN(last_id) FROM tenant_outbox_cursor`).Scan(&floor)
+	}
+	if err != nil || !floor.Valid {
+		return 0, err
+	}
+	res, err := m.DB.ExecContext(ctx, `DELETE FROM tenant_notify_outbox WHERE id <= ? AND created_at < ? ORDER BY id LIMIT ?`,
+		floor.Int64, now.Add(-retention), limit)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// Heartbeat registers podID or refreshes its heartbeat.
+func (m *Meta) Heartbeat(ctx context.Context, podID string) error {
+	now := time.Now().UTC()
+	_, err := m.DB.ExecContext(ctx, `INSERT INTO pods (pod_id, started_at, heartbeat_at) VALUES (?, ?, ?)
+		ON DUPLICATE KEY UPDATE heartbeat_at = VALUES(heartbeat_at)`, podID, now, now)
+	return err
+}
+
+// RemovePod deletes podID and its outbox cursor (graceful shutdown).
+func (m *Meta) RemovePod(ctx context.Context, podID string) error {
+	if _, err := m.DB.ExecContext(ctx, `DELETE FROM tenant_outbox_cursor WHERE pod_id = ?`, podID); err != nil {
+		return err
+	}
+	_, err := m.DB.ExecContext(ctx, `DELETE FROM pods WHERE pod_id = ?`, podID)
+	return err
+}
+
+// SweepStalePods deletes pods whose heartbeat is older than staleAfter together with their outbox
+// cursor rows (a dead pod must not hold the prune floor), and returns the pod ids removed.
+func (m *Meta) SweepStalePods(ctx context.Context, staleAfter time.Duration) ([]string, error) {
+	cutoff := time.Now().UTC().Add(-staleAfter)
+	rows, err := m.DB.QueryContext(ctx, `SELECT pod_id FROM pods WHERE heartbeat_at < ?`, cutoff)
+	if err != nil {
+		return nil, err
+	}
+	var stale []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		stale = append(stale, id)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for _, id := range stale {
+		if _, err := m.DB.ExecContext(ctx, `DELETE FROM tenant_outbox_cursor WHERE pod_id = ?`, id); err != nil {
+			return nil, err
+		}
+		if _, err := m.DB.ExecContext(ctx, `DELETE FROM pods WHERE pod_id = ? AND heartbeat_at < ?`, id, cutoff); err != nil {
+			return nil, err
+		}
+	}
+	return stale, nil
+}
+
+// ClaimMaintenance claims the cluster-wide maintenance run name if its last run is older than
+// interval, and reports whether this caller won the claim.
+func (m *Meta) ClaimMaintenance(ctx context.Context, name string, interval time.Duration) (bool, error) {
+	now := time.Now().UTC()
+	res, err := m.DB.ExecContext(ctx, `UPDATE shared_maintenance_state SET last_run_at = ? WHERE name = ? AND last_run_at < ?`,
+		now, name, now.Add(-interval))
+	if err != nil {
+		return false, err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return true, nil
+	}
+	_, err = m.DB.ExecContext(ctx, `INSERT INTO shared_maintenance_state (name, last_run_at) VALUES (?, ?)`, name, now)
+	if isDuplicate(err) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
+func isDuplicate(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1062
+}
+
+// errorf wraps err with what was being done.
+func errorf(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
+}

@@ -1,0 +1,203 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// Pool roles.
+const (
+	RoleDedicated = "dedicated"
+	RoleShared    = "shared"
+)
+
+// PoolSpec is one tenant DB as the pools file names it.
+type PoolSpec struct {
+	ID   string `json:"id"`
+	Role string `json:"role"`
+	DSN  string `json:"dsn"`
+}
+
+type poolsFile struct {
+	Pools []PoolSpec `json:"pools"`
+}
+
+// LoadPools reads a pools file ({"pools":[{"id","role","dsn"}]}) and checks every entry, naming
+// the file and the entry it rejects.
+func LoadPools(path string) ([]PoolSpec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var f poolsFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := CheckPools(f.Pools); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f.Pools, nil
+}
+
+// CheckPools validates specs: ids unique and non-empty, role dedicated|shared, DSN parseable.
+func CheckPools(specs []PoolSpec) error {
+	if len(specs) == 0 {
+		return fmt.Errorf("pools: at least one pool is required")
+	}
+	seen := map[string]bool{}
+	for i, p := range specs {
+		if p.ID == "" || len(p.ID) > 64 {
+			return fmt.Errorf("pools[%d].id: must be 1-64 characters, got %q", i, p.ID)
+		}
+		if seen[p.ID] {
+			return fmt.Errorf("pools[%d].id: duplicate %q", i, p.ID)
+		}
+		seen[p.ID] = true
+		if p.Role != RoleDedicated && p.Role != RoleShared {
+			return fmt.Errorf("pools[%d].role: %q (allowed: dedicated, shared)", i, p.Role)
+		}
+		if _, err := mysql.ParseDSN(p.DSN); err != nil {
+			return fmt.Errorf("pools[%d].dsn: %v", i, err)
+		}
+	}
+	return nil
+}
+
+// PoolOptions tune the connection pools of tenant DBs.
+type PoolOptions struct {
+	MaxOpen     int           // per tenant DB (0: 32)
+	ConnMaxIdle time.Duration // idle connection lifetime (0: 5m)
+	IdleClose   time.Duration // close a tenant DB handle unused this long (0: never)
+}
+
+// Pools opens tenant DBs on demand and may close idle ones; a closed handle is reopened by the
+// next Acquire (that is the "store re-resolution" the retry buffer relies on).
+type Pools struct {
+	opts  PoolOptions
+	specs map[string]PoolSpec
+	order []PoolSpec
+
+	mu  sync.Mutex
+	dbs map[string]*poolDB
+}
+
+type poolDB struct {
+	db       *sql.DB
+	lastUsed time.Time
+}
+
+// NewPools returns a Pools over specs (already checked).
+func NewPools(specs []PoolSpec, opts PoolOptions) *Pools {
+	if opts.MaxOpen == 0 {
+		opts.MaxOpen = 32
+	}
+	if opts.ConnMaxIdle == 0 {
+		opts.ConnMaxIdle = 5 * time.Minute
+	}
+	p := &Pools{opts: opts, specs: map[string]PoolSpec{}, dbs: map[string]*poolDB{}, order: specs}
+	for _, s := range specs {
+		p.specs[s.ID] = s
+	}
+	return p
+}
+
+// Specs returns the pools in file order.
+func (p *Pools) Specs() []PoolSpec { return p.order }
+
+// Spec returns pool id's spec.
+func (p *Pools) Spec(id string) (PoolSpec, bool) {
+	s, ok := p.specs[id]
+	return s, ok
+}
+
+// MigrateAll opens every pool once at start and creates its schema (idempotent).
+func (p *Pools) MigrateAll(ctx context.Context) error {
+	for _, s := range p.order {
+		db, err := p.Acquire(ctx, s.ID)
+		if err != nil {
+			return fmt.Errorf("pool %s: %w", s.ID, err)
+		}
+		if err := MigrateTenant(ctx, db); err != nil {
+			return fmt.Errorf("pool %s: %w", s.ID, err)
+		}
+	}
+	return nil
+}
+
+// Acquire returns pool id's open handle, opening it if it is not open.
+func (p *Pools) Acquire(ctx context.Context, id string) (*sql.DB, error) {
+	spec, ok := p.specs[id]
+	if !ok {
+		return nil, fmt.Errorf("unknown pool %q", id)
+	}
+	p.mu.Lock()
+	if d := p.dbs[id]; d != nil {
+		d.lastUsed = time.Now()
+		p.mu.Unlock()
+		return d.db, nil
+	}
+	p.mu.Unlock()
+	db, err := OpenDB(ctx, spec.DSN)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(p.opts.MaxOpen)
+	db.SetMaxIdleConns(p.opts.MaxOpen)
+	db.SetConnMaxIdleTime(p.opts.ConnMaxIdle)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if d := p.dbs[id]; d != nil { // lost a race: keep the first
+		db.Close()
+		d.lastUsed = time.Now()
+		return d.db, nil
+	}
+	p.dbs[id] = &poolDB{db: db, lastUsed: time.Now()}
+	return db, nil
+}
+
+// ClosePool closes pool id's handle (as the idle closer would); the next Acquire reopens it.
+func (p *Pools) ClosePool(id string) {
+	p.mu.Lock()
+	d := p.dbs[id]
+	delete(p.dbs, id)
+	p.mu.Unlock()
+	if d != nil {
+		d.db.Close()
+	}
+}
+
+// CloseIdle closes handles unused for the configured IdleClose.
+func (p *Pools) CloseIdle() {
+	if p.opts.IdleClose <= 0 {
+		return
+	}
+	var idle []string
+	p.mu.Lock()
+	for id, d := range p.dbs {
+		if time.Since(d.lastUsed) > p.opts.IdleClose {
+			idle = append(idle, id)
+		}
+	}
+	p.mu.Unlock()
+	for _, id := range idle {
+		p.ClosePool(id)
+	}
+}
+
+// Close closes every handle.
+func (p *Pools) Close() {
+	p.mu.Lock()
+	dbs := p.dbs
+	p.dbs = map[string]*poolDB{}
+	p.mu.Unlock()
+	for _, d := range dbs {
+		d.db.Close()
+	}
+}

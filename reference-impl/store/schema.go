@@ -1,0 +1,162 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// metaSchema is the meta DB: tenants and their hashed keys, dedicated-pool claims, the signal plane
+// (outbox, per-pod cursors, pod registry) and the shared-pool maintenance claims. Only portable
+// MySQL 8 / MariaDB / TiDB DDL: CREATE TABLE IF NOT EXISTS, no engine- or vendor-specific options.
+var metaSchema = []string{
+	`CREATE TABLE IF NOT EXISTS tenants (
+		tenant_id VARCHAR(64) NOT NULL PRIMARY KEY,
+		api_key_hash CHAR(64) NOT NULL,
+		pool_id VARCHAR(64) NOT NULL,
+		status VARCHAR(16) NOT NULL,
+		created_at DATETIME(6) NOT NULL,
+		UNIQUE KEY uk_tenants_key (api_key_hash)
+	)`,
+	`CREATE TABLE IF NOT EXISTS dedicated_pool_claims (
+		pool_id VARCHAR(64) NOT NULL PRIMARY KEY,
+		tenant_id VARCHAR(64) NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS tenant_notify_outbox (
+		id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+		tenant_id VARCHAR(64) NOT NULL,
+		work VARCHAR(16) NOT NULL,
+		created_at DATETIME(6) NOT NULL,
+		KEY idx_outbox_created (created_at)
+	)`,
+	`CREATE TABLE IF NOT EXISTS tenant_outbox_cursor (
+		pod_id VARCHAR(64) NOT NULL PRIMARY KEY,
+		last_id BIGINT NOT NULL,
+		updated_at DATETIME(6) NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS pods (
+		pod_id VARCHAR(64) NOT NULL PRIMARY KEY,
+		started_at DATETIME(6) NOT NULL,
+		heartbeat_at DATETIME(6) NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS shared_maintenance_state (
+		name VARCHAR(128) NOT NULL PRIMARY KEY,
+		last_run_at DATETIME(6) NOT NULL
+	)`,
+}
+
+// tenantSchema is the same in a dedicated and a shared tenant DB: every row is keyed by tenant_id.
+// fs_event_seq_lock is the per-tenant row an event insert locks before it takes its AUTO_INCREMENT
+// seq, so a tenant's events commit in seq order (see InsertEvent). fs_events_sweep_mark remembers the
+// highest seq a sweep deleted, which is what makes seq_too_old exact even though seq has holes.
+var tenantSchema = []string{
+	`CREATE TABLE IF NOT EXISTS fs_events (
+		seq BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+		tenant_id VARCHAR(64) NOT NULL,
+		path VARCHAR(1024) NOT NULL,
+		op VARCHAR(32) NOT NULL,
+		actor VARCHAR(64) NOT NULL DEFAULT '',
+		created_at DATETIME(6) NOT NULL,
+		KEY idx_fs_events_tenant_seq (tenant_id, seq),
+		KEY idx_fs_events_created (created_at)
+	)`,
+	`CREATE TABLE IF NOT EXISTS fs_event_seq_lock (
+		tenant_id VARCHAR(64) NOT NULL PRIMARY KEY,
+		n BIGINT NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS fs_events_sweep_mark (
+		tenant_id VARCHAR(64) NOT NULL PRIMARY KEY,
+		swept_through BIGINT NOT NULL
+	)`,
+	`CREATE TABLE IF NOT EXISTS files (
+		tenant_id VARCHAR(64) NOT NULL,
+		path VARBINARY(1024) NOT NULL,
+		is_dir TINYINT NOT NULL,
+		mode INT NOT NULL,
+		revision BIGINT NOT NULL,
+		content MEDIUMBLOB,
+		updated_at DATETIME(6) NOT NULL,
+		PRIMARY KEY (tenant_id, path)
+	)`,
+}
+
+// MigrateMeta creates the meta schema if it is missing; it is idempotent.
+func MigrateMeta(ctx context.Context, db *sql.DB) error { return migrate(ctx, db, metaSchema) }
+
+// MigrateTenant creates the tenant schema if it is missing; it is idempotent.
+func MigrateTenant(ctx context.Context, db *sql.DB) error { return migrate(ctx, db, tenantSchema) }
+
+func migrate(ctx context.Context, db *sql.DB, stmts []string) error {
+	for _, s := range stmts {
+		if _, err := db.ExecContext(ctx, s); err != nil {
+			return fmt.Errorf("schema: %w", err)
+		}
+	}
+	return nil
+}
+
+// OpenDB opens dsn, creating its database first when the server says it does not exist, and
+// checks it with a ping. The DSN names the database; its other settings are kept.
+func OpenDB(ctx context.Context, dsn string) (*sql.DB, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("bad DSN %q: %w", redact(dsn), err)
+	}
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		return nil, err
+	}
+	err = db.PingContext(ctx)
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == 1049 && cfg.DBName != "" { // ER_BAD_DB_ERROR
+		if cerr := createDatabase(ctx, cfg); cerr != nil {
+			db.Close()
+			return nil, cerr
+		}
+		err = db.PingContext(ctx)
+	}
+	if err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect %s: %w", redact(dsn), err)
+	}
+	return db, nil
+}
+
+func createDatabase(ctx context.Context, cfg *mysql.Config) error {
+	name := cfg.DBName
+	c := cfg.Clone()
+	c.DBName = ""
+	db, err := sql.Open("mysql", c.FormatDSN())
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if _, err := db.ExecContext(ctx, "CREATE DATABASE IF NOT EXISTS `"+escapeIdent(name)+"`"); err != nil {
+		return fmt.Errorf("create database %s: %w", name, err)
+	}
+	return nil
+}
+
+func escapeIdent(s string) string {
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		if s[i] == '`' {
+			out = append(out, '`')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+// redact hides a DSN's password in messages.
+func redact(dsn string) string {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil || cfg.Passwd == "" {
+		return dsn
+	}
+	cfg.Passwd = "xxx"
+	return cfg.FormatDSN()
+}

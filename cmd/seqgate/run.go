@@ -1,14 +1,159 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/seqgate/seqgate/harness/run"
+	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/verifier"
+	"github.com/seqgate/seqgate/verifier/ledger"
 )
 
-// TODO(placeholder): replaced by the real command.
+type runFlags struct {
+	out       string
+	dsn       string
+	infra     string
+	eventlogd string
+	target    string
+	apiKey    string
+	junit     string
+}
+
 func newRunCmd() *cobra.Command {
-	return &cobra.Command{Use: "run", Short: "(not built yet)", RunE: func(*cobra.Command, []string) error {
-		return errors.New("run: not built yet")
-	}}
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run SCENARIO",
+		Short: "Run one scenario end to end (DB, proxies, pods, load, consumers, faults, audit) and verify its ledger",
+		Long: `run brings up a private MySQL-compatible server (or uses --dsn), one toxiproxy proxy per database,
+the scenario's eventlogd pods, consumers and open-model load; injects the scenario's faults; drains,
+audits the DB, writes the ledger and verifies it. Everything goes to the run directory
+(runs/<scenario>-<time>/ unless --out): ledger.jsonl.gz, summary.json, run.log, pods/*.log,
+scenario.yaml (resolved), schedule.json, pools.json.
+
+Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could not complete
+(bad scenario, infrastructure error, Ctrl-C). See docs/run.md.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.out, "out", "", "run directory (default runs/<scenario>-<UTC time>)")
+	fl.StringVar(&f.dsn, "dsn", "", "use this existing MySQL-compatible server (go-sql-driver DSN, e.g. 'root:pw@tcp(127.0.0.1:3306)/') instead of a private one")
+	fl.StringVar(&f.infra, "infra", "private", "where the DB server comes from when --dsn is not given: private (mariadbd/mysqld on PATH) or docker")
+	fl.StringVar(&f.eventlogd, "eventlogd", "", "eventlogd binary (default: next to seqgate, else on PATH, else go build ./cmd/eventlogd)")
+	fl.StringVar(&f.target, "target", "", "run against this external drive9-compatible base URL instead of eventlogd pods")
+	fl.StringVar(&f.apiKey, "api-key", "", "with --target: the API key of the one tenant to use (default: provision each tenant)")
+	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML (one testcase per check) to PATH")
+	return cmd
+}
+
+func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFlags) error {
+	sc, err := scenario.ReadFile(path)
+	if err != nil {
+		return &exitError{exitUnusable, err}
+	}
+	if f.apiKey != "" && f.target == "" {
+		return &exitError{exitUnusable, errors.New("--api-key needs --target")}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	dir := f.out
+	if dir == "" {
+		dir = filepath.Join("runs", fmt.Sprintf("%s-%s", sc.Name, time.Now().UTC().Format("20060102T150405")))
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return &exitError{exitUnusable, err}
+	}
+	opts := run.Options{Scenario: sc, Dir: dir, DSN: f.dsn, Infra: f.infra, Target: f.target, APIKey: f.apiKey,
+		Log: stderr, Progress: stderr, Terminal: isTerminal(stderr)}
+	if f.target == "" {
+		bin, how, err := run.FindEventlogd(ctx, f.eventlogd, dir)
+		if err != nil {
+			return &exitError{exitUnusable, err}
+		}
+		fmt.Fprintf(stderr, "seqgate: eventlogd %s (%s)\n", bin, how)
+		opts.Eventlogd = bin
+	}
+	res, err := run.Run(ctx, opts)
+	if err != nil {
+		return &exitError{exitUnusable, fmt.Errorf("run %s: %w (run directory %s)", sc.Name, err, dir)}
+	}
+	s, err := verifyRun(res, f)
+	if err != nil {
+		return &exitError{exitUnusable, err}
+	}
+	if err := verifier.WriteText(stdout, s); err != nil {
+		return &exitError{exitUnusable, err}
+	}
+	fmt.Fprintf(stdout, "run %s: offered %.1f/s, acked %.1f/s (%d acked, %d dropped by the open model), %d events delivered, wall %s, directory %s\n",
+		res.RunID, float64(res.Offered)/res.LoadSeconds, float64(res.Acked)/res.LoadSeconds, res.Acked, res.Dropped, res.Events,
+		res.Wall.Round(100*time.Millisecond), res.Dir)
+	switch {
+	case res.Interrupted:
+		return &exitError{exitUnusable, errors.New("interrupted: the ledger is complete up to the interruption and marked so (end.reason)")}
+	case res.FaultErr != nil && s.Verdict == verifier.VerdictPass:
+		return &exitError{exitInconclusive, fmt.Errorf("a fault could not be injected or healed, so a pass proves nothing: %w", res.FaultErr)}
+	}
+	if code := verifier.ExitCode(s); code != exitPass {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// verifyRun judges the ledger the run wrote and saves summary.json (and JUnit) next to it.
+func verifyRun(res *run.Result, f runFlags) (*verifier.Summary, error) {
+	r, err := ledger.Open(res.Ledger)
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	s, err := verifier.Verify(r, verifier.Options{})
+	if err != nil {
+		return nil, fmt.Errorf("verify %s: %w", res.Ledger, err)
+	}
+	if err := writeFile(filepath.Join(res.Dir, "summary.json"), s, verifier.WriteJSON); err != nil {
+		return nil, err
+	}
+	if f.junit != "" {
+		if err := writeFile(f.junit, s, verifier.WriteJUnit); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func writeFile(path string, s *verifier.Summary, write func(io.Writer, *verifier.Summary) error) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(fh, s); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}
+
+// isTerminal reports whether w is a character device (a live terminal gets the one-line display).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }

@@ -63,6 +63,7 @@ type Consumer struct {
 	heartbeats atomic.Int64
 	events     atomic.Int64
 	resets     atomic.Int64
+	frames     atomic.Int64
 
 	mu         sync.Mutex
 	cancelConn context.CancelFunc
@@ -101,6 +102,12 @@ func (c *Consumer) Cursor() int64 { return c.cursor.Load() }
 
 // Events returns how many file_changed events were delivered.
 func (c *Consumer) Events() int64 { return c.events.Load() }
+
+// Frames returns how many frames (of any type) were received.
+func (c *Consumer) Frames() int64 { return c.frames.Load() }
+
+// Durable reports whether the consumer keeps a durable cursor.
+func (c *Consumer) Durable() bool { return c.cfg.Durable }
 
 // Heartbeats returns how many heartbeats were received (they are not ledger records).
 func (c *Consumer) Heartbeats() int64 { return c.heartbeats.Load() }
@@ -305,6 +312,7 @@ func (c *Consumer) handle(ev sse.Event, conn, pod string, firstFrame bool) bool 
 	}
 	seq := *f.Seq
 	t := c.now()
+	c.frames.Add(1)
 	switch ev.Type {
 	case "file_changed":
 		c.events.Add(1)

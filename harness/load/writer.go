@@ -83,6 +83,9 @@ func NewDriver(cfg Config) *Driver {
 	return &Driver{cfg: cfg, files: map[string][]string{}}
 }
 
+// RunPrefix returns the path prefix of every mutation of the run: /<prefix>/<run_id>/.
+func (d *Driver) RunPrefix() string { return "/" + d.cfg.Prefix + "/" + d.cfg.RunID + "/" }
+
 // Path returns the unique path of mutation mid of tenant: /<prefix>/<run_id>/<tenant>/<mid>.
 func (d *Driver) Path(tenant, mid string) string {
 	return "/" + d.cfg.Prefix + "/" + d.cfg.RunID + "/" + tenant + "/" + mid

@@ -1,0 +1,81 @@
+package run
+
+import (
+	"fmt"
+
+	toxiproxy "github.com/Shopify/toxiproxy/v2"
+
+	"github.com/seqgate/seqgate/faults"
+	"github.com/seqgate/seqgate/harness/consumer"
+	"github.com/seqgate/seqgate/harness/pods"
+	"github.com/seqgate/seqgate/harness/proxy"
+)
+
+// env is the harness's side of faults.Env: the run's tenants, proxies, pods and consumers by name.
+type env struct {
+	tenants   []string
+	pool      map[string]string // tenant -> pool (proxy name)
+	proxies   *proxy.Set
+	fleet     *pods.Fleet
+	consumers map[string][]*consumer.Consumer
+}
+
+var _ faults.Env = (*env)(nil)
+
+func (e *env) Tenants() []string { return append([]string(nil), e.tenants...) }
+
+func (e *env) PodNames() []string {
+	if e.fleet == nil {
+		return nil
+	}
+	return e.fleet.Names()
+}
+
+func (e *env) TenantProxy(tenant string) (*toxiproxy.Proxy, error) {
+	pool, ok := e.pool[tenant]
+	if !ok || e.proxies == nil {
+		return nil, fmt.Errorf("no DB proxy for tenant %q (tenants: %v)", tenant, e.tenants)
+	}
+	p := e.proxies.Get(pool)
+	if p == nil {
+		return nil, fmt.Errorf("no proxy named %q", pool)
+	}
+	return p.Toxi, nil
+}
+
+func (e *env) MetaProxy() (*toxiproxy.Proxy, error) {
+	if e.proxies == nil || e.proxies.Get("meta") == nil {
+		return nil, fmt.Errorf("no meta DB proxy (an external target has none)")
+	}
+	return e.proxies.Get("meta").Toxi, nil
+}
+
+func (e *env) Pod(name string) (faults.Pod, error) {
+	if e.fleet == nil {
+		return nil, fmt.Errorf("no pods: the target is external")
+	}
+	p := e.fleet.Get(name)
+	if p == nil {
+		return nil, fmt.Errorf("no pod %q (pods: %v)", name, e.fleet.Names())
+	}
+	return p, nil
+}
+
+func (e *env) AdminURL(pod string) (string, error) {
+	if e.fleet == nil {
+		return "", fmt.Errorf("no admin endpoint: the target is external")
+	}
+	p := e.fleet.Get(pod)
+	if p == nil {
+		return "", fmt.Errorf("no pod %q", pod)
+	}
+	return p.URL(), nil
+}
+
+func (e *env) ConsumersOf(tenant string) []faults.Consumer {
+	var out []faults.Consumer
+	for _, c := range e.consumers[tenant] {
+		out = append(out, c)
+	}
+	return out
+}

@@ -1,0 +1,452 @@
+// Package run runs one scenario end to end in fixed phases — up (DB server, proxies, pods), provision,
+// consumers, load (with faults, scraping and proxy sampling), heal, drain, stop, audit, end — writing
+// everything it observes to a ledger v1 in the run directory. Every log line carries the phase. It
+// does not judge: the caller verifies the ledger it wrote.
+package run
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/seqgate/seqgate/faults"
+	"github.com/seqgate/seqgate/harness/consumer"
+	"github.com/seqgate/seqgate/harness/infra"
+	"github.com/seqgate/seqgate/harness/load"
+	"github.com/seqgate/seqgate/harness/pods"
+	"github.com/seqgate/seqgate/harness/proxy"
+	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/verifier/ledger"
+)
+
+// Hook is something a test does to a running system at a time after the load starts (e.g. kill a pod
+// by hand as a negative control). Hooks are not faults: they write no fault records.
+type Hook struct {
+	At   time.Duration
+	Name string
+	Do   func(ctx context.Context, env faults.Env) error
+}
+
+// Options configure one run.
+type Options struct {
+	Scenario *scenario.Scenario
+	Dir      string // the run directory (created)
+	// Eventlogd is the binary for the pods (ignored with Target).
+	Eventlogd string
+	// DSN is an existing server; empty starts a private one (or Infra says docker).
+	DSN   string
+	Infra string
+	// Target and APIKey run against an external drive9-compatible service: no pods, no proxies, and
+	// no audit unless DSN is given.
+	Target, APIKey string
+	Hooks          []Hook
+	// Log receives the phase log lines (also written to run.log); Progress the live display.
+	Log      io.Writer
+	Progress io.Writer
+	Terminal bool
+}
+
+// Result is what a run produced.
+type Result struct {
+	RunID       string
+	Dir         string
+	Ledger      string
+	Interrupted bool   // ctx was cancelled (Ctrl-C): the ledger is complete but marked so
+	Drained     bool   // every durable consumer reached its tenant's head before the drain timeout
+	FaultErr    error  // inject/heal failures: the run is not trustworthy
+	Offered     int64  // arrivals the schedule produced
+	Dropped     int64  // arrivals not sent: no free request slot at their time
+	Acked       int64  // mutations answered 2xx
+	Events      int64  // file_changed events delivered to all consumers
+	LoadSeconds float64
+	Wall        time.Duration
+}
+
+// runner holds one run's state; its methods are the phases.
+type runner struct {
+	o     Options
+	sc    *scenario.Scenario
+	log   *slog.Logger
+	start time.Time
+	runID string
+	sink  *headedSink
+	w     *ledger.Writer
+
+	db      *infra.DB
+	direct  map[string]*sql.DB // pool -> direct connection (audit, drain)
+	proxies *proxy.Set
+	fleet   *pods.Fleet
+	env     *env
+	tenants []tenant
+	cons    []*consumer.Consumer
+	driver  *load.Driver
+	faults  *faults.Runner
+	client  *http.Client
+	res     Result
+
+	loadStart time.Time // set once, before the load, the fault runner and the hooks start
+}
+
+type tenant struct {
+	scenario.Tenant
+	ID, Key string
+}
+
+// Run runs the scenario. Cleanup (heal, stop pods and proxies, remove a private DB) happens on every
+// path, also when ctx is cancelled; on cancel the ledger is still finished, with end.reason
+// "interrupted". The error is for runs that could not produce a ledger worth verifying.
+func Run(ctx context.Context, o Options) (res *Result, err error) {
+	r := &runner{o: o, sc: o.Scenario, direct: map[string]*sql.DB{}, client: &http.Client{Timeout: 30 * time.Second}}
+	wall := time.Now()
+	if err := os.MkdirAll(filepath.Join(o.Dir, "pods"), 0o755); err != nil {
+		return nil, err
+	}
+	logf, err := os.Create(filepath.Join(o.Dir, "run.log"))
+	if err != nil {
+		return nil, err
+	}
+	defer logf.Close()
+	out := io.Writer(logf)
+	if o.Log != nil {
+		out = io.MultiWriter(o.Log, logf)
+	}
+	r.log = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: dropTime}))
+	r.runID = fmt.Sprintf("%s-%s", r.sc.Name, wall.UTC().Format("20060102T150405"))
+	r.res = Result{RunID: r.runID, Dir: o.Dir, Ledger: filepath.Join(o.Dir, "ledger.jsonl.gz")}
+	if b, err := r.sc.Marshal(); err == nil {
+		_ = os.WriteFile(filepath.Join(o.Dir, "scenario.yaml"), b, 0o644)
+	}
+	r.w, err = ledger.Create(r.res.Ledger)
+	if err != nil {
+		return nil, err
+	}
+	r.sink = &headedSink{w: r.w}
+	r.start = time.Now()
+	defer r.cleanup()
+
+	if err := r.up(ctx); err != nil {
+		return nil, r.fail("up", err)
+	}
+	if err := r.provision(ctx); err != nil {
+		return nil, r.fail("provision", err)
+	}
+	if err := r.header(); err != nil {
+		return nil, r.fail("provision", err)
+	}
+	if err := r.schedule(); err != nil {
+		return nil, r.fail("schedule", err)
+	}
+	consCtx, stopConsumers := context.WithCancel(context.Background())
+	var consWG sync.WaitGroup
+	r.startConsumers(consCtx, &consWG)
+	r.waitConsumersOpen(ctx)
+
+	sampleCtx, stopSampling := context.WithCancel(context.Background())
+	var sampleWG sync.WaitGroup
+	r.startSampling(sampleCtx, &sampleWG)
+
+	r.loadPhase(ctx)
+	r.healAll()
+
+	drained := false
+	if ctx.Err() == nil {
+		drained = r.drain(ctx)
+	}
+	r.res.Drained = drained
+	stopConsumers()
+	consWG.Wait()
+	stopSampling()
+	sampleWG.Wait()
+	if r.fleet != nil {
+		r.log.Info("stopping pods", "phase", "stop")
+		r.fleet.Stop(10 * time.Second)
+	}
+	r.sampleProxies() // the last proxy sample: the cold check compares first and last
+	r.auditPhase()
+	for _, c := range r.cons {
+		_ = r.w.Write(c.Summary())
+		r.res.Events += c.Events()
+	}
+	end := &ledger.Record{K: ledger.KindEnd, T: r.now(), Drained: drained}
+	switch {
+	case ctx.Err() != nil:
+		end.Reason, r.res.Interrupted = "interrupted", true
+	case r.res.FaultErr != nil:
+		end.Reason = "fault error: " + r.res.FaultErr.Error()
+	case !drained:
+		end.Reason = "drain timeout"
+	}
+	if err := r.w.Write(end); err != nil {
+		return nil, r.fail("end", err)
+	}
+	if err := r.w.Close(); err != nil {
+		return nil, r.fail("end", err)
+	}
+	r.res.Wall = time.Since(wall)
+	r.log.Info("run finished", "phase", "end", "drained", drained, "reason", end.Reason, "ledger", r.res.Ledger, "wall", r.res.Wall.Round(time.Millisecond))
+	return &r.res, nil
+}
+
+func dropTime(_ []string, a slog.Attr) slog.Attr {
+	if a.Key == slog.TimeKey {
+		return slog.Attr{}
+	}
+	return a
+}
+
+func (r *runner) now() int64 { return time.Since(r.start).Nanoseconds() }
+
+func (r *runner) fail(phase string, err error) error {
+	r.log.Error("run failed", "phase", phase, "err", err)
+	return fmt.Errorf("%s: %w", phase, err)
+}
+
+// cleanup undoes everything up started, in reverse, whatever happened.
+func (r *runner) cleanup() {
+	r.healAll()
+	if r.fleet != nil {
+		r.fleet.Stop(10 * time.Second)
+	}
+	if r.proxies != nil {
+		r.proxies.Close()
+	}
+	for _, db := range r.direct {
+		db.Close()
+	}
+	if r.db != nil {
+		if r.db.Kind == infra.DSN {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			_ = r.db.Drop(ctx, r.databases()...)
+			cancel()
+		}
+		_ = r.db.Close()
+	}
+	_ = r.w.Close()
+}
+
+// databases lists the logical databases of the run: meta and one per pool.
+func (r *runner) databases() []string {
+	seen := map[string]bool{}
+	out := []string{"meta"}
+	for _, t := range r.sc.Expand() {
+		if !seen[t.Pool] {
+			seen[t.Pool] = true
+			out = append(out, t.Pool)
+		}
+	}
+	return out
+}
+
+// up starts the DB server, the proxies and the pods (or, for an external target, only what --dsn gives).
+func (r *runner) up(ctx context.Context) error {
+	if r.o.Target != "" && r.o.DSN == "" {
+		r.log.Info("external target: no pods, no proxies, no audit", "phase", "up", "target", r.o.Target)
+		return nil
+	}
+	prefix := ""
+	if r.o.DSN != "" {
+		prefix = "sg" + strings.ToLower(r.start.UTC().Format("20060102t150405")) + "_"
+	}
+	db, err := infra.Open(ctx, infra.Options{Infra: r.o.Infra, DSN: r.o.DSN, Prefix: prefix, LogPath: filepath.Join(r.o.Dir, "db.log")})
+	if err != nil {
+		return err
+	}
+	r.db = db
+	r.log.Info("database server", "phase", "up", "kind", db.Kind, "addr", db.Addr)
+	if err := db.Create(ctx, r.databases()...); err != nil {
+		return err
+	}
+	for _, name := range r.databases() {
+		d, err := sql.Open("mysql", db.DirectDSN(name))
+		if err != nil {
+			return err
+		}
+		d.SetMaxOpenConns(4)
+		r.direct[name] = d
+	}
+	if r.o.Target != "" {
+		return nil
+	}
+	r.proxies = proxy.NewSet()
+	type poolJSON struct {
+		ID   string `json:"id"`
+		Role string `json:"role"`
+		DSN  string `json:"dsn"`
+	}
+	var pools []poolJSON
+	var metaDSN string
+	for _, name := range r.databases() {
+		p, err := r.proxies.Add(name, db.Addr)
+		if err != nil {
+			return err
+		}
+		dsn := db.ProxiedDSN(p.Addr(), name)
+		if name == "meta" {
+			metaDSN = dsn
+			continue
+		}
+		role := "dedicated"
+		if name == scenario.SharedPool {
+			role = "shared"
+		}
+		pools = append(pools, poolJSON{ID: name, Role: role, DSN: dsn})
+	}
+	b, _ := json.MarshalIndent(map[string]any{"pools": pools}, "", "  ")
+	poolsPath := filepath.Join(r.o.Dir, "pools.json")
+	if err := os.WriteFile(poolsPath, b, 0o600); err != nil {
+		return err
+	}
+	e := r.sc.Pods.Eventlogd
+	args := []string{"--meta-dsn", metaDSN, "--pools", poolsPath, "--fs-events-retention", e.Retention.D().String(), "--admin"}
+	if e.Defect != "" {
+		args = append(args, "--defect", e.Defect)
+	}
+	names := make([]string, 0, len(e.Flags))
+	for k := range e.Flags {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		args = append(args, "--"+k+"="+e.Flags[k])
+	}
+	r.log.Info("starting pods", "phase", "up", "count", r.sc.Pods.Count, "eventlogd", r.o.Eventlogd)
+	fleet, err := pods.Start(ctx, pods.Config{Binary: r.o.Eventlogd, Args: args, LogDir: filepath.Join(r.o.Dir, "pods"),
+		Start: r.start, Sink: r.sink}, r.sc.Pods.Count)
+	if err != nil {
+		return err
+	}
+	r.fleet = fleet
+	r.log.Info("pods ready", "phase", "up", "pods", strings.Join(fleet.Names(), ","))
+	return nil
+}
+
+// baseURL is where provisioning and the first requests go.
+func (r *runner) baseURL() string {
+	if r.o.Target != "" {
+		return strings.TrimRight(r.o.Target, "/")
+	}
+	return r.fleet.Pods()[0].URL()
+}
+
+// provision creates every tenant of the scenario in its pool and learns its id and key.
+func (r *runner) provision(ctx context.Context) error {
+	slots := r.sc.Expand()
+	if r.o.Target != "" && r.o.APIKey != "" {
+		if len(slots) != 1 {
+			return fmt.Errorf("--api-key names one tenant, but the scenario declares %d: give it one tenant, or omit --api-key to provision them", len(slots))
+		}
+		r.tenants = []tenant{{Tenant: slots[0], ID: "external", Key: r.o.APIKey}}
+		return nil
+	}
+	for _, s := range slots {
+		body := []byte("{}")
+		if r.o.Target == "" {
+			body, _ = json.Marshal(map[string]string{"pool": s.Pool})
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.baseURL()+"/v1/provision", bytes.NewReader(body))
+		if err != nil {
+			return err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := r.client.Do(req)
+		if err != nil {
+			return err
+		}
+		var out struct {
+			TenantID string `json:"tenant_id"`
+			APIKey   string `json:"api_key"`
+		}
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		if resp.StatusCode/100 != 2 || json.Unmarshal(b, &out) != nil || out.TenantID == "" || out.APIKey == "" {
+			return fmt.Errorf("POST /v1/provision (pool %s): HTTP %d %s", s.Pool, resp.StatusCode, strings.TrimSpace(string(b)))
+		}
+		r.tenants = append(r.tenants, tenant{Tenant: s, ID: out.TenantID, Key: out.APIKey})
+	}
+	r.env = &env{pool: map[string]string{}, proxies: r.proxies, fleet: r.fleet, consumers: map[string][]*consumer.Consumer{}}
+	for _, t := range r.tenants {
+		r.env.tenants = append(r.env.tenants, t.ID)
+		r.env.pool[t.ID] = t.Pool
+	}
+	r.log.Info("tenants provisioned", "phase", "provision", "count", len(r.tenants))
+	return nil
+}
+
+// header writes the run record (and the pod records held back until now).
+func (r *runner) header() error {
+	if r.env == nil {
+		r.env = &env{pool: map[string]string{}, consumers: map[string][]*consumer.Consumer{}, proxies: r.proxies, fleet: r.fleet}
+		for _, t := range r.tenants {
+			r.env.tenants = append(r.env.tenants, t.ID)
+		}
+	}
+	rec := &ledger.Record{K: ledger.KindRun, V: ledger.Version, RunID: r.runID, Scenario: r.sc.Name, Seed: r.sc.Seed,
+		StartUnixNs: r.start.UnixNano(), Budget: r.sc.Budget, Target: "eventlogd", Thresholds: r.sc.Thresholds}
+	if r.o.Target != "" {
+		rec.Target = "external"
+	}
+	for _, t := range r.tenants {
+		rec.Tenants = append(rec.Tenants, ledger.Tenant{ID: t.ID, Mode: t.Mode, Cold: t.Cold})
+	}
+	if r.fleet != nil {
+		rec.Pods = r.fleet.Names()
+	} else {
+		rec.Pods = []string{"external"}
+	}
+	return r.sink.header(rec)
+}
+
+// schedule expands the fault timeline and nemesis with the seed, saves schedule.json and binds the
+// faults to their targets.
+func (r *runner) schedule() error {
+	ts := faults.TargetSet{Tenants: r.env.Tenants(), Pods: r.env.PodNames()}
+	inst, err := faults.Expand(r.sc.Faults, r.sc.Nemesis, r.sc.Seed, r.sc.Duration.D(), ts)
+	if err != nil {
+		return err
+	}
+	if err := faults.SaveSchedule(filepath.Join(r.o.Dir, faults.ScheduleFile), faults.Schedule{
+		Scenario: r.sc.Name, Seed: r.sc.Seed, RunDuration: r.sc.Duration.D().String(), Faults: inst}); err != nil {
+		return err
+	}
+	if len(inst) == 0 {
+		return nil
+	}
+	r.log.Info("fault schedule", "phase", "schedule", "faults", len(inst))
+	// Fault times count from the start of the load phase (r.loadStart, set before the runner runs);
+	// their records are moved onto the ledger's clock, which started before the pods.
+	record := func(rec *ledger.Record) {
+		rec.T += r.loadStart.Sub(r.start).Nanoseconds()
+		_ = r.w.Write(rec)
+	}
+	runner, err := faults.NewRunner(r.env, inst, record, func() time.Duration { return time.Since(r.loadStart) })
+	if err != nil {
+		return err
+	}
+	r.faults = runner
+	return nil
+}
+
+// endpoints lists where writers send: pods whose process runs (or the external target).
+func (r *runner) podEndpoints(alive bool) []load.Endpoint {
+	if r.o.Target != "" {
+		return []load.Endpoint{{Name: "external", URL: strings.TrimRight(r.o.Target, "/")}}
+	}
+	var out []load.Endpoint
+	for _, p := range r.fleet.Pods() {
+		if !alive || p.Alive() {
+			out = append(out, load.Endpoint{Name: p.Name, URL: p.URL()})
+		}
+	}
+	return out
+}

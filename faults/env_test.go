@@ -239,9 +239,12 @@ func (p *testPod) Stop(grace time.Duration) error {
 	return nil
 }
 
-func (p *testPod) Restart(context.Context) error {
+func (p *testPod) Restart(ctx context.Context) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err // as harness/pods: a start interrupted before the pod is ready fails
+	}
 	if p.failRestart != nil {
 		return p.failRestart
 	}

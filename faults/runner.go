@@ -108,6 +108,11 @@ func (r *Runner) runOne(ctx context.Context, it *runItem) error {
 	}
 	r.emit(it, "start", nil)
 	if err := it.fault.Inject(ctx); err != nil {
+		if ctx.Err() != nil {
+			// Interrupted (end of the load phase, Ctrl-C), not broken: HealAll finishes or undoes it
+			// and reports only what it cannot heal.
+			return nil
+		}
 		ierr := &Error{ID: it.inst.ID, Kind: it.inst.Kind, Phase: "inject", Err: err}
 		// Undo whatever part of it happened now rather than at its end.
 		return errors.Join(ierr, r.heal(context.WithoutCancel(ctx), it, err))
@@ -126,6 +131,9 @@ func (r *Runner) heal(ctx context.Context, it *runItem, cause error) error {
 		return nil
 	}
 	err := it.fault.Heal(ctx)
+	if err != nil && ctx.Err() != nil {
+		return nil // interrupted: the fault stays active and HealAll, with its own context, retries
+	}
 	r.emit(it, "stop", errors.Join(cause, err))
 	if err != nil {
 		return &Error{ID: it.inst.ID, Kind: it.inst.Kind, Phase: "heal", Err: err}

@@ -228,3 +228,40 @@ type funcFault struct{ inject, heal func() error }
 
 func (f funcFault) Inject(context.Context) error { return f.inject() }
 func (f funcFault) Heal(context.Context) error   { return f.heal() }
+
+// TestRunnerInterruptedInject: a pod_restart cut off by the end of the run (its start fails on the
+// cancelled context) is not reported as broken; it stays active and HealAll finishes the restart.
+func TestRunnerInterruptedInject(t *testing.T) {
+	env := newTestEnv(t)
+	pod := newTestPod(t, "sh", "-c", `trap "" TERM; while :; do sleep 1; done`)
+	env.pods["p1"] = pod
+	waitProcState(t, pod.pid(), 'S')
+	in := []Instance{{ID: "f001", Kind: KindPodRestart, Target: "p1", Targets: []string{"p1"}, Params: map[string]any{"grace": "500ms"}}}
+	var rec records
+	r, err := NewRunner(env, in, rec.add, sinceStart())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	for i := 0; i < 500 && len(rec.phases("f001")) == 0; i++ {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel() // during the 500ms grace: the start that follows sees a cancelled context
+	if err := <-done; err != nil {
+		t.Fatalf("an interrupted inject was reported as a failure: %v", err)
+	}
+	if got := r.Active(); !equal(got, []string{"f001"}) {
+		t.Fatalf("active %v, want [f001] left for HealAll", got)
+	}
+	if err := r.HealAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !pod.running() {
+		t.Fatal("HealAll did not finish the restart")
+	}
+	if got := rec.phases("f001"); !equal(got, []string{"start", "stop"}) {
+		t.Errorf("records %v", got)
+	}
+}

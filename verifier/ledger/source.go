@@ -27,7 +27,7 @@ type source struct {
 	r      *Reader // for warnings and the shared interner
 }
 
-const readBufSize = 1 << 20
+const readBufSize = 64 << 10
 
 // openSource opens path ("-" = stdin) and sets up gzip when the name ends in .gz or the stream starts
 // with gzip's magic bytes.
@@ -49,7 +49,7 @@ func openSource(path string, r *Reader) (*source, error) {
 func newSource(name string, f io.ReadCloser, r *Reader) (*source, error) {
 	s := &source{name: name, closer: f, r: r}
 	s.dec.in = r.in
-	raw := bufio.NewReaderSize(f, 64<<10)
+	raw := bufio.NewReaderSize(f, 512) // only for peeking at the magic: large reads bypass it
 	magic, _ := raw.Peek(2)
 	if len(magic) == 2 && magic[0] == 0x1f && magic[1] == 0x8b {
 		gz, err := gzip.NewReader(raw)

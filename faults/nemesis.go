@@ -81,7 +81,7 @@ func (n *NemesisSpec) UnmarshalYAML(node *yaml.Node) error {
 			k, _ := Lookup(key.Value)
 			m, err := k.decode(val)
 			if err != nil {
-				return fmt.Errorf("nemesis params %s: %v", key.Value, err)
+				return within(err, "nemesis params "+key.Value)
 			}
 			n.Params[key.Value] = m
 		}

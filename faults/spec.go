@@ -82,7 +82,7 @@ func (s *Spec) UnmarshalYAML(node *yaml.Node) error {
 	}
 	m, err := k.decode(params)
 	if err != nil {
-		return fmt.Errorf("kind %s: %v", s.Kind, err)
+		return within(err, "kind "+s.Kind)
 	}
 	s.Params = m
 	return s.Validate()
@@ -132,6 +132,18 @@ func (s *Spec) errorf(format string, args ...any) error {
 		return fmt.Errorf("line %d: fault %s: %s", s.Line, s.Kind, msg)
 	}
 	return fmt.Errorf("fault %s: %s", s.Kind, msg)
+}
+
+// within names where an error happened while keeping its "line N: " prefix first, so callers that
+// extract the line (the scenario parser) keep the whole message.
+func within(err error, where string) error {
+	msg := err.Error()
+	if strings.HasPrefix(msg, "line ") {
+		if line, rest, ok := strings.Cut(msg, ": "); ok {
+			return fmt.Errorf("%s: %s: %s", line, where, rest)
+		}
+	}
+	return fmt.Errorf("%s: %s", where, msg)
 }
 
 func scalarDuration(n *yaml.Node, field string) (time.Duration, error) {

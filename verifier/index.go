@@ -3,6 +3,7 @@ package verifier
 import (
 	"fmt"
 	"maps"
+	"slices"
 	"math"
 	"strings"
 
@@ -122,6 +123,7 @@ func (m *mutation) persisted() bool { return m.flags&(fPersisted|fDelivered) != 
 // consumerState is what the verifier keeps per consumer: compact sets of delivered seqs and mutation
 // ids, the cursor as the client computes it (max seq seen, reset by a resume), and its after-run record.
 type consumerState struct {
+	idx          int32
 	id           string
 	tenant       uint16
 	deliveredSeq *roaring64.Bitmap
@@ -253,8 +255,8 @@ func (ix *index) consumer(id, tenant string) *consumerState {
 	if i, ok := ix.consIDs[id]; ok {
 		return ix.cons[i]
 	}
-	c := &consumerState{id: id, tenant: ix.tenant(tenant), deliveredSeq: roaring64.New(), deliveredID: roaring.New()}
-	ix.consIDs[id] = int32(len(ix.cons))
+	c := &consumerState{idx: int32(len(ix.cons)), id: id, tenant: ix.tenant(tenant), deliveredSeq: roaring64.New(), deliveredID: roaring.New()}
+	ix.consIDs[id] = c.idx
 	ix.cons = append(ix.cons, c)
 	return c
 }
@@ -299,7 +301,7 @@ func (ix *index) observe(r *ledger.Record) error {
 		ix.advance(c, r.Seq, r.Conn)
 	case ledger.KindConn:
 		c := ix.consumer(r.Consumer, r.Tenant)
-		ix.cur = frame{cons: ix.consIDs[r.Consumer], id: -1, conn: ix.conn(r.Conn), before: c.cursor, after: c.cursor}
+		ix.cur = frame{cons: c.idx, id: -1, conn: ix.conn(r.Conn), before: c.cursor, after: c.cursor}
 		if r.Phase == "open" {
 			// The server streams from since: that is the cursor now, whether it moved forward or back.
 			c.cursor = r.Since
@@ -360,7 +362,6 @@ func (ix *index) observeMut(r *ledger.Record) {
 
 func (ix *index) observeEv(r *ledger.Record) {
 	c := ix.consumer(r.Consumer, r.Tenant)
-	ci := ix.consIDs[r.Consumer]
 	c.sawFrame = true
 	id := ix.intern(r.Tenant, r.Path)
 	m := &ix.muts[id]
@@ -372,13 +373,13 @@ func (ix *index) observeEv(r *ledger.Record) {
 	ix.advance(c, r.Seq, r.Conn)
 	ix.cur.id, ix.cur.first = id, first
 	if m.flags&fHasMut == 0 {
-		ix.orphans = append(ix.orphans, orphan{t: r.T, seq: r.Seq, cons: ci, id: id, conn: ix.cur.conn})
+		ix.orphans = append(ix.orphans, orphan{t: r.T, seq: r.Seq, cons: c.idx, id: id, conn: ix.cur.conn})
 	}
 }
 
 // advance moves a consumer's cursor as the client does: to the max seq seen over all frames.
 func (ix *index) advance(c *consumerState, seq int64, conn string) {
-	ix.cur = frame{cons: ix.consIDs[c.id], id: -1, conn: ix.conn(conn), before: c.cursor, after: c.cursor}
+	ix.cur = frame{cons: c.idx, id: -1, conn: ix.conn(conn), before: c.cursor, after: c.cursor}
 	if seq > c.cursor {
 		c.cursor = seq
 		ix.cur.after = seq
@@ -473,4 +474,17 @@ func (ix *index) unmatched(fn func(o orphan, owner *mutation)) {
 		}
 		fn(o, own)
 	}
+}
+
+// sortRows orders audit rows by seq (the audit may arrive in any order, or from several ledgers).
+func sortRows(rows []auditRow) {
+	slices.SortFunc(rows, func(a, b auditRow) int {
+		switch {
+		case a.seq < b.seq:
+			return -1
+		case a.seq > b.seq:
+			return 1
+		}
+		return 0
+	})
 }

@@ -3,8 +3,8 @@ package verifier
 import (
 	"fmt"
 	"maps"
-	"slices"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"

@@ -197,7 +197,7 @@ func (d *Driver) send(t Tenant, timeout time.Duration, mid, op string, pick int,
 	case "copy":
 		method, query, header = http.MethodPost, "?copy", "X-Dat9-Copy-Source"
 	case "chmod": // silent op on an existing file: its path is that file's
-		method, query, path, src = http.MethodPost, "?chmod", src, ""
+		method, query, path, src = http.MethodPost, "?chmod&mode=0600", src, ""
 	case "delete":
 		method, path, src = http.MethodDelete, src, ""
 	}
@@ -235,7 +235,7 @@ func (d *Driver) send(t Tenant, timeout time.Duration, mid, op string, pick int,
 		rec.Res, rec.Err = ledger.ResErr, err.Error()
 		d.Stats.Err.Add(1)
 	default:
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, 1<<20))
+		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
 		rec.Status = resp.StatusCode
 		if resp.StatusCode/100 == 2 {
@@ -246,7 +246,7 @@ func (d *Driver) send(t Tenant, timeout time.Duration, mid, op string, pick int,
 				d.keep(t.ID, path)
 			}
 		} else {
-			rec.Res = ledger.ResErr
+			rec.Res, rec.Err = ledger.ResErr, strings.TrimSpace(string(body[:min(len(body), 300)]))
 			d.Stats.Err.Add(1)
 		}
 	}

@@ -262,10 +262,9 @@ func (r *runner) auditPhase() {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	prefix := r.driver.RunPrefix()
 	total := 0
 	for _, t := range r.tenants {
-		n, err := audit.Tenant(ctx, r.direct[t.Pool], t.ID, prefix, r.w)
+		n, err := audit.Tenant(ctx, r.direct[t.Pool], t.ID, r.driver.Path(t.ID, ""), r.w)
 		if err != nil {
 			r.log.Error("audit failed", "phase", "audit", "tenant", t.ID, "err", err)
 			continue

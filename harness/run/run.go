@@ -168,11 +168,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	consWG.Wait()
 	stopSampling()
 	sampleWG.Wait()
+	// The last proxy sample (the cold check compares first and last) is taken before the pods stop:
+	// a pod closing its idle DB connections on shutdown is not a wakeup.
+	r.sampleProxies()
 	if r.fleet != nil {
 		r.log.Info("stopping pods", "phase", "stop")
 		r.fleet.Stop(10 * time.Second)
 	}
-	r.sampleProxies() // the last proxy sample: the cold check compares first and last
 	r.auditPhase()
 	for _, c := range r.cons {
 		_ = r.w.Write(c.Summary())

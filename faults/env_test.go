@@ -38,6 +38,10 @@ var (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv(fakePodEnv) != "" {
+		fakePod() // this test binary doubles as a pod for the harness/pods integration test
+		return
+	}
 	code := m.Run()
 	if dbSrv != nil {
 		_ = dbSrv.Stop()

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"github.com/seqgate/seqgate/verifier/ledger"
 	"strings"
 	"testing"
 )
@@ -96,5 +97,20 @@ func TestUnusable(t *testing.T) {
 		t.Error("ledger without run record: no error")
 	} else if !strings.Contains(err.Error(), "test.jsonl:1") {
 		t.Errorf("error does not name the line: %v", err)
+	}
+}
+
+// TestDocExamples keeps the example ledgers that docs/verify.md runs honest.
+func TestDocExamples(t *testing.T) {
+	for file, want := range map[string]string{"testdata/clean.jsonl": VerdictPass, "testdata/skipped.jsonl": VerdictFail} {
+		r, err := ledger.Open(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := Verify(r, Options{})
+		r.Close()
+		if err != nil || s.Verdict != want {
+			t.Errorf("%s: %v verdict %v, want %s", file, err, s, want)
+		}
 	}
 }

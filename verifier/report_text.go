@@ -20,7 +20,7 @@ func WriteText(w io.Writer, s *Summary) error {
 			fmt.Fprintf(&b, "  %s: measured %g, want %s\n", f.Check, f.Measured, f.Limit)
 		}
 	}
-	fmt.Fprintf(&b, "loss: acked %d, lost %d %s, fraction %.3g, upper95 %.3g, budget %g", s.Acked, s.Lost,
+	fmt.Fprintf(&b, "loss: acked %d, lost %d%s, fraction %.3g, upper95 %.3g, budget %g", s.Acked, s.Lost,
 		reasons(s.LostByReason), s.EventLossFraction, s.LossUpper95, s.Budget)
 	if !s.BoundWithinBudget {
 		fmt.Fprintf(&b, " (not provable: needs acked >= %d with no loss)", s.MinAckedForBudget)
@@ -33,7 +33,7 @@ func WriteText(w io.Writer, s *Summary) error {
 		q.P50, q.P90, q.P99, q.P999, q.Max, q.Count, s.DeliveredBeforeAck)
 	q = s.IssueLatencyMs
 	fmt.Fprintf(&b, "issue latency ms (from intended_t): p50 %g, p99 %g, max %g\n", q.P50, q.P99, q.Max)
-	fmt.Fprintf(&b, "reorder: overtaken %d, max %g ms; reconnects: %d, max %d opens/s; cold wakeups %d; resets %s\n",
+	fmt.Fprintf(&b, "reorder: overtaken %d, max %g ms; reconnects: %d, max %d opens/s; cold wakeups %d; resets%s\n",
 		s.Reorder.Overtaken, s.Reorder.MaxMs, s.Reconnects.Total, s.Reconnects.MaxPerS, s.ColdWakeups, reasons(s.ResetsByReason))
 	p := s.Projection
 	fmt.Fprintf(&b, "projection: %g crashes/yr x %.3g unflushed/crash / %.3g events/yr = %.3g\n",
@@ -84,10 +84,13 @@ func reasons(m map[string]int64) string {
 			keys = append(keys, k)
 		}
 	}
+	if len(keys) == 0 {
+		return ""
+	}
 	slices.Sort(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
-	return "(" + strings.Join(parts, ", ") + ")"
+	return " (" + strings.Join(parts, ", ") + ")"
 }

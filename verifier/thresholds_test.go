@@ -1,6 +1,7 @@
 package verifier
 
 import (
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -116,4 +117,17 @@ func FuzzParseThresholds(f *testing.F) {
 			t.Fatalf("round trip of %+v: %v %+v", th[0], err, again)
 		}
 	})
+}
+
+// TestThresholdDocListsEveryPath keeps docs/thresholds.md in step with the Summary type.
+func TestThresholdDocListsEveryPath(t *testing.T) {
+	b, err := os.ReadFile("../docs/thresholds.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range ValidPaths() {
+		if !strings.Contains(string(b), p) {
+			t.Errorf("docs/thresholds.md does not list %s", p)
+		}
+	}
 }

@@ -1,0 +1,224 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+
+	"github.com/seqgate/seqgate/faults"
+	"github.com/seqgate/seqgate/harness/dbserver"
+	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/verifier"
+	"github.com/seqgate/seqgate/verifier/ledger"
+)
+
+var eventlogdBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "seqgate-run-test-")
+	if err != nil {
+		panic(err)
+	}
+	eventlogdBin = filepath.Join(dir, "eventlogd")
+	out, err := exec.Command("go", "build", "-o", eventlogdBin, "../../cmd/eventlogd").CombinedOutput()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "build eventlogd: %v\n%s", err, out)
+		eventlogdBin = ""
+	}
+	code := 0
+	func() {
+		defer os.RemoveAll(dir)
+		code = m.Run()
+	}()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// e2eScenario is a short version of smoke: one dedicated and one shared pair of hot tenants, one
+// cold tenant, 2 pods, 2 consumers per tenant, 20 mutations/s per hot tenant for 8 s.
+const e2eScenario = `name: e2e
+seed: 5
+duration: 8s
+drain_timeout: 20s
+tenants:
+  - {group: hot, count: 1}
+  - {group: pair, count: 2, mode: shared}
+  - {group: cold, count: 1, cold: true}
+pods: {count: 2}
+load:
+  - {tenants: hot, executor: constant-arrival-rate, rate: 20, mix: {write: 8, mkdir: 1, rename: 1}}
+  - {tenants: pair, executor: constant-arrival-rate, rate: 20}
+consumers:
+  - {count: 2}
+`
+
+func runE2E(t *testing.T, hooks []Hook, ctx context.Context) (*Result, *verifier.Summary, []ledger.Record) {
+	t.Helper()
+	if eventlogdBin == "" {
+		t.Fatal("eventlogd did not build")
+	}
+	if _, err := dbserver.FindBinary(); err != nil {
+		t.Skip(err)
+	}
+	sc, err := scenario.Parse("e2e.yaml", []byte(e2eScenario))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	res, err := Run(ctx, Options{Scenario: sc, Dir: dir, Eventlogd: eventlogdBin, Hooks: hooks, Log: testWriter{t}, Progress: testWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := ledger.Open(res.Ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []ledger.Record
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break
+		}
+		recs = append(recs, *rec)
+	}
+	r.Close()
+	r, _ = ledger.Open(res.Ledger)
+	defer r.Close()
+	s, err := verifier.Verify(r, verifier.Options{})
+	if err != nil {
+		t.Fatalf("the run's ledger is not verifiable: %v", err)
+	}
+	noChildren(t)
+	return res, s, recs
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(b []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(b), "\n"))
+	return len(b), nil
+}
+
+// noChildren fails when a process this test started (a pod, the DB server) is still alive.
+func noChildren(t *testing.T) {
+	t.Helper()
+	me := os.Getpid()
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(f) > 1 && f[1] == strconv.Itoa(me) && f[0] != "Z" {
+			t.Errorf("child process %d (%s) outlived the run", pid, strings.Fields(string(b))[1])
+		}
+	}
+}
+
+func TestE2ESmokePasses(t *testing.T) {
+	res, s, recs := runE2E(t, nil, context.Background())
+	if s.Verdict != verifier.VerdictPass {
+		t.Errorf("verdict %s, failed %v", s.Verdict, s.FailedChecks)
+	}
+	if !res.Drained {
+		t.Error("not drained")
+	}
+	if s.Acked == 0 || s.Lost != 0 || s.Skipped != 0 || s.Undelivered != 0 || s.Leaks != 0 || s.ColdWakeups != 0 {
+		t.Errorf("acked %d lost %d skipped %d undelivered %d leaks %d cold wakeups %d", s.Acked, s.Lost, s.Skipped, s.Undelivered, s.Leaks, s.ColdWakeups)
+	}
+	// Every acked event reached every consumer of its tenant: deliveries = sum over tenants of acked x 2.
+	var want int64
+	for _, st := range s.PerTenant {
+		want += st.Acked * 2
+	}
+	if s.Deliveries != want {
+		t.Errorf("deliveries %d, want %d (every acked event to both consumers of its tenant)", s.Deliveries, want)
+	}
+	var cold, coldProxy int
+	for _, r := range recs {
+		if r.K == ledger.KindRun {
+			for _, tn := range r.Tenants {
+				if tn.Cold {
+					cold++
+				}
+			}
+		}
+		if r.K == ledger.KindProxy && r.Tenant != "" {
+			coldProxy++
+		}
+	}
+	if cold != 1 || coldProxy == 0 {
+		t.Errorf("cold tenants %d, tenant proxy samples %d: the cold check had nothing to look at", cold, coldProxy)
+	}
+}
+
+// The negative control: the test kills a pod mid-run and restarts it. The ledger must show the crash,
+// and the run must still verify (the consumers fail over; nothing is skipped or silently lost).
+func TestE2EPodKilledMidRun(t *testing.T) {
+	hook := Hook{At: 3 * time.Second, Name: "kill pod-2", Do: func(ctx context.Context, env faults.Env) error {
+		p, err := env.Pod("pod-2")
+		if err != nil {
+			return err
+		}
+		if err := p.Kill(syscall.SIGKILL); err != nil {
+			return err
+		}
+		if err := p.Wait(ctx); err != nil {
+			return err
+		}
+		time.Sleep(time.Second)
+		return p.Restart(ctx)
+	}}
+	_, s, recs := runE2E(t, []Hook{hook}, context.Background())
+	var phases []string
+	for _, r := range recs {
+		if r.K == ledger.KindPod && r.Pod == "pod-2" {
+			phases = append(phases, r.Phase+":"+r.Signal)
+		}
+	}
+	want := "[start: ready: crash:SIGKILL start: ready: exit:]" // eventlogd exits 0 on SIGTERM
+	if fmt.Sprint(phases) != want {
+		t.Errorf("pod-2 records %v, want %s", phases, want)
+	}
+	if s.Skipped != 0 || s.Undelivered != 0 || s.LostByReason["silent"] != 0 || s.Leaks != 0 {
+		t.Errorf("skipped %d undelivered %d silent %d leaks %d", s.Skipped, s.Undelivered, s.LostByReason["silent"], s.Leaks)
+	}
+	if s.Reconnects.Total == 0 {
+		t.Error("no consumer reconnected after its pod was killed")
+	}
+	t.Logf("verdict %s failed %v acked %d lost %d %v", s.Verdict, s.FailedChecks, s.Acked, s.Lost, s.LostByReason)
+}
+
+// Ctrl-C in the middle of the load: the run stops cleanly, the ledger is finished and marked
+// interrupted, and nothing it started is left running.
+func TestE2EInterrupted(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	hook := Hook{At: 2 * time.Second, Name: "ctrl-c", Do: func(context.Context, faults.Env) error { cancel(); return nil }}
+	res, _, recs := runE2E(t, []Hook{hook}, ctx)
+	if !res.Interrupted {
+		t.Error("result not marked interrupted")
+	}
+	last := recs[len(recs)-1]
+	if last.K != ledger.KindEnd || last.Reason != "interrupted" || last.Drained {
+		t.Errorf("last record %+v, want end with reason interrupted", last)
+	}
+}

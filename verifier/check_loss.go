@@ -94,8 +94,8 @@ func (c *lossCheck) Finish(s *Summary) {
 	ix := c.ix
 	type group struct{ pod, tenant string }
 	lostBy := map[group][]int32{}
-	for id := range ix.muts {
-		m := &ix.muts[id]
+	for id := range ix.muts.len() {
+		m := ix.muts.at(int32(id))
 		if !m.inW() {
 			continue
 		}
@@ -110,7 +110,7 @@ func (c *lossCheck) Finish(s *Summary) {
 	}
 	reason := map[int32]string{}
 	for g, ids := range lostBy {
-		slices.SortStableFunc(ids, func(a, b int32) int { return cmpInt64(ix.muts[a].t, ix.muts[b].t) })
+		slices.SortStableFunc(ids, func(a, b int32) int { return cmpInt64(ix.muts.at(a).t, ix.muts.at(b).t) })
 		// 1. counters of the acking pod, reasons in the order they first increased.
 		var keys []dropKey
 		for k, dc := range c.counters {
@@ -133,7 +133,7 @@ func (c *lossCheck) Finish(s *Summary) {
 		}
 		// 2. a later crash of the acking pod; 3. silent.
 		for _, id := range ids[next:] {
-			m := &ix.muts[id]
+			m := ix.muts.at(id)
 			reason[id] = ReasonSilent
 			for _, ct := range c.crashes[g.pod] {
 				if ct >= m.t {
@@ -147,9 +147,9 @@ func (c *lossCheck) Finish(s *Summary) {
 	for id := range reason {
 		lostIDs = append(lostIDs, id)
 	}
-	slices.SortFunc(lostIDs, func(a, b int32) int { return cmpInt64(ix.muts[a].t, ix.muts[b].t) })
+	slices.SortFunc(lostIDs, func(a, b int32) int { return cmpInt64(ix.muts.at(a).t, ix.muts.at(b).t) })
 	for _, id := range lostIDs {
-		m := &ix.muts[id]
+		m := ix.muts.at(id)
 		why := reason[id]
 		ts := s.tenant(ix.tenantName(m.tenant))
 		s.Lost++

@@ -26,8 +26,8 @@ func newRecoveredCheck(ix *index, w *witnessSet) *recoveredCheck {
 func (c *recoveredCheck) Observe(*ledger.Record) {}
 
 func (c *recoveredCheck) Finish(s *Summary) {
-	for id := range c.ix.muts {
-		m := &c.ix.muts[id]
+	for id := range c.ix.muts.len() {
+		m := c.ix.muts.at(int32(id))
 		if m.flags&fHasMut == 0 || m.op != opEvent || (m.res != resErr && m.res != resTimeout) || !m.persisted() {
 			continue
 		}

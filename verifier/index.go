@@ -30,8 +30,7 @@ type index struct {
 	connIDs     map[string]int32
 	connNames   []string
 
-	keys   map[string]int32 // tenant "\x00" path -> mutation id
-	muts   []mutation
+	muts   *mutTable // interned tenant "\x00" path -> mutation
 	keybuf []byte
 
 	consIDs map[string]int32
@@ -188,7 +187,7 @@ func newIndex() *index {
 		podIDs:    map[string]uint16{"": 0},
 		podNames:  []string{""},
 		connIDs:   map[string]int32{},
-		keys:      map[string]int32{},
+		muts:      newMutTable(),
 		consIDs:   map[string]int32{},
 	}
 }
@@ -233,10 +232,7 @@ func (ix *index) conn(name string) int32 {
 // lookup finds the mutation id of (tenant, path) without creating it; -1 when unknown.
 func (ix *index) lookup(tenant, path string) int32 {
 	ix.keybuf = append(append(append(ix.keybuf[:0], tenant...), 0), path...)
-	if id, ok := ix.keys[string(ix.keybuf)]; ok {
-		return id
-	}
-	return -1
+	return ix.muts.find(ix.keybuf)
 }
 
 // intern returns the mutation id of (tenant, path), creating an entry on first sight.
@@ -244,11 +240,8 @@ func (ix *index) intern(tenant, path string) int32 {
 	if id := ix.lookup(tenant, path); id >= 0 {
 		return id
 	}
-	key := string(ix.keybuf)
-	id := int32(len(ix.muts))
-	ix.keys[key] = id
-	ix.muts = append(ix.muts, mutation{key: key, tenant: ix.tenant(tenant), t: noTime, doneT: noTime, intendedT: noTime})
-	return id
+	ti := ix.tenant(tenant)
+	return ix.muts.add(ix.keybuf, mutation{tenant: ti, t: noTime, doneT: noTime, intendedT: noTime})
 }
 
 func (ix *index) consumer(id, tenant string) *consumerState {
@@ -310,7 +303,7 @@ func (ix *index) observe(r *ledger.Record) error {
 	case ledger.KindPersisted:
 		ti := ix.tenant(r.Tenant)
 		id := ix.intern(r.Tenant, r.Path)
-		ix.muts[id].flags |= fPersisted
+		ix.muts.at(id).flags |= fPersisted
 		pt := int64(noTime)
 		if r.CreatedUnixNs > 0 && ix.run.StartUnixNs > 0 {
 			pt = r.CreatedUnixNs - ix.run.StartUnixNs
@@ -331,7 +324,7 @@ func (ix *index) observe(r *ledger.Record) error {
 
 func (ix *index) observeMut(r *ledger.Record) {
 	id := ix.intern(r.Tenant, r.Path)
-	m := &ix.muts[id]
+	m := ix.muts.at(id)
 	if m.flags&fHasMut != 0 {
 		ix.dupMutPaths++
 		ix.warnf("mut %s: path %q of tenant %s already used by mut %s; paths must be unique per mutation (kept the first)", r.MID, r.Path, r.Tenant, m.mid)
@@ -364,7 +357,7 @@ func (ix *index) observeEv(r *ledger.Record) {
 	c := ix.consumer(r.Consumer, r.Tenant)
 	c.sawFrame = true
 	id := ix.intern(r.Tenant, r.Path)
-	m := &ix.muts[id]
+	m := ix.muts.at(id)
 	m.flags |= fDelivered
 	first := c.deliveredID.CheckedAdd(uint32(id))
 	if r.Seq >= 0 {
@@ -386,8 +379,8 @@ func (ix *index) advance(c *consumerState, seq int64, conn string) {
 	}
 }
 
-// mutationAt returns the mutation of id (valid until the next intern).
-func (ix *index) mutationAt(id int32) *mutation { return &ix.muts[id] }
+// mutationAt returns the mutation of id.
+func (ix *index) mutationAt(id int32) *mutation { return ix.muts.at(id) }
 
 // tenantName returns the id string of tenant index i.
 func (ix *index) tenantName(i uint16) string { return ix.tenantNames[i] }
@@ -424,7 +417,7 @@ func (ix *index) classify(c *consumerState, row auditRow) deliveryClass {
 	}
 	pt := row.persistedT
 	if pt == noTime {
-		if m := &ix.muts[row.id]; m.flags&fHasMut != 0 {
+		if m := ix.muts.at(row.id); m.flags&fHasMut != 0 {
 			pt = m.t
 		}
 	}
@@ -448,14 +441,14 @@ func (a *tenantAudit) sort() {
 // owner finds the mutation of another tenant with the same path as the mut-less entry id: an event
 // that matches no mutation of its consumer's tenant but one of another tenant is a leak.
 func (ix *index) owner(id int32) (*mutation, bool) {
-	m := &ix.muts[id]
+	m := ix.muts.at(id)
 	path := m.path()
 	for ti, name := range ix.tenantNames {
 		if uint16(ti) == m.tenant {
 			continue
 		}
-		if oid := ix.lookup(name, path); oid >= 0 && ix.muts[oid].flags&fHasMut != 0 {
-			return &ix.muts[oid], true
+		if oid := ix.lookup(name, path); oid >= 0 && ix.muts.at(oid).flags&fHasMut != 0 {
+			return ix.muts.at(oid), true
 		}
 	}
 	return nil, false
@@ -465,7 +458,7 @@ func (ix *index) owner(id int32) (*mutation, bool) {
 // mutation of another tenant it belongs to (a leak) or nil (unexpected).
 func (ix *index) unmatched(fn func(o orphan, owner *mutation)) {
 	for _, o := range ix.orphans {
-		if ix.muts[o.id].flags&fHasMut != 0 {
+		if ix.muts.at(o.id).flags&fHasMut != 0 {
 			continue // delivered before its ack: the mut record came later
 		}
 		own, ok := ix.owner(o.id)

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -18,6 +19,7 @@ type Instance struct {
 	Kind    string         // a Registry name
 	Target  string         // as recorded in the ledger: a name, "all" or "meta"
 	Targets []string       // the concrete names it acts on (one, or every name for "all")
+	Slots   []string       // the same targets by stable name (tenant_<N>, pod names, meta), for Rebind
 	At      time.Duration  // start, from the run start
 	For     time.Duration  // duration (0 for instant kinds)
 	Params  map[string]any // canonical params (every param, durations as strings)
@@ -29,6 +31,7 @@ type instanceJSON struct {
 	Kind    string         `json:"kind"`
 	Target  string         `json:"target"`
 	Targets []string       `json:"targets"`
+	Slots   []string       `json:"slots"`
 	At      string         `json:"at"`
 	For     string         `json:"for"`
 	Params  map[string]any `json:"params,omitempty"`
@@ -37,7 +40,7 @@ type instanceJSON struct {
 
 // MarshalJSON writes durations as Go duration strings ("1m30s") so schedule.json is readable.
 func (in Instance) MarshalJSON() ([]byte, error) {
-	return json.Marshal(instanceJSON{in.ID, in.Kind, in.Target, in.Targets, in.At.String(), in.For.String(), in.Params, in.Source})
+	return json.Marshal(instanceJSON{in.ID, in.Kind, in.Target, in.Targets, in.Slots, in.At.String(), in.For.String(), in.Params, in.Source})
 }
 
 // UnmarshalJSON reads what MarshalJSON wrote.
@@ -54,17 +57,57 @@ func (in *Instance) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("fault %s: for: %v", j.ID, err)
 	}
-	*in = Instance{j.ID, j.Kind, j.Target, j.Targets, at, dur, j.Params, j.Source}
+	*in = Instance{j.ID, j.Kind, j.Target, j.Targets, j.Slots, at, dur, j.Params, j.Source}
 	return nil
 }
 
 // End is when the instance is healed (At for instant kinds).
 func (in Instance) End() time.Duration { return in.At + in.For }
 
-// TargetSet is the names faults may target in one run.
+// TargetSet is the names faults may target in one run: the run's tenant ids (as the service returned
+// them from provision, in the scenario's declaration order) and pod names. A scenario may name a tenant
+// by its id or by its stable slot name tenant_<N> (N = 1-based position in Tenants), which is what a
+// scenario author can know in advance and what Rebind uses to replay a schedule on new tenant ids.
 type TargetSet struct {
 	Tenants []string
 	Pods    []string
+}
+
+// TenantSlot returns the stable name of the n-th tenant (1-based): tenant_<n>.
+func TenantSlot(n int) string { return fmt.Sprintf("tenant_%d", n) }
+
+// resolveName maps a concrete name or a slot name of class c to the concrete name, or "".
+func (ts TargetSet) resolveName(c TargetClass, name string) string {
+	names := ts.names(c)
+	if slices.Contains(names, name) {
+		return name
+	}
+	if c == TargetTenant {
+		if rest, ok := strings.CutPrefix(name, "tenant_"); ok {
+			if n, err := strconv.Atoi(rest); err == nil && n >= 1 && n <= len(names) {
+				return names[n-1]
+			}
+		}
+	}
+	return ""
+}
+
+// slotOf returns the stable name of a concrete name of class c.
+func (ts TargetSet) slotOf(c TargetClass, name string) string {
+	if c == TargetTenant {
+		if i := slices.Index(ts.Tenants, name); i >= 0 {
+			return TenantSlot(i + 1)
+		}
+	}
+	return name
+}
+
+func (ts TargetSet) allowedNames(c TargetClass) string {
+	names := ts.names(c)
+	if c == TargetTenant && len(names) > 0 {
+		return fmt.Sprintf("%s..%s or a tenant id (%s)", TenantSlot(1), TenantSlot(len(names)), strings.Join(names, ", "))
+	}
+	return strings.Join(names, ", ")
 }
 
 func (ts TargetSet) names(c TargetClass) []string {
@@ -124,11 +167,11 @@ func Expand(specs []Spec, nemesis *NemesisSpec, seed int64, runDuration time.Dur
 			if at+s.For > runDuration || (s.For == 0 && at >= runDuration) {
 				return nil, fmt.Errorf("%s: %s ends at %s, after the run's load phase (%s); faults must heal before the drain", src, s.Kind, at+s.For, runDuration)
 			}
-			target, names, err := resolveTarget(k, s.Target, targets, nil, rng)
+			target, names, slots, err := resolveTarget(k, s.Target, targets, nil, rng)
 			if err != nil {
 				return nil, fmt.Errorf("%s: %v", src, err)
 			}
-			in := Instance{Kind: k.Name, Target: target, Targets: names, At: at, For: s.For, Params: s.Params, Source: src}
+			in := Instance{Kind: k.Name, Target: target, Targets: names, Slots: slots, At: at, For: s.For, Params: s.Params, Source: src}
 			if c := conflict(out, in); c != nil {
 				return nil, fmt.Errorf("%s: %s on %s overlaps %s (%s, %s-%s) on the same resource", src, in.Kind, in.Target, c.Source, c.Kind, c.At, c.End())
 			}
@@ -168,12 +211,12 @@ func expandNemesis(out []Instance, n *NemesisSpec, seed int64, runDuration time.
 		if t+dur > stop || (dur == 0 && t >= stop) {
 			break
 		}
-		target, names, err := resolveTarget(k, TargetRandom, targets, n.Targets, rng)
+		target, names, slots, err := resolveTarget(k, TargetRandom, targets, n.Targets, rng)
 		if err != nil {
 			// No valid target for this kind (e.g. targets lists only tenants): skip the draw.
 			continue
 		}
-		in := Instance{Kind: k.Name, Target: target, Targets: names, At: t, For: dur, Params: n.Params[k.Name], Source: fmt.Sprintf("nemesis #%d", draw)}
+		in := Instance{Kind: k.Name, Target: target, Targets: names, Slots: slots, At: t, For: dur, Params: n.Params[k.Name], Source: fmt.Sprintf("nemesis #%d", draw)}
 		if conflict(out, in) != nil {
 			continue // the timeline holds this resource now; the nemesis waits for its next draw
 		}
@@ -183,30 +226,74 @@ func expandNemesis(out []Instance, n *NemesisSpec, seed int64, runDuration time.
 	return out, nil
 }
 
-// resolveTarget turns a spec's target into the recorded target and the concrete names. allow, when
-// not empty, restricts random draws (the nemesis's targets list).
-func resolveTarget(k Kind, target string, ts TargetSet, allow []string, rng *rand.Rand) (string, []string, error) {
+// resolveTarget turns a spec's target into the recorded target, the concrete names and their slot
+// names. allow, when not empty, restricts random draws (the nemesis's targets list; ids or slots).
+func resolveTarget(k Kind, target string, ts TargetSet, allow []string, rng *rand.Rand) (string, []string, []string, error) {
 	if k.Targets == TargetMeta {
-		return TargetMetaDB, []string{TargetMetaDB}, nil
+		return TargetMetaDB, []string{TargetMetaDB}, []string{TargetMetaDB}, nil
 	}
 	names := ts.names(k.Targets)
 	if len(allow) > 0 {
-		names = slices.DeleteFunc(slices.Clone(names), func(s string) bool { return !slices.Contains(allow, s) })
+		var allowed []string
+		for _, a := range allow {
+			if n := ts.resolveName(k.Targets, a); n != "" {
+				allowed = append(allowed, n)
+			}
+		}
+		names = slices.DeleteFunc(slices.Clone(names), func(s string) bool { return !slices.Contains(allowed, s) })
 	}
 	if len(names) == 0 {
-		return "", nil, fmt.Errorf("kind %s: the run has no %s to target", k.Name, k.Targets)
+		return "", nil, nil, fmt.Errorf("kind %s: the run has no %s to target", k.Name, k.Targets)
+	}
+	slots := func(ns []string) []string {
+		out := make([]string, len(ns))
+		for i, n := range ns {
+			out[i] = ts.slotOf(k.Targets, n)
+		}
+		return out
 	}
 	switch target {
 	case TargetRandom:
 		name := names[rng.IntN(len(names))]
-		return name, []string{name}, nil
+		return name, []string{name}, slots([]string{name}), nil
 	case TargetAll:
-		return TargetAll, slices.Clone(names), nil
+		return TargetAll, slices.Clone(names), slots(names), nil
 	}
-	if !slices.Contains(names, target) {
-		return "", nil, fmt.Errorf("kind %s: unknown %s %q (allowed: %s, %s, %s)", k.Name, k.Targets, target, strings.Join(names, ", "), TargetRandom, TargetAll)
+	name := ts.resolveName(k.Targets, target)
+	if name == "" || !slices.Contains(names, name) {
+		return "", nil, nil, fmt.Errorf("kind %s: unknown %s %q (allowed: %s, %s, %s)", k.Name, k.Targets, target, ts.allowedNames(k.Targets), TargetRandom, TargetAll)
 	}
-	return target, []string{target}, nil
+	return name, []string{name}, slots([]string{name}), nil
+}
+
+// Rebind points a recorded schedule at a new run's targets through the stable slot names (the replay
+// path: a new run provisions new tenant ids). It fails when a slot does not exist in ts.
+func Rebind(instances []Instance, ts TargetSet) ([]Instance, error) {
+	out := make([]Instance, len(instances))
+	for i, in := range instances {
+		k, ok := Lookup(in.Kind)
+		if !ok {
+			return nil, fmt.Errorf("fault %s: %v", in.ID, unknownKind(in.Kind))
+		}
+		if len(in.Slots) == 0 {
+			return nil, fmt.Errorf("fault %s (%s): no slots recorded: cannot rebind", in.ID, in.Kind)
+		}
+		in.Targets = make([]string, len(in.Slots))
+		for j, slot := range in.Slots {
+			name := slot
+			if k.Targets != TargetMeta {
+				if name = ts.resolveName(k.Targets, slot); name == "" {
+					return nil, fmt.Errorf("fault %s (%s): %s %q does not exist in this run (allowed: %s)", in.ID, in.Kind, k.Targets, slot, ts.allowedNames(k.Targets))
+				}
+			}
+			in.Targets[j] = name
+		}
+		if in.Target != TargetAll && in.Target != TargetMetaDB {
+			in.Target = in.Targets[0]
+		}
+		out[i] = in
+	}
+	return out, nil
 }
 
 // resources are the things two faults must not hold at once: a DB proxy, a pod, a tenant's consumers.

@@ -145,7 +145,7 @@ func TestExpandErrors(t *testing.T) {
 		ts        TargetSet
 		want      []string
 	}{
-		{"unknown tenant", "faults:\n  - {at: 1s, for: 1s, kind: tenant_db_down, target: t9}\n", time.Minute, testTargets, []string{"faults[0] line 2", `unknown tenant "t9"`, "t1, t2, t3, t4, random, all"}},
+		{"unknown tenant", "faults:\n  - {at: 1s, for: 1s, kind: tenant_db_down, target: t9}\n", time.Minute, testTargets, []string{"faults[0] line 2", `unknown tenant "t9"`, "tenant_1..tenant_4 or a tenant id (t1, t2, t3, t4), random, all"}},
 		{"after run end", "faults:\n  - {at: 50s, for: 20s, kind: pod_pause, target: pod-1}\n", time.Minute, testTargets, []string{"ends at 1m10s", "before the drain"}},
 		{"overlap", "faults:\n  - {at: 1s, for: 10s, kind: tenant_db_stall, target: t1}\n  - {at: 5s, for: 1s, kind: tenant_db_latency, target: all}\n", time.Minute, testTargets, []string{"faults[1] line 3", "overlaps faults[0] line 2"}},
 		{"no pods", "faults:\n  - {at: 1s, for: 1s, kind: pod_crash, target: random}\n", time.Minute, TargetSet{Tenants: []string{"t1"}}, []string{"no pod to target"}},
@@ -239,5 +239,53 @@ func TestScheduleRoundTrip(t *testing.T) {
 	}
 	if _, err := LoadSchedule(path); err == nil || !strings.Contains(err.Error(), "f001") || !strings.Contains(err.Error(), "bogus") {
 		t.Fatalf("corrupt schedule: %v", err)
+	}
+}
+
+// TestSlotsAndRebind: a tenant can be named by its slot (tenant_<N>); every instance records its slots;
+// Rebind maps a recorded schedule onto a new run's tenant ids by position (the --replay path) and
+// refuses a slot the new run does not have.
+func TestSlotsAndRebind(t *testing.T) {
+	doc := decodeScenario(t, `
+faults:
+  - {at: 1s, for: 2s, kind: tenant_db_stall, target: tenant_2}
+  - {at: 1s, for: 2s, kind: pod_pause, target: random}
+  - {at: 5s, for: 2s, kind: tenant_db_down, target: all}
+  - {at: 9s, for: 2s, kind: meta_db_down}
+nemesis:
+  kinds: [tenant_db_latency]
+  mean_interval: 2s
+  duration: [1s, 1s]
+  start: 12s
+  targets: [tenant_3]
+`)
+	first := TargetSet{Tenants: []string{"ta", "tb", "tc"}, Pods: []string{"pod-1", "pod-2"}}
+	in, err := Expand(doc.Faults, doc.Nemesis, 5, 30*time.Second, first)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in[0].Target != "tb" || !equal(in[0].Slots, []string{"tenant_2"}) {
+		t.Fatalf("slot target: %+v", in[0])
+	}
+	for _, x := range in {
+		if x.Kind == KindTenantDBLatency && !equal(x.Targets, []string{"tc"}) {
+			t.Fatalf("nemesis targets [tenant_3] drew %v", x.Targets)
+		}
+	}
+	second := TargetSet{Tenants: []string{"tx", "ty", "tz"}, Pods: []string{"pod-1", "pod-2"}}
+	re, err := Rebind(in, second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range in {
+		if !equal(re[i].Slots, in[i].Slots) || re[i].At != in[i].At || re[i].Kind != in[i].Kind {
+			t.Fatalf("rebind changed more than the names: %+v vs %+v", re[i], in[i])
+		}
+	}
+	if re[0].Target != "ty" || !equal(re[2].Targets, []string{"tx", "ty", "tz"}) || re[2].Target != TargetAll || re[3].Target != TargetMetaDB || re[1].Target != in[1].Target {
+		t.Fatalf("rebind: %+v", re)
+	}
+	if _, err := Rebind(in, TargetSet{Tenants: []string{"only"}, Pods: second.Pods}); err == nil || !strings.Contains(err.Error(), `tenant "tenant_2" does not exist`) {
+		t.Fatalf("rebind onto fewer tenants: %v", err)
 	}
 }

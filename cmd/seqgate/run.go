@@ -27,6 +27,7 @@ type runFlags struct {
 	target    string
 	apiKey    string
 	junit     string
+	replay    string
 }
 
 func newRunCmd() *cobra.Command {
@@ -54,6 +55,7 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 	fl.StringVar(&f.eventlogd, "eventlogd", "", "eventlogd binary (default: next to seqgate, else on PATH, else go build ./cmd/eventlogd)")
 	fl.StringVar(&f.target, "target", "", "run against this external drive9-compatible base URL instead of eventlogd pods")
 	fl.StringVar(&f.apiKey, "api-key", "", "with --target: the API key of the one tenant to use (default: provision each tenant)")
+	fl.StringVar(&f.replay, "replay", "", "replay the fault schedule of this earlier run directory (its schedule.json) instead of expanding the scenario's faults")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML (one testcase per check) to PATH")
 	return cmd
 }
@@ -78,7 +80,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return &exitError{exitUnusable, err}
 	}
-	opts := run.Options{Scenario: sc, Dir: dir, DSN: f.dsn, Infra: f.infra, Target: f.target, APIKey: f.apiKey,
+	opts := run.Options{Scenario: sc, Dir: dir, DSN: f.dsn, Infra: f.infra, Target: f.target, APIKey: f.apiKey, Replay: f.replay,
 		Log: stderr, Progress: stderr, Terminal: isTerminal(stderr)}
 	if f.target == "" {
 		bin, how, err := run.FindEventlogd(ctx, f.eventlogd, dir)

@@ -12,12 +12,13 @@ import (
 )
 
 // env is the harness's side of faults.Env: the run's tenants, proxies, pods and consumers by name.
+// Tenants are named tenant_<index> (stable across runs, docs/faults.md), not by their provisioned id.
 type env struct {
-	tenants   []string
-	pool      map[string]string // tenant -> pool (proxy name)
+	tenants   []string          // tenant_<index>
+	pool      map[string]string // tenant name -> pool (proxy name)
 	proxies   *proxy.Set
 	fleet     *pods.Fleet
-	consumers map[string][]*consumer.Consumer
+	consumers map[string][]*consumer.Consumer // by tenant name
 }
 
 var _ faults.Env = (*env)(nil)

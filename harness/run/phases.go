@@ -27,7 +27,7 @@ func (r *runner) startConsumers(ctx context.Context, wg *sync.WaitGroup) {
 			for i := 0; i < spec.Count; i++ {
 				n++
 				c := consumer.New(consumer.Config{
-					Name: fmt.Sprintf("%s/c%d", t.ID, len(r.env.consumers[t.ID])+1), Tenant: t.ID, Key: t.Key,
+					Name: fmt.Sprintf("%s/c%d", t.ID, len(r.env.consumers[t.Name()])+1), Tenant: t.ID, Key: t.Key,
 					Durable: spec.IsDurable(), BackoffMin: spec.BackoffMin.D(), BackoffMax: spec.BackoffMax.D(),
 					Jitter: spec.Jitter, Slow: spec.Slow.D(), Seed: uint64(r.sc.Seed)*1_000_003 + uint64(n),
 					Home: n, Start: r.start, Sink: r.w, Client: streamClient,
@@ -40,7 +40,7 @@ func (r *runner) startConsumers(ctx context.Context, wg *sync.WaitGroup) {
 					},
 				})
 				r.cons = append(r.cons, c)
-				r.env.consumers[t.ID] = append(r.env.consumers[t.ID], c)
+				r.env.consumers[t.Name()] = append(r.env.consumers[t.Name()], c)
 				wg.Add(1)
 				go func() { defer wg.Done(); c.Run(ctx) }()
 			}
@@ -77,6 +77,7 @@ func (r *runner) startSampling(ctx context.Context, wg *sync.WaitGroup) {
 			}
 			return out
 		}, Names: append(append([]string(nil), scrape.Families...), r.sc.Metrics...), Period: time.Second, Start: r.start, Sink: r.w}
+		r.scraper = sc
 		wg.Add(1)
 		go func() { defer wg.Done(); sc.Run(ctx) }()
 	}
@@ -249,10 +250,26 @@ func (r *runner) drain(ctx context.Context) bool {
 				return false
 			}
 		}
-		return true
+		return r.buffersEmpty(begin)
 	})
 	r.log.Info("drain finished", "phase", "drain", "drained", ok, "took", time.Since(begin).Round(time.Millisecond))
 	return ok
+}
+
+// buffersEmpty reports whether every running pod's retry buffer was empty in a scrape taken after
+// since: an event still buffered would be inserted after the consumers stopped and look undelivered.
+// Pods that do not export the gauge count as empty.
+func (r *runner) buffersEmpty(since time.Time) bool {
+	if r.scraper == nil {
+		return true
+	}
+	for _, e := range r.podEndpoints(true) {
+		v, at, ok := r.scraper.Latest(e.Name, "drive9_sse_event_retry_buffer_depth")
+		if ok && (at.Before(since) || v != 0) {
+			return false
+		}
+	}
+	return true
 }
 
 // auditPhase writes the persisted records: every fs_events row of this run, tenant by tenant.

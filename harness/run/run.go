@@ -27,6 +27,7 @@ import (
 	"github.com/seqgate/seqgate/harness/pods"
 	"github.com/seqgate/seqgate/harness/proxy"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/harness/scrape"
 	"github.com/seqgate/seqgate/verifier/ledger"
 )
 
@@ -51,6 +52,9 @@ type Options struct {
 	// no audit unless DSN is given.
 	Target, APIKey string
 	Hooks          []Hook
+	// Replay is a previous run directory whose schedule.json is used instead of expanding the
+	// scenario's faults again.
+	Replay string
 	// Log receives the phase log lines (also written to run.log); Progress the live display.
 	Log      io.Writer
 	Progress io.Writer
@@ -62,13 +66,13 @@ type Result struct {
 	RunID       string
 	Dir         string
 	Ledger      string
-	Interrupted bool   // ctx was cancelled (Ctrl-C): the ledger is complete but marked so
-	Drained     bool   // every durable consumer reached its tenant's head before the drain timeout
-	FaultErr    error  // inject/heal failures: the run is not trustworthy
-	Offered     int64  // arrivals the schedule produced
-	Dropped     int64  // arrivals not sent: no free request slot at their time
-	Acked       int64  // mutations answered 2xx
-	Events      int64  // file_changed events delivered to all consumers
+	Interrupted bool  // ctx was cancelled (Ctrl-C): the ledger is complete but marked so
+	Drained     bool  // every durable consumer reached its tenant's head before the drain timeout
+	FaultErr    error // inject/heal failures: the run is not trustworthy
+	Offered     int64 // arrivals the schedule produced
+	Dropped     int64 // arrivals not sent: no free request slot at their time
+	Acked       int64 // mutations answered 2xx
+	Events      int64 // file_changed events delivered to all consumers
 	LoadSeconds float64
 	Wall        time.Duration
 }
@@ -95,6 +99,7 @@ type runner struct {
 	client  *http.Client
 	res     Result
 
+	scraper   *scrape.Scraper
 	loadStart time.Time // set once, before the load, the fault runner and the hooks start
 }
 
@@ -102,6 +107,10 @@ type tenant struct {
 	scenario.Tenant
 	ID, Key string
 }
+
+// Name is the tenant's stable name for fault targets (tenant_<index>), unlike ID, which the service
+// draws at provision time.
+func (t tenant) Name() string { return fmt.Sprintf("tenant_%d", t.Index) }
 
 // Run runs the scenario. Cleanup (heal, stop pods and proxies, remove a private DB) happens on every
 // path, also when ctx is cancelled; on cancel the ledger is still finished, with end.reason
@@ -144,12 +153,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	if err := r.header(); err != nil {
 		return nil, r.fail("provision", err)
 	}
-	if err := r.schedule(); err != nil {
-		return nil, r.fail("schedule", err)
-	}
 	consCtx, stopConsumers := context.WithCancel(context.Background())
 	var consWG sync.WaitGroup
+	defer func() { stopConsumers(); consWG.Wait() }()
 	r.startConsumers(consCtx, &consWG)
+	if err := r.schedule(); err != nil { // after the consumers: consumer faults bind to them
+		return nil, r.fail("schedule", err)
+	}
 	r.waitConsumersOpen(ctx)
 
 	sampleCtx, stopSampling := context.WithCancel(context.Background())
@@ -376,22 +386,16 @@ func (r *runner) provision(ctx context.Context) error {
 		}
 		r.tenants = append(r.tenants, tenant{Tenant: s, ID: out.TenantID, Key: out.APIKey})
 	}
-	r.env = &env{pool: map[string]string{}, proxies: r.proxies, fleet: r.fleet, consumers: map[string][]*consumer.Consumer{}}
-	for _, t := range r.tenants {
-		r.env.tenants = append(r.env.tenants, t.ID)
-		r.env.pool[t.ID] = t.Pool
-	}
 	r.log.Info("tenants provisioned", "phase", "provision", "count", len(r.tenants))
 	return nil
 }
 
 // header writes the run record (and the pod records held back until now).
 func (r *runner) header() error {
-	if r.env == nil {
-		r.env = &env{pool: map[string]string{}, consumers: map[string][]*consumer.Consumer{}, proxies: r.proxies, fleet: r.fleet}
-		for _, t := range r.tenants {
-			r.env.tenants = append(r.env.tenants, t.ID)
-		}
+	r.env = &env{pool: map[string]string{}, consumers: map[string][]*consumer.Consumer{}, proxies: r.proxies, fleet: r.fleet}
+	for _, t := range r.tenants {
+		r.env.tenants = append(r.env.tenants, t.Name())
+		r.env.pool[t.Name()] = t.Pool
 	}
 	rec := &ledger.Record{K: ledger.KindRun, V: ledger.Version, RunID: r.runID, Scenario: r.sc.Name, Seed: r.sc.Seed,
 		StartUnixNs: r.start.UnixNano(), Budget: r.sc.Budget, Target: "eventlogd", Thresholds: r.sc.Thresholds}
@@ -412,10 +416,20 @@ func (r *runner) header() error {
 // schedule expands the fault timeline and nemesis with the seed, saves schedule.json and binds the
 // faults to their targets.
 func (r *runner) schedule() error {
-	ts := faults.TargetSet{Tenants: r.env.Tenants(), Pods: r.env.PodNames()}
-	inst, err := faults.Expand(r.sc.Faults, r.sc.Nemesis, r.sc.Seed, r.sc.Duration.D(), ts)
-	if err != nil {
-		return err
+	var inst []faults.Instance
+	if r.o.Replay != "" {
+		sched, err := faults.LoadSchedule(filepath.Join(r.o.Replay, faults.ScheduleFile))
+		if err != nil {
+			return err
+		}
+		inst = sched.Faults
+		r.log.Info("replaying fault schedule", "phase", "schedule", "from", r.o.Replay)
+	} else {
+		ts := faults.TargetSet{Tenants: r.env.Tenants(), Pods: r.env.PodNames()}
+		var err error
+		if inst, err = faults.Expand(r.sc.Faults, r.sc.Nemesis, r.sc.Seed, r.sc.Duration.D(), ts); err != nil {
+			return err
+		}
 	}
 	if err := faults.SaveSchedule(filepath.Join(r.o.Dir, faults.ScheduleFile), faults.Schedule{
 		Scenario: r.sc.Name, Seed: r.sc.Seed, RunDuration: r.sc.Duration.D().String(), Faults: inst}); err != nil {

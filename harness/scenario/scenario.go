@@ -27,7 +27,7 @@ type Scenario struct {
 	Metrics      []string            `yaml:"metrics,omitempty"`
 	// Faults is the fault timeline and Nemesis the seeded random faults (package faults decodes and
 	// validates both; the run expands them with the seed into schedule.json).
-	Faults  []faults.Spec        `yaml:"faults,omitempty"`
+	Faults  []faults.Spec       `yaml:"faults,omitempty"`
 	Nemesis *faults.NemesisSpec `yaml:"nemesis,omitempty"`
 }
 

@@ -82,7 +82,9 @@ func TestParseErrors(t *testing.T) {
 		{"unknown nested field", func(s string) string { return strings.Replace(s, "    rate: 5\n", "    rate: 5\n    vus: 3\n", 1) }, 16, "load[0].vus", "executor"},
 		{"bad duration", func(s string) string { return strings.Replace(s, "duration: 10s", "duration: 10 seconds", 1) }, 3, "duration", "Go duration"},
 		{"unknown executor", func(s string) string { return strings.Replace(s, "constant-arrival-rate", "per-vu-iterations", 1) }, 14, "load[0].executor", "ramping-arrival-rate"},
-		{"cold shared", func(s string) string { return strings.Replace(s, "    cold: true", "    cold: true\n    mode: shared", 1) }, 9, "tenants[1].cold", "cannot be cold"},
+		{"cold shared", func(s string) string {
+			return strings.Replace(s, "    cold: true", "    cold: true\n    mode: shared", 1)
+		}, 9, "tenants[1].cold", "cannot be cold"},
 		{"load on cold", func(s string) string { return strings.Replace(s, "  - tenants: hot", "  - tenants: cold", 1) }, 13, "load[0].tenants", "is cold"},
 		{"unknown group", func(s string) string { return strings.Replace(s, "  - tenants: hot", "  - tenants: warm", 1) }, 13, "load[0].tenants", "allowed: cold, hot"},
 		{"stages on constant", func(s string) string {
@@ -91,7 +93,9 @@ func TestParseErrors(t *testing.T) {
 		{"ramp too long", func(s string) string {
 			return strings.Replace(strings.Replace(s, "constant-arrival-rate", "ramping-arrival-rate", 1), "    rate: 5\n", "    stages:\n      - {target: 3, duration: 11s}\n", 1)
 		}, 13, "load[0].duration", "start + duration"},
-		{"unknown op", func(s string) string { return strings.Replace(s, "    rate: 5\n", "    rate: 5\n    mix: {write: 1, truncate: 2}\n", 1) }, 16, "load[0].mix.truncate", "chmod"},
+		{"unknown op", func(s string) string {
+			return strings.Replace(s, "    rate: 5\n", "    rate: 5\n    mix: {write: 1, truncate: 2}\n", 1)
+		}, 16, "load[0].mix.truncate", "chmod"},
 		{"no pods", func(s string) string { return strings.Replace(s, "  count: 2\nload", "  count: 0\nload", 1) }, 11, "pods.count", "1..64"},
 		{"harness flag", func(s string) string {
 			return strings.Replace(s, "  count: 2\nload", "  count: 2\n  eventlogd:\n    flags: {listen: \":1\"}\nload", 1)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"sort"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -47,6 +48,19 @@ type Scraper struct {
 	Client   *http.Client
 	Failures atomic.Int64 // scrapes that failed (a pod down is an ordinary cause)
 	Samples  atomic.Int64
+
+	mu     sync.Mutex
+	latest map[string]map[string]float64 // pod -> family -> sum over its series, from the last good scrape
+	when   map[string]time.Time          // pod -> time of its last good scrape
+}
+
+// Latest returns the sum of family over every series of pod's most recent successful scrape and when
+// that scrape happened; ok is false when the pod has not been scraped or lacks the family.
+func (s *Scraper) Latest(pod, family string) (v float64, at time.Time, ok bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	v, ok = s.latest[pod][family]
+	return v, s.when[pod], ok
 }
 
 // Run scrapes until ctx is done, once immediately and then every Period.
@@ -101,6 +115,15 @@ func (s *Scraper) one(ctx context.Context, t Target, keep map[string]bool) error
 	if err != nil {
 		return fmt.Errorf("%s: %w", t.Pod, err)
 	}
+	sums := map[string]float64{}
+	defer func() {
+		s.mu.Lock()
+		if s.latest == nil {
+			s.latest, s.when = map[string]map[string]float64{}, map[string]time.Time{}
+		}
+		s.latest[t.Pod], s.when[t.Pod] = sums, time.Now()
+		s.mu.Unlock()
+	}()
 	names := make([]string, 0, len(fams))
 	for n := range fams {
 		if keep[n] {
@@ -118,6 +141,7 @@ func (s *Scraper) one(ctx context.Context, t Target, keep map[string]bool) error
 			for _, l := range m.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
+			sums[n] += v
 			s.Samples.Add(1)
 			_ = s.Sink.Write(&ledger.Record{K: ledger.KindMetric, Pod: t.Pod, T: at, Name: n, Labels: labels, Value: v})
 		}

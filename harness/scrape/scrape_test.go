@@ -76,6 +76,12 @@ func TestScrapeKeepsNamedFamilies(t *testing.T) {
 	if _, ok := got["wanted_seconds"]; ok {
 		t.Error("a histogram was recorded as a sample")
 	}
+	if v, _, ok := sc.Latest("pod-1", "drive9_sse_event_retry_dropped_total"); !ok || v != 3 {
+		t.Errorf("Latest = %v, %v; want 3", v, ok)
+	}
+	if _, _, ok := sc.Latest("pod-2", "drive9_sse_event_retry_buffer_depth"); ok {
+		t.Error("Latest reports a value for a pod that was never scraped")
+	}
 	if len(s.recs) != 2 || sc.Failures.Load() != 1 {
 		t.Errorf("%d records, %d failures; want 2 and 1 (the dead pod)", len(s.recs), sc.Failures.Load())
 	}

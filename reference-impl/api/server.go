@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
@@ -125,6 +126,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	scfg.SinglePageReplay = cfg.Defects.On(defect.SinglePageReplay)
 	scfg.UnsignalledDrop = cfg.Defects.On(defect.UnsignalledQueueDrop)
 	s.streamer = sse.NewStreamer(scfg, s.bus, s.m, log)
+	s.streamer.Resolve = s.resolve
 	s.routes()
 	return s, nil
 }
@@ -164,8 +166,18 @@ func (s *Server) goBg(fn func(ctx context.Context)) {
 	}()
 }
 
-// Handler is the pod's HTTP surface.
-func (s *Server) Handler() http.Handler { return s.mux }
+// Handler is the pod's HTTP surface. Filesystem paths bypass ServeMux, whose path cleaning would
+// redirect "/a//b" or "/a/../b" instead of rejecting them with a 400.
+func (s *Server) Handler() http.Handler {
+	fs := s.withTenant(s.handleFS)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasPrefix(r.URL.Path, "/v1/fs/") || r.URL.Path == "/v1/fs" {
+			fs(w, r)
+			return
+		}
+		s.mux.ServeHTTP(w, r)
+	})
+}
 
 // StopStreams ends every open event stream (the first step of a graceful shutdown, so that an
 // http.Server's Shutdown can finish).
@@ -202,6 +214,16 @@ func (s *Server) Buffer() *events.Buffer { return s.buffer }
 
 // Poller is the pod's outbox poller (tests and admin).
 func (s *Server) Poller() *signal.Poller { return s.poller }
+
+// SignalIdle reports whether every outbox hint this pod wrote has been read back by its poller
+// (tests use it to let wakes settle before a negative control).
+func (s *Server) SignalIdle(ctx context.Context) bool {
+	if s.notifier.Pending() > 0 {
+		return false
+	}
+	head, err := s.meta.OutboxHead(ctx)
+	return err == nil && s.poller.Cursor() >= head
+}
 
 // Pools is the pod's tenant DB registry (tests).
 func (s *Server) Pools() *store.Pools { return s.pools }
@@ -251,7 +273,6 @@ func (s *Server) routes() {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
 	mux.HandleFunc("POST /v1/provision", s.handleProvision)
 	mux.HandleFunc("GET /v1/events", s.withTenant(s.handleEvents))
-	mux.HandleFunc("/v1/fs/", s.withTenant(s.handleFS))
 	if s.cfg.Admin {
 		s.adminRoutes(mux)
 	}

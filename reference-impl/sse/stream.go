@@ -64,6 +64,9 @@ type Streamer struct {
 	bus *signal.Bus
 	m   *metrics.Metrics
 	log *slog.Logger
+	// Resolve re-acquires a tenant's store when the stream's handle was closed under it (the pool
+	// idle-closed the backend); nil disables re-acquisition.
+	Resolve func(ctx context.Context, tenant string) (*store.TenantStore, error)
 }
 
 // NewStreamer returns a Streamer; streams wake on bus.
@@ -174,6 +177,14 @@ func (x *stream) page(ctx context.Context) (evs []store.Event, tooOld bool, err 
 	}
 	x.m.TenantQueries.WithLabelValues("events_since").Inc()
 	evs, err = x.st.EventsSince(ctx, x.cursor, x.cfg.PageSize)
+	if store.IsClosed(err) && x.Resolve != nil {
+		st, rerr := x.Resolve(ctx, x.st.TenantID)
+		if rerr != nil {
+			return nil, false, rerr
+		}
+		x.st = st
+		evs, err = x.st.EventsSince(ctx, x.cursor, x.cfg.PageSize)
+	}
 	return evs, false, err
 }
 

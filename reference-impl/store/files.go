@@ -6,6 +6,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // Errors a file mutation can return; the API maps them to 404, 409 and 400.
@@ -38,7 +40,23 @@ func (s *TenantStore) lockPath(ctx context.Context, tx *sql.Tx, path string) (Fi
 	return f, err == nil, err
 }
 
+// inTx runs fn in a transaction, retrying a deadlock victim a few times (InnoDB rolls it back).
 func (s *TenantStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	var err error
+	for attempt := 0; attempt < 4; attempt++ {
+		if err = s.tryTx(ctx, fn); !isDeadlock(err) {
+			return err
+		}
+	}
+	return err
+}
+
+func isDeadlock(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
+}
+
+func (s *TenantStore) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -50,26 +68,25 @@ func (s *TenantStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error
 	return tx.Commit()
 }
 
-// WriteFile creates or overwrites path with content and returns the new revision.
+// WriteFile creates or overwrites path with content and returns the new revision. One upsert
+// statement (no locking read of a missing row: its gap lock would deadlock concurrent creates).
 func (s *TenantStore) WriteFile(ctx context.Context, path string, content []byte) (int64, error) {
 	var rev int64
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		f, ok, err := s.lockPath(ctx, tx, path)
-		if err != nil {
-			return err
-		}
 		now := time.Now().UTC()
-		if ok {
-			if f.IsDir {
-				return ErrIsDir
-			}
-			rev = f.Revision + 1
-			_, err = tx.ExecContext(ctx, `UPDATE files SET revision = ?, content = ?, updated_at = ? WHERE tenant_id = ? AND path = ?`, rev, content, now, s.TenantID, path)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, 0, 420, 1, ?, ?)
+			ON DUPLICATE KEY UPDATE revision = IF(is_dir = 1, revision, revision + 1), content = IF(is_dir = 1, content, VALUES(content)), updated_at = VALUES(updated_at)`,
+			s.TenantID, path, content, now); err != nil {
 			return err
 		}
-		rev = 1
-		_, err = tx.ExecContext(ctx, `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, 0, 420, 1, ?, ?)`, s.TenantID, path, content, now)
-		return err
+		var dir int
+		if err := tx.QueryRowContext(ctx, `SELECT is_dir, revision FROM files WHERE tenant_id = ? AND path = ?`, s.TenantID, path).Scan(&dir, &rev); err != nil {
+			return err
+		}
+		if dir == 1 {
+			return ErrIsDir
+		}
+		return nil
 	})
 	return rev, err
 }

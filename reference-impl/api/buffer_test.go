@@ -1,0 +1,196 @@
+package api_test
+
+import (
+	"context"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/api"
+	"github.com/seqgate/seqgate/reference-impl/defect"
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+// breakAfterMutation returns a hook that stops the proxy between the next mutation's commit and
+// its event insert, once per arm.
+func breakAfterMutation(e *env, pool string, armed *atomic.Bool) func(string) {
+	return func(string) {
+		if armed.Swap(false) {
+			e.proxies[pool].Stop()
+		}
+	}
+}
+
+func fsEventsCount(t *testing.T, e *env, pool, path string) int {
+	t.Helper()
+	sdb, err := store.OpenDB(context.Background(), e.pools[0].DSN[:0]+dsnDirect(e, pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	var n int
+	if err := sdb.QueryRow(`SELECT COUNT(*) FROM fs_events WHERE path = ?`, path).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// dsnDirect is pool's DSN without the proxy (the audit path).
+func dsnDirect(e *env, pool string) string { return db.DSN(e.prefix + pool) }
+
+func TestInsertFailureBufferedFlushedDeliveredCrossPod(t *testing.T) {
+	cases := []struct {
+		name      string
+		defect    defect.Name
+		delivered bool // without a further write
+		durable   bool
+	}{
+		{"correct", "", true, true},
+		{"no-second-wake", defect.NoSecondWake, false, true},
+		{"drop-on-insert-failure", defect.DropOnInsertFailure, false, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated, proxy: true})
+			var armed atomic.Bool
+			a := e.pod("a", func(cfg *api.Config) {
+				cfg.AfterMutation = breakAfterMutation(e, "ded", &armed)
+				cfg.Buffer.BackoffMin = 50 * time.Millisecond
+				cfg.Buffer.BackoffMax = 200 * time.Millisecond
+				cfg.EventInsertTimeout = time.Second
+				if c.defect != "" {
+					cfg.Defects = defect.Set{c.defect: true}
+				}
+			})
+			b := e.pod("b", nil)
+			tenant, k := a.provision(t, "ded")
+			a.write(t, k, "/before", "0")
+			sub := b.subscribe(t, k, 0).start()
+			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+
+			armed.Store(true)
+			a.write(t, k, "/buffered", "1") // mutation succeeds although its event insert fails
+			if got := counter(t, a, "eventlogd_event_insert_results_total", map[string]string{"path": "hot", "result": "error"}); got != 1 {
+				t.Fatalf("hot insert errors = %v, want 1", got)
+			}
+			if c.defect != defect.DropOnInsertFailure {
+				if d := counter(t, a, "drive9_sse_event_retry_buffer_depth", nil); d != 1 {
+					t.Fatalf("buffer depth = %v, want 1", d)
+				}
+			}
+			if err := e.proxies["ded"].Start(); err != nil {
+				t.Fatal(err)
+			}
+			if c.durable {
+				waitFor(t, 20*time.Second, "flush", func() bool {
+					return counter(t, a, "drive9_sse_event_retry_flush_total", map[string]string{"result": "ok"}) == 1
+				})
+				if n := counter(t, a, "eventlogd_event_retry_buffer_residency_seconds", nil); n != 1 {
+					t.Fatalf("residency observations = %v, want 1", n)
+				}
+			}
+			if c.delivered {
+				got, ok := sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/buffered" })
+				if !ok {
+					t.Fatalf("buffered event never reached pod b's subscriber: %+v", got)
+				}
+			} else {
+				// Negative control: nothing wakes pod b, so the event does not arrive on its own.
+				for _, f := range sub.collect(time.Second) {
+					if f.Path == "/buffered" {
+						t.Fatalf("%s: event delivered without a second wake: %+v", c.name, f)
+					}
+				}
+				a.write(t, k, "/after", "2")
+				got, _ := sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/after" })
+				saw := false
+				for _, f := range got {
+					saw = saw || f.Path == "/buffered"
+				}
+				if saw != c.durable {
+					t.Fatalf("%s: /buffered delivered with the next write = %v, want %v (%+v)", c.name, saw, c.durable, got)
+				}
+			}
+			if n := fsEventsCount(t, e, "ded", "/buffered"); (n == 1) != c.durable {
+				t.Fatalf("fs_events rows for /buffered = %d, durable want %v", n, c.durable)
+			}
+			_ = tenant
+		})
+	}
+}
+
+func TestFlushReResolvesClosedStoreAndDropsGoneTenant(t *testing.T) {
+	for _, gone := range []bool{false, true} {
+		t.Run(map[bool]string{false: "reopened", true: "tenant_gone"}[gone], func(t *testing.T) {
+			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated, proxy: true})
+			var armed atomic.Bool
+			a := e.pod("a", func(cfg *api.Config) {
+				cfg.AfterMutation = breakAfterMutation(e, "ded", &armed)
+				cfg.Buffer.BackoffMin = 50 * time.Millisecond
+				cfg.Buffer.BackoffMax = 100 * time.Millisecond
+			})
+			tenant, k := a.provision(t, "ded")
+			sub := a.subscribe(t, k, 0).start()
+			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+			armed.Store(true)
+			a.write(t, k, "/buffered", "1")
+			if gone {
+				if err := a.srv.Meta().DeleteTenant(context.Background(), tenant); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a.srv.Pools().ClosePool("ded") // the pool idle-closed the backend the cache points at
+			if err := e.proxies["ded"].Start(); err != nil {
+				t.Fatal(err)
+			}
+			if gone {
+				waitFor(t, 20*time.Second, "tenant_gone drop", func() bool {
+					return counter(t, a, "drive9_sse_event_retry_dropped_total", map[string]string{"tenant_id": tenant, "reason": "tenant_gone"}) == 1
+				})
+				if d := a.srv.Buffer().Depth(); d != 0 {
+					t.Fatalf("depth %d after tenant_gone", d)
+				}
+				return
+			}
+			if got, ok := sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/buffered" }); !ok {
+				t.Fatalf("flush after re-resolution not delivered: %+v", got)
+			}
+		})
+	}
+}
+
+func TestGracefulShutdownFlushesOrCountsLeftovers(t *testing.T) {
+	for _, healthy := range []bool{true, false} {
+		t.Run(map[bool]string{true: "flushed", false: "shutdown_drop"}[healthy], func(t *testing.T) {
+			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated, proxy: true})
+			var armed atomic.Bool
+			a := e.pod("a", func(cfg *api.Config) {
+				cfg.AfterMutation = breakAfterMutation(e, "ded", &armed)
+				cfg.Buffer.BackoffMin = time.Hour // only the shutdown drain may flush
+				cfg.ShutdownBudget = 500 * time.Millisecond
+				cfg.Buffer.InsertTimeout = 200 * time.Millisecond
+			})
+			tenant, k := a.provision(t, "ded")
+			armed.Store(true)
+			a.write(t, k, "/buffered", "1")
+			if healthy {
+				if err := e.proxies["ded"].Start(); err != nil {
+					t.Fatal(err)
+				}
+			}
+			a.close()
+			dropped := counter(t, a, "drive9_sse_event_retry_dropped_total", map[string]string{"tenant_id": tenant, "reason": "shutdown"})
+			if healthy && (dropped != 0 || fsEventsCount(t, e, "ded", "/buffered") != 1) {
+				t.Fatalf("healthy shutdown: dropped %v, want the entry flushed", dropped)
+			}
+			if !healthy && (dropped != 1 || fsEventsCount(t, e, "ded", "/buffered") != 0) {
+				t.Fatalf("shutdown with the DB down: dropped %v, want 1 counted as shutdown", dropped)
+			}
+			// After Close, the buffer refuses: reason stopped.
+			a.srv.Buffer().Enqueue(tenant, store.Event{Path: "/late", Op: "write", CreatedAt: time.Now()})
+			if n := counter(t, a, "drive9_sse_event_retry_dropped_total", map[string]string{"tenant_id": tenant, "reason": "stopped"}); n != 1 {
+				t.Fatalf("enqueue after stop: stopped drops = %v, want 1", n)
+			}
+		})
+	}
+}

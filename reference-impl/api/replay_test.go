@@ -1,0 +1,139 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/api"
+	"github.com/seqgate/seqgate/reference-impl/defect"
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+// writeMany issues n writes with 8 concurrent writers and returns the achieved rate.
+func writeMany(t *testing.T, p *pod, key, prefix string, n int) float64 {
+	t.Helper()
+	start := time.Now()
+	var wg sync.WaitGroup
+	ch := make(chan int)
+	for w := 0; w < 8; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range ch {
+				p.write(t, key, fmt.Sprintf("%s/%d", prefix, i), "x")
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		ch <- i
+	}
+	close(ch)
+	wg.Wait()
+	return float64(n) / time.Since(start).Seconds()
+}
+
+func TestQuietTenantReplaysWholeBacklog(t *testing.T) {
+	const backlog = 2500
+	for _, single := range []bool{false, true} {
+		t.Run(map[bool]string{false: "paginated", true: "single-page-replay"}[single], func(t *testing.T) {
+			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+			p := e.pod("p", func(c *api.Config) {
+				c.Stream.ReplayHeartbeatPages = 1
+				if single {
+					c.Defects = defect.Set{defect.SinglePageReplay: true}
+				}
+			})
+			_, k := p.provision(t, "ded")
+			p.write(t, k, "/first", "x")
+			rate := writeMany(t, p, k, "/bulk", backlog)
+			t.Logf("%d writes (mutation + event insert) at %.0f/s over HTTP, 8 writers", backlog, rate)
+
+			waitFor(t, 10*time.Second, "wakes to settle", func() bool { return p.srv.SignalIdle(context.Background()) })
+			time.Sleep(100 * time.Millisecond) // a wake already on the bus reaches no stream yet
+			start := time.Now()
+			sub := p.subscribe(t, k, 1).start() // the tenant stays quiet from here on
+			var events, heartbeats int
+			last := int64(1)
+			got, _ := sub.until(t, 60*time.Second, func(f frame) bool {
+				switch f.Type {
+				case "file_changed":
+					if f.Seq <= last {
+						t.Fatalf("seq %d after %d", f.Seq, last)
+					}
+					last = f.Seq
+					events++
+				case "heartbeat":
+					heartbeats++
+				}
+				return f.Type == "heartbeat" && (events == backlog || single && events == 1000)
+			})
+			if single {
+				if events != 1000 {
+					t.Fatalf("single-page defect: %d events, want exactly one page (1000)", events)
+				}
+				if more := sub.collect(500 * time.Millisecond); len(more) != 0 {
+					t.Fatalf("single-page defect kept streaming: %d more frames", len(more))
+				}
+				return
+			}
+			if events != backlog {
+				t.Fatalf("replayed %d of %d (frames %d)", events, backlog, len(got))
+			}
+			if heartbeats < 3 {
+				t.Fatalf("want a heartbeat after each full page plus the final one, got %d", heartbeats)
+			}
+			t.Logf("replayed %d backlog events in %v (%.0f events/s)", backlog, time.Since(start), float64(backlog)/time.Since(start).Seconds())
+		})
+	}
+}
+
+func TestOneWakeDrainsBurstAcrossPages(t *testing.T) {
+	const burst = 2500
+	for _, single := range []bool{false, true} {
+		t.Run(map[bool]string{false: "event-driven-drain", true: "single-page-replay"}[single], func(t *testing.T) {
+			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+			p := e.pod("p", func(c *api.Config) {
+				c.Stream.PageSize = 100
+				c.Stream.MaxPagesPerWake = 2
+				if single {
+					c.Defects = defect.Set{defect.SinglePageReplay: true}
+				}
+			})
+			tenant, k := p.provision(t, "ded")
+			sub := p.subscribe(t, k, 0).start()
+			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+			st, err := p.srv.Store(context.Background(), tenant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := 0; i < burst; i++ { // durable rows, but no wake
+				if _, err := st.InsertEvent(context.Background(), store.Event{Path: fmt.Sprintf("/burst/%d", i), Op: "write", CreatedAt: time.Now()}, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p.write(t, k, "/wake", "x") // exactly one wake
+			if single {
+				// Negative control: one page per wake (the local bus and this pod's own outbox hint
+				// make at most two wakes), so the burst stalls far short of its end.
+				got := sub.collect(time.Second)
+				if len(got) == 0 || len(got) > 200 {
+					t.Fatalf("single-page defect: %d frames after one write, want one page per wake (<= 200)", len(got))
+				}
+				return
+			}
+			got, ok := sub.until(t, 30*time.Second, func(f frame) bool { return f.Path == "/wake" })
+			n := 0
+			for _, f := range got {
+				if f.Type == "file_changed" {
+					n++
+				}
+			}
+			if !ok || n != burst+1 {
+				t.Fatalf("one wake drained %d of %d", n, burst+1)
+			}
+		})
+	}
+}

@@ -21,6 +21,16 @@ run: build
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./verifier/...
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
+	echo "bench: generating a ~10M-record ledger in $$d" && \
+	$(BIN)/seqgate gen-ledger --seed 1 --tenants 6 --consumers-per-tenant 2 --events 2500000 > $$d/bench.jsonl && \
+	$(BIN)/seqgate verify --decode-only $$d/bench.jsonl 2> $$d/floor.txt && \
+	{ $(BIN)/seqgate verify --stats $$d/bench.jsonl > /dev/null 2> $$d/verify.txt; test $$? -le 2; } && \
+	cat $$d/floor.txt $$d/verify.txt && \
+	awk '/^stats:/ { for (i = 3; i <= NF; i++) { split($$i, kv, "="); v[$$2, kv[1]] = kv[2] } } \
+	END { printf "bench: verify/floor time ratio %.2f (verify %.0f records/s, floor %.0f records/s, verify peak RSS %s MiB)\n", \
+	v["verify", "seconds"] / v["decode-only", "seconds"], v["verify", "records_per_s"], v["decode-only", "records_per_s"], v["verify", "peak_rss_mib"] }' \
+	$$d/floor.txt $$d/verify.txt
 
 clean:
 	rm -rf $(BIN)

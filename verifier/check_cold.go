@@ -1,15 +1,25 @@
 package verifier
 
-import "github.com/seqgate/seqgate/verifier/ledger"
+import (
+	"slices"
 
-// coldCheck counts wakeups of cold tenants' databases: every interval between consecutive proxy
-// records of a cold tenant in which conns, bytes_up or bytes_down grew is one wakeup (so any growth
-// between the first and last record fails the run).
+	"github.com/seqgate/seqgate/verifier/ledger"
+)
+
+// coldCheck counts wakeups of cold tenants' databases: a cold tenant whose proxy's conns, bytes_up or
+// bytes_down grew between its first and last proxy record is one wakeup (the spec counts tenants, not
+// intervals). The witness also names the first interval in which a counter rose.
 type coldCheck struct {
-	ix   *index
-	w    *witnessSet
-	last map[string]*proxySample
-	n    map[string]int64
+	ix      *index
+	w       *witnessSet
+	tenants map[string]*coldTenant
+}
+
+type coldTenant struct {
+	proxy            string
+	first, last      proxySample
+	riseFrom, riseTo int64 // first interval with growth
+	rose             bool
 }
 
 type proxySample struct {
@@ -17,17 +27,19 @@ type proxySample struct {
 }
 
 type coldWitness struct {
-	Tenant    string  `json:"tenant"`
-	Proxy     string  `json:"proxy"`
-	FromMs    float64 `json:"from_ms"`
-	ToMs      float64 `json:"to_ms"`
-	Conns     int64   `json:"conns_delta"`
-	BytesUp   int64   `json:"bytes_up_delta"`
-	BytesDown int64   `json:"bytes_down_delta"`
+	Tenant      string  `json:"tenant"`
+	Proxy       string  `json:"proxy"`
+	FirstMs     float64 `json:"first_ms"`
+	LastMs      float64 `json:"last_ms"`
+	Conns       int64   `json:"conns_delta"`
+	BytesUp     int64   `json:"bytes_up_delta"`
+	BytesDown   int64   `json:"bytes_down_delta"`
+	FirstRiseMs float64 `json:"first_rise_from_ms"`
+	FirstRiseTo float64 `json:"first_rise_to_ms"`
 }
 
 func newColdCheck(ix *index, w *witnessSet) *coldCheck {
-	return &coldCheck{ix: ix, w: w, last: map[string]*proxySample{}, n: map[string]int64{}}
+	return &coldCheck{ix: ix, w: w, tenants: map[string]*coldTenant{}}
 }
 
 func (c *coldCheck) cold(tenant string) bool {
@@ -44,23 +56,32 @@ func (c *coldCheck) Observe(r *ledger.Record) {
 		return
 	}
 	cur := proxySample{t: r.T, conns: r.Conns, up: r.BytesUp, down: r.BytesDown}
-	prev, ok := c.last[r.Tenant]
+	ct, ok := c.tenants[r.Tenant]
 	if !ok {
-		c.last[r.Tenant] = &cur
+		c.tenants[r.Tenant] = &coldTenant{proxy: r.Name, first: cur, last: cur}
 		return
 	}
-	dc, du, dd := cur.conns-prev.conns, cur.up-prev.up, cur.down-prev.down
-	if dc > 0 || du > 0 || dd > 0 {
-		c.n[r.Tenant]++
-		c.w.add("cold_wakeups", coldWitness{Tenant: r.Tenant, Proxy: r.Name, FromMs: ms(prev.t), ToMs: ms(cur.t),
-			Conns: dc, BytesUp: du, BytesDown: dd})
+	if !ct.rose && (cur.conns > ct.last.conns || cur.up > ct.last.up || cur.down > ct.last.down) {
+		ct.rose, ct.riseFrom, ct.riseTo = true, ct.last.t, cur.t
 	}
-	*prev = cur
+	ct.last = cur
 }
 
 func (c *coldCheck) Finish(s *Summary) {
-	for t, n := range c.n {
-		s.ColdWakeups += n
-		s.tenant(t).ColdWakeups += n
+	names := make([]string, 0, len(c.tenants))
+	for t := range c.tenants {
+		names = append(names, t)
+	}
+	slices.Sort(names)
+	for _, t := range names {
+		ct := c.tenants[t]
+		dc, du, dd := ct.last.conns-ct.first.conns, ct.last.up-ct.first.up, ct.last.down-ct.first.down
+		if dc <= 0 && du <= 0 && dd <= 0 {
+			continue
+		}
+		s.ColdWakeups++
+		s.tenant(t).ColdWakeups++
+		c.w.add("cold_wakeups", coldWitness{Tenant: t, Proxy: ct.proxy, FirstMs: ms(ct.first.t), LastMs: ms(ct.last.t),
+			Conns: dc, BytesUp: du, BytesDown: dd, FirstRiseMs: ms(ct.riseFrom), FirstRiseTo: ms(ct.riseTo)})
 	}
 }

@@ -30,6 +30,7 @@ type skippedWitness struct {
 
 type resetCoveredWitness struct {
 	Consumer     string  `json:"consumer"`
+	Tenant       string  `json:"tenant"`
 	Seq          int64   `json:"seq"`
 	Path         string  `json:"path"`
 	LastTooOldMs float64 `json:"last_seq_too_old_ms"`
@@ -84,7 +85,7 @@ func (c *skippedCheck) Finish(s *Summary) {
 				s.ResetCovered++
 				cst.ResetCovered++
 				tst.ResetCovered++
-				c.w.add("reset_covered", resetCoveredWitness{Consumer: cs.id, Seq: row.seq, Path: ix.mutationAt(row.id).path(),
+				c.w.add("reset_covered", resetCoveredWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Seq: row.seq, Path: ix.mutationAt(row.id).path(),
 					LastTooOldMs: ms(cs.lastTooOldT), FirstCursor: cs.firstCursor(), FinalCursor: cs.finalCursor})
 			}
 		})

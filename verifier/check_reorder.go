@@ -25,6 +25,7 @@ type reorderWitness struct {
 	AckMs         float64 `json:"ack_ms"`
 	DeliveredMs   float64 `json:"delivered_ms"`
 	OvertakenBy   string  `json:"overtaken_by_mid"`
+	OvertakerPath string  `json:"overtaken_by_path"`
 	OvertakerSent float64 `json:"overtaker_sent_ms"`
 	ReorderMs     float64 `json:"reorder_ms"`
 }
@@ -74,7 +75,7 @@ func (c *reorderCheck) Observe(r *ledger.Record) {
 		}
 		om := c.ix.mutationAt(st.maxID)
 		c.w.add("reorder", reorderWitness{Consumer: r.Consumer, MID: m.mid, Path: r.Path, Seq: r.Seq, AckMs: ms(m.doneT),
-			DeliveredMs: ms(r.T), OvertakenBy: om.mid, OvertakerSent: ms(om.t), ReorderMs: d})
+			DeliveredMs: ms(r.T), OvertakenBy: om.mid, OvertakerPath: om.path(), OvertakerSent: ms(om.t), ReorderMs: d})
 	}
 	st.see(m, f.id)
 }

@@ -73,6 +73,10 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	go func() {
+		<-ctx.Done()
+		stop() // the first signal stops the run cleanly; a second one kills seqgate (and, by Pdeathsig, its children)
+	}()
 	dir := f.out
 	if dir == "" {
 		dir = filepath.Join("runs", fmt.Sprintf("%s-%s", sc.Name, time.Now().UTC().Format("20060102T150405")))

@@ -219,12 +219,12 @@ func (r *runner) healAll() {
 
 // drain waits until every durable consumer's cursor reaches its tenant's head seq in the DB (or,
 // with no DB to ask, until every cursor has been still for 3 s), bounded by the drain timeout.
-func (r *runner) drain(ctx context.Context) bool {
-	r.log.Info("draining", "phase", "drain", "timeout", r.sc.DrainTimeout.D())
+func (r *runner) drain(ctx context.Context, timeout time.Duration) bool {
+	r.log.Info("draining", "phase", "drain", "timeout", timeout)
 	begin := time.Now()
 	var lastMove time.Time
 	prev := map[*consumer.Consumer]int64{}
-	ok := audit.Wait(ctx, r.sc.DrainTimeout.D(), 100*time.Millisecond, func(ctx context.Context) bool {
+	ok := audit.Wait(ctx, timeout, 100*time.Millisecond, func(ctx context.Context) bool {
 		if len(r.direct) == 0 {
 			moved := false
 			for _, c := range r.cons {

@@ -169,9 +169,13 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	r.loadPhase(ctx)
 	r.healAll()
 
-	drained := false
+	var drained bool
 	if ctx.Err() == nil {
-		drained = r.drain(ctx)
+		drained = r.drain(ctx, r.sc.DrainTimeout.D())
+	} else {
+		// Interrupted: a short drain still lets the consumers take what is already in flight, so the
+		// ledger of an interrupted run is not full of undelivered events that were merely late.
+		drained = r.drain(context.Background(), min(r.sc.DrainTimeout.D(), 3*time.Second))
 	}
 	r.res.Drained = drained
 	stopConsumers()

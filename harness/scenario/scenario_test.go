@@ -101,6 +101,8 @@ func TestParseErrors(t *testing.T) {
 			return strings.Replace(s, "  count: 2\nload", "  count: 2\n  eventlogd:\n    flags: {listen: \":1\"}\nload", 1)
 		}, 13, "pods.eventlogd.flags.listen", "set by the harness"},
 		{"bad jitter", func(s string) string { return s + "    jitter: 2\n" }, 18, "consumers[0].jitter", "0..1"},
+		{"bad threshold path", func(s string) string { return s + "thresholds:\n  p99: [\"< 5\"]\n" }, 19, "thresholds.p99", "latency_ms.p99"},
+		{"bad threshold expr", func(s string) string { return s + "thresholds:\n  duplicates: [\"about 0\"]\n" }, 19, "thresholds.duplicates", "about 0"},
 		{"not yaml", func(s string) string { return s + "  - : [\n" }, 0, "", ""},
 	}
 	for _, tc := range tests {

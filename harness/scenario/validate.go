@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/seqgate/seqgate/verifier"
 )
 
 // Defaults applied when a field is absent.
@@ -188,6 +190,9 @@ func (v *validator) check(s *Scenario) error {
 	for k, exprs := range s.Thresholds {
 		if len(exprs) == 0 {
 			return v.err("thresholds."+k, v.at("thresholds", k), []string{`a list of expressions such as ["< 0.0001"]`}, "empty")
+		}
+		if _, err := verifier.ParseThresholds(map[string][]string{k: exprs}); err != nil {
+			return v.err("thresholds."+k, v.at("thresholds", k), nil, "%v", err)
 		}
 	}
 	return nil

@@ -107,6 +107,18 @@ func (s *Streamer) Serve(ctx context.Context, w http.ResponseWriter, st *store.T
 	x := &stream{Streamer: s, st: st, q: newSendQueue(s.cfg.QueueSize, s.cfg.QueueWait, s.cfg.WriteTimeout, s.cfg.UnsignalledDrop)}
 	go x.q.run(ctx, w)
 	defer func() {
+		select {
+		case <-x.q.slow:
+			// Let the writer deliver reset(slow_consumer) before the context goes; its socket
+			// write deadline bounds the wait.
+			t := time.NewTimer(x.cfg.WriteTimeout + time.Second)
+			select {
+			case <-x.q.done:
+			case <-t.C:
+			}
+			t.Stop()
+		default:
+		}
 		cancel()
 		<-x.q.done
 	}()

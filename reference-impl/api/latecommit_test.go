@@ -1,0 +1,86 @@
+package api_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/api"
+	"github.com/seqgate/seqgate/reference-impl/defect"
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+// TestLateCommitIsNotSkipped makes a lower seq commit after a higher one on purpose: connection 1
+// inserts an event (the insert protocol of the service) and holds its transaction open while the
+// service commits another event of the same tenant on connection 2. With the sequence-row lock the
+// second insert waits for the first to commit, so its seq is higher and the reader never passes the
+// first; with the late-commit-skip defect the reader's cursor passes the late seq and skips it.
+func TestLateCommitIsNotSkipped(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		t.Run(map[bool]string{false: "ordered", true: "late-commit-skip"}[skip], func(t *testing.T) {
+			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+			p := e.pod("p", func(c *api.Config) {
+				c.EventInsertTimeout = 20 * time.Second
+				if skip {
+					c.Defects = defect.Set{defect.LateCommitSkip: true}
+				}
+			})
+			tenant, k := p.provision(t, "ded")
+			p.write(t, k, "/first", "x")
+			sub := p.subscribe(t, k, 1).start()
+			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+
+			ctx := context.Background()
+			direct, err := store.OpenDB(ctx, dsnDirect(e, "ded"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer direct.Close()
+			tx, err := direct.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			lateSeq, err := store.InsertEventTx(ctx, tx, tenant, store.Event{Path: "/late", Op: "write", CreatedAt: time.Now()}, !skip)
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				p.write(t, k, "/second", "x")
+			}()
+			if skip {
+				// The second event commits above the open one and is delivered first.
+				if got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/second" }); !ok {
+					t.Fatalf("second event not delivered: %+v", got)
+				}
+			} else {
+				waitFor(t, 10*time.Second, "the second insert to wait on the sequence row", func() bool {
+					var n int
+					_ = direct.QueryRow(`SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND INFO LIKE 'INSERT INTO fs_event_seq_lock%'`).Scan(&n)
+					return n > 0
+				})
+			}
+			if err := tx.Commit(); err != nil { // the late commit
+				t.Fatal(err)
+			}
+			<-done
+			p.write(t, k, "/third", "x")
+			got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/third" })
+			if !ok {
+				t.Fatalf("third event not delivered: %+v", got)
+			}
+			if !skip {
+				got = append(got, sub.collect(0)...)
+			}
+			sawLate := false
+			for _, f := range got {
+				sawLate = sawLate || (f.Path == "/late" && f.Seq == lateSeq)
+			}
+			if sawLate == skip {
+				t.Fatalf("late seq %d delivered = %v, want %v: %+v", lateSeq, sawLate, !skip, got)
+			}
+		})
+	}
+}

@@ -17,7 +17,7 @@ test: lint
 	$(GO) test -race -count=1 -timeout 20m $(PKGS)
 
 run: build
-	$(BIN)/seqgate gen-ledger --seed 1 --tenants 6 --consumers-per-tenant 2 --events 20000 | $(BIN)/seqgate verify -
+	$(BIN)/seqgate run scenarios/smoke.yaml
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./verifier/...

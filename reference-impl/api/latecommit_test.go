@@ -72,7 +72,7 @@ func TestLateCommitIsNotSkipped(t *testing.T) {
 				t.Fatalf("third event not delivered: %+v", got)
 			}
 			if !skip {
-				got = append(got, sub.collect(0)...)
+				got = append(got, sub.collect(100*time.Millisecond)...)
 			}
 			sawLate := false
 			for _, f := range got {

@@ -1,0 +1,106 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/api"
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+func TestSeqTooOldAfterSweep(t *testing.T) {
+	for _, role := range []string{store.RoleDedicated, store.RoleShared} {
+		t.Run(role, func(t *testing.T) {
+			e := newEnv(t, poolDef{id: "pool", role: role})
+			p := e.pod("p", func(c *api.Config) { c.Retention = time.Second })
+			tenant, k := p.provision(t, "pool")
+			for i := 0; i < 5; i++ {
+				p.write(t, k, fmt.Sprintf("/old/%d", i), "x")
+			}
+			time.Sleep(1100 * time.Millisecond) // past the retention
+			st, err := p.srv.Store(context.Background(), tenant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := p.srv.Sweeper().SweepNow(context.Background(), st)
+			if err != nil || res.Deleted != 5 {
+				t.Fatalf("sweep: %+v %v, want 5 deleted", res, err)
+			}
+			p.write(t, k, "/new", "x") // seq 6
+			cases := []struct {
+				since  int64
+				first  string // first frame: reset reason or event path
+				cursor int64
+			}{
+				{1, "seq_too_old", 6},
+				{4, "seq_too_old", 6},
+				{5, "/new", 6}, // everything after 5 is retained
+				{0, "initial_sync", 6},
+				{7, "server_restart", 6},
+			}
+			for _, c := range cases {
+				s := p.subscribe(t, k, c.since).start()
+				got, ok := s.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+				first := got[0].Reason
+				if got[0].Type == "file_changed" {
+					first = got[0].Path
+				}
+				if !ok || first != c.first || s.cursor != c.cursor {
+					t.Fatalf("since=%d: %+v, want first %s cursor %d", c.since, got, c.first, c.cursor)
+				}
+				s.close()
+			}
+			if n := counter(t, p, "drive9_sse_resets_sent_total", map[string]string{"tenant_id": tenant, "reason": "seq_too_old"}); n != 2 {
+				t.Fatalf("seq_too_old resets counted %v, want 2", n)
+			}
+		})
+	}
+}
+
+func TestLazySweepIsBatchedAndThrottled(t *testing.T) {
+	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+	p := e.pod("p", func(c *api.Config) {
+		c.Retention = time.Second
+		c.SweepInterval = 300 * time.Millisecond
+		c.SweepBatch = 2
+		c.SweepMaxBatches = 2
+	})
+	_, k := p.provision(t, "ded")
+	for i := 0; i < 10; i++ { // the first write's sweep finds nothing; the rest are throttled
+		p.write(t, k, fmt.Sprintf("/old/%d", i), "x")
+	}
+	time.Sleep(1100 * time.Millisecond)
+	pruned := func() float64 { return counter(t, p, "drive9_fs_events_pruned_total", nil) }
+	if pruned() != 0 {
+		t.Fatalf("pruned %v before any due sweep", pruned())
+	}
+	p.write(t, k, "/trigger1", "x") // due: one sweep of at most 2 batches of 2 rows
+	waitFor(t, 10*time.Second, "first lazy sweep", func() bool { return pruned() == 4 })
+	p.write(t, k, "/throttled", "x") // within the interval: no sweep
+	time.Sleep(350 * time.Millisecond)
+	p.write(t, k, "/trigger2", "x")
+	waitFor(t, 10*time.Second, "second lazy sweep", func() bool { return pruned() == 8 })
+	if n := counter(t, p, "eventlogd_fs_events_sweeps_total", map[string]string{"kind": "lazy", "result": "ok"}); n != 3 {
+		t.Fatalf("lazy sweeps %v, want 3 (first write, trigger1, trigger2)", n)
+	}
+}
+
+func TestSharedPoolSweepIsClaimedOncePerInterval(t *testing.T) {
+	e := newEnv(t, poolDef{id: "shared", role: store.RoleShared})
+	mod := func(c *api.Config) { c.Retention = time.Second; c.SharedSweepInterval = time.Hour }
+	a := e.pod("a", mod)
+	b := e.pod("b", mod)
+	_, k1 := a.provision(t, "shared")
+	_, k2 := a.provision(t, "shared")
+	a.write(t, k1, "/t1", "x") // pod a claims the pool's sweep (nothing to delete yet)
+	waitFor(t, 10*time.Second, "pod a's shared sweep", func() bool {
+		return counter(t, a, "eventlogd_fs_events_sweeps_total", map[string]string{"kind": "shared"}) == 1
+	})
+	b.write(t, k2, "/t2", "x") // pod b's pre-filter lets it try, the cluster-wide claim refuses
+	time.Sleep(200 * time.Millisecond)
+	if n := counter(t, b, "eventlogd_fs_events_sweeps_total", map[string]string{"kind": "shared"}); n != 0 {
+		t.Fatalf("pod b swept the shared pool %v times inside pod a's claim interval", n)
+	}
+}

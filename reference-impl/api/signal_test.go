@@ -1,0 +1,111 @@
+package api_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/api"
+)
+
+func TestAdminPollerStallDelaysCrossPodDeliveryUntilResume(t *testing.T) {
+	e := newEnv(t)
+	a := e.pod("a", nil)
+	b := e.pod("b", nil)
+	_, k := a.provision(t, "")
+	sub := b.subscribe(t, k, 0).start()
+	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	if code, _ := b.do(t, "POST", "/v1/admin/poller/stall?for=bogus", "", nil, nil); code != 400 {
+		t.Fatalf("bad duration: %d", code)
+	}
+	if code, _ := b.do(t, "POST", "/v1/admin/poller/stall?for=1m", "", nil, nil); code != 200 {
+		t.Fatalf("stall: %d", code)
+	}
+	a.write(t, k, "/x", "1")
+	for _, f := range sub.collect(500 * time.Millisecond) {
+		if f.Path == "/x" {
+			t.Fatal("delivered through a stalled poller")
+		}
+	}
+	if code, _ := b.do(t, "POST", "/v1/admin/poller/resume", "", nil, nil); code != 200 {
+		t.Fatalf("resume: %d", code)
+	}
+	if got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/x" }); !ok {
+		t.Fatalf("not delivered after resume: %+v", got)
+	}
+	code, m := b.do(t, "GET", "/v1/admin/buffer", "", nil, nil)
+	if code != 200 || m["depth"] != float64(0) {
+		t.Fatalf("admin buffer: %d %v", code, m)
+	}
+	// Admin is off by default.
+	c := e.pod("c", func(cfg *api.Config) { cfg.Admin = false })
+	if code, _ := c.do(t, "GET", "/v1/admin/buffer", "", nil, nil); code != 404 {
+		t.Fatalf("admin without --admin: %d, want 404", code)
+	}
+}
+
+func TestStalePodSweepDeletesItsCursor(t *testing.T) {
+	e := newEnv(t)
+	a := e.pod("a", func(c *api.Config) { c.PodStaleAfter = 2 * time.Second })
+	meta := a.srv.Meta().DB
+	old := time.Now().UTC().Add(-time.Hour)
+	if _, err := meta.Exec(`INSERT INTO pods (pod_id, started_at, heartbeat_at) VALUES ('dead', ?, ?)`, old, old); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := meta.Exec(`INSERT INTO tenant_outbox_cursor (pod_id, last_id, updated_at) VALUES ('dead', 0, ?)`, old); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "stale pod sweep", func() bool {
+		var pods, cursors int
+		_ = meta.QueryRow(`SELECT COUNT(*) FROM pods WHERE pod_id = 'dead'`).Scan(&pods)
+		_ = meta.QueryRow(`SELECT COUNT(*) FROM tenant_outbox_cursor WHERE pod_id = 'dead'`).Scan(&cursors)
+		return pods == 0 && cursors == 0
+	})
+	var live int
+	_ = meta.QueryRow(`SELECT COUNT(*) FROM tenant_outbox_cursor WHERE pod_id = 'a'`).Scan(&live)
+	if live != 1 {
+		t.Fatal("the live pod's cursor was swept")
+	}
+}
+
+// TestStalledPodCannotPinOutbox: a pod whose heartbeat is fine but whose poller is stuck keeps an
+// old cursor; the prune gate ignores cursors older than the age bound. The unbounded variant (the
+// unbounded-outbox-pinning defect) is pinned.
+func TestStalledPodCannotPinOutbox(t *testing.T) {
+	for _, bound := range []time.Duration{10 * time.Minute, 0} {
+		t.Run(map[bool]string{true: "age-bound", false: "unbounded"}[bound > 0], func(t *testing.T) {
+			e := newEnv(t)
+			a := e.pod("a", nil)
+			meta := a.srv.Meta()
+			ctx := context.Background()
+			old := time.Now().UTC().Add(-2 * time.Hour)
+			for i := 0; i < 10; i++ {
+				if _, err := meta.DB.Exec(`INSERT INTO tenant_notify_outbox (tenant_id, work, created_at) VALUES ('t', 'sse', ?)`, old); err != nil {
+					t.Fatal(err)
+				}
+			}
+			head, _ := meta.OutboxHead(ctx)
+			if err := meta.UpsertCursor(ctx, "fresh", head); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := meta.DB.Exec(`INSERT INTO tenant_outbox_cursor (pod_id, last_id, updated_at) VALUES ('stalled', 0, ?)`, time.Now().UTC().Add(-time.Hour)); err != nil {
+				t.Fatal(err)
+			}
+			// "a" polls too; wait until its cursor reached the head so only "stalled" can pin.
+			waitFor(t, 10*time.Second, "pod a's cursor", func() bool {
+				c, ok, _ := meta.Cursor(ctx, "a")
+				return ok && c >= head
+			})
+			n, err := meta.PruneOutbox(ctx, time.Hour, bound, 1000)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bound > 0 && n != 10 {
+				t.Fatalf("age-bound gate pruned %d of 10 rows", n)
+			}
+			if bound == 0 && n != 0 {
+				t.Fatalf("unbounded gate pruned %d rows past a stalled cursor", n)
+			}
+		})
+	}
+}

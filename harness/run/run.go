@@ -238,7 +238,7 @@ func (r *runner) cleanup() {
 		r.proxies.Close()
 	}
 	for _, db := range r.direct {
-		db.Close()
+		db.Close() // the external DSN's handle is shared by every pool: closing it twice is harmless
 	}
 	if r.db != nil {
 		if r.db.Kind == infra.DSN {
@@ -266,9 +266,23 @@ func (r *runner) databases() []string {
 
 // up starts the DB server, the proxies and the pods (or, for an external target, only what --dsn gives).
 func (r *runner) up(ctx context.Context) error {
-	if r.o.Target != "" && r.o.DSN == "" {
-		r.log.Info("external target: no pods, no proxies, no audit", "phase", "up", "target", r.o.Target)
-		return nil
+	if r.o.Target != "" {
+		if r.o.DSN == "" {
+			r.log.Info("external target: no pods, no proxies, no audit", "phase", "up", "target", r.o.Target)
+			return nil
+		}
+		// The external service's own database: every tenant's fs_events rows are read from it as is
+		// (nothing is created or dropped there).
+		d, err := sql.Open("mysql", r.o.DSN)
+		if err != nil {
+			return fmt.Errorf("--dsn: %w", err)
+		}
+		d.SetMaxOpenConns(4)
+		for _, name := range r.databases() {
+			r.direct[name] = d
+		}
+		r.log.Info("external target, audited through --dsn", "phase", "up", "target", r.o.Target)
+		return d.PingContext(ctx)
 	}
 	prefix := ""
 	if r.o.DSN != "" {
@@ -290,9 +304,6 @@ func (r *runner) up(ctx context.Context) error {
 		}
 		d.SetMaxOpenConns(4)
 		r.direct[name] = d
-	}
-	if r.o.Target != "" {
-		return nil
 	}
 	r.proxies = proxy.NewSet()
 	type poolJSON struct {

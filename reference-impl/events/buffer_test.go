@@ -260,11 +260,16 @@ func TestMaxAgeForClampsRetention(t *testing.T) {
 // whose DB hangs does not hold up the others.
 func TestConcurrencyCapAndHungTenantIsolation(t *testing.T) {
 	hang := make(chan struct{})
+	hungStarted := make(chan struct{}, 1)
 	var mu sync.Mutex
 	running, peak, done := 0, 0, 0
 	m := metrics.New(prometheus.NewRegistry())
 	ins := inserterFunc(func(ctx context.Context, tenant string, e store.Event) (int64, error) {
 		if tenant == "hung" {
+			select {
+			case hungStarted <- struct{}{}:
+			default:
+			}
 			select {
 			case <-hang:
 			case <-ctx.Done():
@@ -285,6 +290,7 @@ func TestConcurrencyCapAndHungTenantIsolation(t *testing.T) {
 	b := NewBuffer(BufferConfig{Concurrency: 3, BackoffMin: time.Millisecond, Tick: time.Millisecond}, ins, nil, m, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	b.Start()
 	b.Enqueue("hung", ev("/h"))
+	<-hungStarted
 	for i := 0; i < 20; i++ {
 		b.Enqueue(string(rune('a'+i)), ev("/x"))
 	}

@@ -1,6 +1,6 @@
 // Package infra provides the MySQL-compatible server a run keeps its databases on: a private,
-// throwaway server started from mariadbd/mysqld on PATH (the default), or an existing one given by a
-// DSN. It creates the run's databases (meta, tenant_<n>, shared_pool) and hands out DSNs for them,
+// throwaway server started from mariadbd/mysqld on PATH (the default), a throwaway MariaDB container
+// (dockertest, when a Docker daemon answers), or an existing one given by a DSN. It creates the run's databases (meta, tenant_<n>, shared_pool) and hands out DSNs for them,
 // direct (for the harness's own audit) or through a proxy address (for the pods).
 package infra
 
@@ -9,10 +9,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"net"
-	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -43,6 +40,7 @@ type DB struct {
 	prefix string
 	base   *mysql.Config
 	srv    *dbserver.Server
+	docker *container
 	admin  *sql.DB
 }
 
@@ -63,7 +61,11 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		}
 		d.Kind, d.Addr, d.base = DSN, cfg.Addr, cfg
 	case o.Infra == Docker:
-		return nil, dockerError()
+		c, cfg, err := startDocker(ctx)
+		if err != nil {
+			return nil, err
+		}
+		d.Kind, d.Addr, d.base, d.docker = Docker, cfg.Addr, cfg, c
 	case o.Infra == "" || o.Infra == Private:
 		if _, err := dbserver.FindBinary(); err != nil {
 			return nil, ErrNoServer
@@ -90,20 +92,6 @@ func Open(ctx context.Context, o Options) (*DB, error) {
 		return nil, fmt.Errorf("database server %s: %w", d.Addr, err)
 	}
 	return d, nil
-}
-
-// dockerError says why --infra docker cannot be used here.
-func dockerError() error {
-	sock := "/var/run/docker.sock"
-	if h := os.Getenv("DOCKER_HOST"); strings.HasPrefix(h, "unix://") {
-		sock = strings.TrimPrefix(h, "unix://")
-	}
-	c, err := net.DialTimeout("unix", sock, time.Second)
-	if err != nil {
-		return fmt.Errorf("--infra docker: no Docker daemon answers at %s (%v); start one, or use the default private server (mariadbd on PATH) or --dsn", sock, err)
-	}
-	c.Close()
-	return fmt.Errorf("--infra docker: a Docker daemon answers at %s, but this seqgate build has no dockertest support yet; use the default private server (mariadbd on PATH) or --dsn", sock)
 }
 
 // Name returns the real database name for a logical one (meta, tenant_3, shared_pool).
@@ -158,6 +146,9 @@ func (d *DB) Close() error {
 	}
 	if d.srv != nil {
 		return d.srv.Stop()
+	}
+	if d.docker != nil {
+		return d.docker.stop()
 	}
 	return nil
 }

@@ -99,13 +99,18 @@ func migrate(ctx context.Context, db *sql.DB, stmts []string) error {
 }
 
 // OpenDB opens dsn, creating its database first when the server says it does not exist, and
-// checks it with a ping. The DSN names the database; its other settings are kept.
+// checks it with a ping. The DSN names the database; its settings are kept except parseTime and
+// interpolateParams, which are always on.
 func OpenDB(ctx context.Context, dsn string) (*sql.DB, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("bad DSN %q: %w", redact(dsn), err)
 	}
-	db, err := sql.Open("mysql", dsn)
+	// Times are scanned into time.Time (parseTime) and stored as UTC; interpolated parameters make
+	// each statement one round trip. Both are forced so any DSN a user gives works.
+	cfg.ParseTime = true
+	cfg.InterpolateParams = true
+	db, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {
 		return nil, err
 	}

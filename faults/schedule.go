@@ -202,11 +202,13 @@ func expandNemesis(out []Instance, n *NemesisSpec, seed int64, runDuration time.
 	}
 	t := n.Start
 	for draw := 1; draw <= maxInstances && len(out) < maxInstances; draw++ {
-		t += time.Duration(rng.ExpFloat64() * float64(n.MeanInterval))
+		// Millisecond resolution: schedules stay readable and nothing here is finer than that.
+		t += time.Duration(rng.ExpFloat64() * float64(n.MeanInterval)).Round(time.Millisecond)
 		k, _ := Lookup(n.Kinds[rng.IntN(len(n.Kinds))])
 		var dur time.Duration
 		if k.Timing == TimingSpan {
-			dur = n.MinDuration + time.Duration(rng.Int64N(int64(n.MaxDuration-n.MinDuration)+1))
+			dur = n.MinDuration + time.Duration(rng.Int64N(int64(n.MaxDuration-n.MinDuration)+1)).Round(time.Millisecond)
+			dur = min(max(dur, n.MinDuration), n.MaxDuration)
 		}
 		if t+dur > stop || (dur == 0 && t >= stop) {
 			break

@@ -75,7 +75,7 @@ func (p *Poller) Run(ctx context.Context) {
 		p.PruneEvery = 10 * time.Second
 	}
 	started := false
-	lastPrune := time.Time{}
+	lastPrune := time.Now() // first prune one period after start
 	t := time.NewTicker(p.Interval)
 	defer t.Stop()
 	for {

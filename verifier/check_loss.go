@@ -24,12 +24,14 @@ type lossCheck struct {
 	counters map[dropKey]*dropCounter
 	crashes  map[string][]int64 // pod -> crash times
 	started  map[string]bool    // pods that had a start record before their first sample
+	metrics  int64
 }
 
 type dropKey struct{ pod, tenant, reason string }
 
 type dropCounter struct {
 	last, increase, firstIncT int64
+	firstIncN                 int64 // metric record number of the first increase: orders ties in one scrape
 	seen                      bool
 }
 
@@ -64,6 +66,7 @@ func (c *lossCheck) Observe(r *ledger.Record) {
 		if !strings.HasSuffix(r.Name, dropCounterSuffix) {
 			return
 		}
+		c.metrics++
 		k := dropKey{r.Pod, r.Labels["tenant_id"], r.Labels["reason"]}
 		v := int64(r.Value)
 		dc, ok := c.counters[k]
@@ -83,7 +86,7 @@ func (c *lossCheck) Observe(r *ledger.Record) {
 			inc = v // counter reset: the pod restarted
 		}
 		if inc > 0 && dc.firstIncT == noTime {
-			dc.firstIncT = r.T
+			dc.firstIncT, dc.firstIncN = r.T, c.metrics
 		}
 		dc.increase += inc
 		dc.last, dc.seen = v, true
@@ -111,7 +114,8 @@ func (c *lossCheck) Finish(s *Summary) {
 	reason := map[int32]string{}
 	for g, ids := range lostBy {
 		slices.SortStableFunc(ids, func(a, b int32) int { return cmpInt64(ix.muts.at(a).t, ix.muts.at(b).t) })
-		// 1. counters of the acking pod, reasons in the order they first increased.
+		// 1. counters of the acking pod, reasons in the order they first increased (increases seen in
+		// the same scrape cannot be ordered by the ledger: they are taken in ledger order).
 		var keys []dropKey
 		for k, dc := range c.counters {
 			if k.pod == g.pod && k.tenant == g.tenant && dc.increase > 0 {
@@ -122,7 +126,7 @@ func (c *lossCheck) Finish(s *Summary) {
 			if d := cmpInt64(c.counters[a].firstIncT, c.counters[b].firstIncT); d != 0 {
 				return d
 			}
-			return strings.Compare(a.reason, b.reason)
+			return cmpInt64(c.counters[a].firstIncN, c.counters[b].firstIncN)
 		})
 		next := 0
 		for _, k := range keys {

@@ -3,18 +3,29 @@ package verifier
 import "github.com/seqgate/seqgate/verifier/ledger"
 
 // reorderCheck finds, per consumer and in delivery order, events overtaken by an event of a mutation
-// sent after their ack (done_t): reorder_ms = that latest send time minus the overtaken one's done_t.
+// sent after their ack (done_t): reorder_ms = the latest such send time minus the overtaken one's
+// done_t. An event delivered before its own mut record (delivered before the ack) has no send time
+// yet; deliveries that come after it are judged at the end, when every send time is known.
 type reorderCheck struct {
-	ix    *index
-	w     *witnessSet
-	state map[int32]*reorderState
-	per   map[int32]*Reorder
+	ix       *index
+	w        *witnessSet
+	state    map[int32]*reorderState
+	deferred []deferredDelivery
+	per      map[int32]*Reorder
 }
 
 type reorderState struct {
 	maxSendT int64
 	maxID    int32
 	pending  []int32 // delivered before their mut record arrived: send time not known yet
+}
+
+// deferredDelivery is a delivery judged at Finish: the resolved maximum at its time and the ids
+// still unresolved then.
+type deferredDelivery struct {
+	cons, id, maxID int32
+	t, seq, maxSend int64
+	pending         []int32
 }
 
 type reorderWitness struct {
@@ -56,28 +67,18 @@ func (c *reorderCheck) Observe(r *ledger.Record) {
 		st.pending = kept
 	}
 	m := c.ix.mutationAt(f.id)
-	if m.flags&fHasMut == 0 {
-		// Its ack has not been recorded yet, so its done_t is later than every send time seen so far:
-		// it cannot be overtaken; its own send time joins once known.
+	known := m.flags&fHasMut != 0
+	if !known || len(st.pending) > 0 {
+		c.deferred = append(c.deferred, deferredDelivery{cons: f.cons, id: f.id, maxID: st.maxID, t: r.T, seq: r.Seq,
+			maxSend: st.maxSendT, pending: append([]int32(nil), st.pending...)})
+	} else {
+		c.judge(f.cons, m, st.maxSendT, st.maxID, r.T, r.Seq)
+	}
+	if known {
+		st.see(m, f.id)
+	} else {
 		st.pending = append(st.pending, f.id)
-		return
 	}
-	if st.maxSendT != noTime && st.maxSendT > m.doneT {
-		d := ms(st.maxSendT - m.doneT)
-		p, ok := c.per[f.cons]
-		if !ok {
-			p = &Reorder{}
-			c.per[f.cons] = p
-		}
-		p.Overtaken++
-		if d > p.MaxMs {
-			p.MaxMs = d
-		}
-		om := c.ix.mutationAt(st.maxID)
-		c.w.add("reorder", reorderWitness{Consumer: r.Consumer, MID: m.mid, Path: r.Path, Seq: r.Seq, AckMs: ms(m.doneT),
-			DeliveredMs: ms(r.T), OvertakenBy: om.mid, OvertakerPath: om.path(), OvertakerSent: ms(om.t), ReorderMs: d})
-	}
-	st.see(m, f.id)
 }
 
 func (st *reorderState) see(m *mutation, id int32) {
@@ -86,7 +87,41 @@ func (st *reorderState) see(m *mutation, id int32) {
 	}
 }
 
+// judge decides whether m, delivered at t after events whose latest send time is maxSend (of mutation
+// maxID), was overtaken.
+func (c *reorderCheck) judge(cons int32, m *mutation, maxSend int64, maxID int32, t, seq int64) {
+	if maxSend == noTime || maxSend <= m.doneT {
+		return
+	}
+	d := ms(maxSend - m.doneT)
+	p, ok := c.per[cons]
+	if !ok {
+		p = &Reorder{}
+		c.per[cons] = p
+	}
+	p.Overtaken++
+	if d > p.MaxMs {
+		p.MaxMs = d
+	}
+	om := c.ix.mutationAt(maxID)
+	c.w.add("reorder", reorderWitness{Consumer: c.ix.cons[cons].id, MID: m.mid, Path: m.path(), Seq: seq, AckMs: ms(m.doneT),
+		DeliveredMs: ms(t), OvertakenBy: om.mid, OvertakerPath: om.path(), OvertakerSent: ms(om.t), ReorderMs: d})
+}
+
 func (c *reorderCheck) Finish(s *Summary) {
+	for _, d := range c.deferred {
+		m := c.ix.mutationAt(d.id)
+		if m.flags&fHasMut == 0 {
+			continue // never matched a mutation: unexpected or a leak, not a reorder
+		}
+		maxSend, maxID := d.maxSend, d.maxID
+		for _, id := range d.pending {
+			if pm := c.ix.mutationAt(id); pm.flags&fHasMut != 0 && (maxSend == noTime || pm.t > maxSend) {
+				maxSend, maxID = pm.t, id
+			}
+		}
+		c.judge(d.cons, m, maxSend, maxID, d.t, d.seq)
+	}
 	for ci, p := range c.per {
 		cs := c.ix.cons[ci]
 		s.consumer(cs.id).Reorder = *p

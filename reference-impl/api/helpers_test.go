@@ -31,7 +31,8 @@ var dbCounter atomic.Int64
 
 // env is one test's databases: a meta DB and the pools, each optionally behind a proxy.
 type env struct {
-	t       *testing.T
+	t         *testing.T
+	metaProxy *toxiproxy.Proxy // set by withMetaProxy
 	prefix  string
 	metaDSN string
 	pools   []store.PoolSpec
@@ -74,6 +75,19 @@ func newEnv(t *testing.T, defs ...poolDef) *env {
 		}
 		e.pools = append(e.pools, store.PoolSpec{ID: d.id, Role: d.role, DSN: dbserver.DSNFor(addr, e.prefix+d.id)})
 	}
+	return e
+}
+
+// withMetaProxy puts an in-process toxiproxy proxy in front of the meta DB.
+func (e *env) withMetaProxy() *env {
+	tox := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	p := toxiproxy.NewProxy(tox, e.prefix+"meta", "127.0.0.1:0", db.Addr)
+	if err := p.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	e.t.Cleanup(p.Stop)
+	e.metaProxy = p
+	e.metaDSN = dbserver.DSNFor(p.Listen, e.prefix+"meta")
 	return e
 }
 

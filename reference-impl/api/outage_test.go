@@ -1,0 +1,102 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/api"
+)
+
+// TestMetaOutageNeverFailsMutationAndHintsCatchUp: with the meta DB unreachable (auth cached), a
+// write still succeeds and its event is durable; the outbox hint is retried, so once the meta DB is
+// back the other pod's subscriber is woken without any further write.
+func TestMetaOutageNeverFailsMutationAndHintsCatchUp(t *testing.T) {
+	e := newEnv(t).withMetaProxy()
+	a := e.pod("a", func(c *api.Config) { c.AuthCacheTTL = time.Minute })
+	b := e.pod("b", nil)
+	_, k := a.provision(t, "")
+	a.write(t, k, "/warm", "x") // caches the key on pod a
+	sub := b.subscribe(t, k, 0).start()
+	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+
+	e.metaProxy.Stop()
+	a.write(t, k, "/during-outage", "x")
+	waitFor(t, 10*time.Second, "a failed outbox insert", func() bool {
+		return counter(t, a, "eventlogd_outbox_inserts_total", map[string]string{"result": "error"}) >= 1
+	})
+	if err := e.metaProxy.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/during-outage" }); !ok {
+		t.Fatalf("hint never caught up after the meta outage: %+v", got)
+	}
+}
+
+// TestLivenessPollCoversSignalLoss: the optional liveness poll (off by default) delivers to a pod
+// whose poller is stalled; without it the event waits for the next wake.
+func TestLivenessPollCoversSignalLoss(t *testing.T) {
+	for _, live := range []bool{true, false} {
+		t.Run(map[bool]string{true: "liveness-poll", false: "default-off"}[live], func(t *testing.T) {
+			e := newEnv(t)
+			a := e.pod("a", nil)
+			b := e.pod("b", func(c *api.Config) {
+				if live {
+					c.Stream.LivenessPoll = 100 * time.Millisecond
+				}
+			})
+			_, k := a.provision(t, "")
+			sub := b.subscribe(t, k, 0).start()
+			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+			b.srv.Poller().Stall(time.Minute)
+			a.write(t, k, "/x", "1")
+			got := sub.collect(time.Second)
+			saw := false
+			for _, f := range got {
+				saw = saw || f.Path == "/x"
+			}
+			if saw != live {
+				t.Fatalf("delivered during signal loss = %v, want %v", saw, live)
+			}
+		})
+	}
+}
+
+func TestDirectoryRenameMovesChildrenAndOddNames(t *testing.T) {
+	e := newEnv(t)
+	p := e.pod("p", nil)
+	_, k := p.provision(t, "")
+	put := func(path, body string) {
+		if code, m := p.do(t, "PUT", "/v1/fs"+path, k, strings.NewReader(body), nil); code != 200 {
+			t.Fatalf("put %s: %d %v", path, code, m)
+		}
+	}
+	post := func(path string, hdr map[string]string, want int) {
+		if code, m := p.do(t, "POST", "/v1/fs"+path, k, nil, hdr); code != want {
+			t.Fatalf("post %s: %d %v", path, code, m)
+		}
+	}
+	post("/d?mkdir", nil, 200)
+	put("/d/x", "1")
+	put("/d/sub/y", "2")
+	put("/d_%25", "not a child") // LIKE metacharacters must not match /d's children
+	post("/e?rename", map[string]string{"X-Dat9-Rename-Source": "/d"}, 200)
+	post("/e/sub?rename", map[string]string{"X-Dat9-Rename-Source": "/e"}, 409) // into itself
+	get := func(path string) int {
+		req, _ := http.NewRequestWithContext(context.Background(), "GET", p.url+"/v1/fs"+path, nil)
+		req.Header.Set("X-API-Key", k)
+		resp, err := p.client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for path, want := range map[string]int{"/e/x": 200, "/e/sub/y": 200, "/d/x": 404, "/d": 404, "/d_%25": 200} {
+		if got := get(path); got != want {
+			t.Fatalf("GET %s: %d, want %d", path, got, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -170,14 +171,33 @@ var listed = func() map[string]uint64 {
 	return m
 }()
 
-func bitIndex(bit uint64) int {
-	n := 0
-	for bit > 1 {
-		bit >>= 1
-		n++
+// extras lists, per kind, the encoder indexes of the fields outside its fieldOrder (written only
+// when set).
+var extras = func() map[string][]int {
+	m := make(map[string][]int, len(fieldOrder))
+	for k := range fieldOrder {
+		skip := listed[k] | fK
+		for i := 1; i < bitIndex(fCount); i++ {
+			if skip&(1<<i) == 0 {
+				m[k] = append(m[k], i)
+			}
+		}
 	}
-	return n
-}
+	return m
+}()
+
+// orderIdx is fieldOrder as encoder indexes.
+var orderIdx = func() map[string][]int {
+	m := make(map[string][]int, len(fieldOrder))
+	for k, fs := range fieldOrder {
+		for _, f := range fs {
+			m[k] = append(m[k], bitIndex(f))
+		}
+	}
+	return m
+}()
+
+func bitIndex(bit uint64) int { return bits.TrailingZeros64(bit) }
 
 // AppendRecord appends rec as one JSON line (with its newline) to b: the kind's required fields
 // always (zero values included), its optional and any other fields when set.
@@ -190,9 +210,9 @@ func AppendRecord(b []byte, rec *Record) ([]byte, error) {
 	b = append(b, `{"k":`...)
 	b = appendString(b, rec.K)
 	var err error
-	for _, f := range fieldOrder[rec.K] {
-		e := &encoders[bitIndex(f)]
-		if spec.required&f == 0 && e.zero(rec) {
+	for _, i := range orderIdx[rec.K] {
+		e := &encoders[i]
+		if spec.required&(1<<i) == 0 && e.zero(rec) {
 			continue
 		}
 		b = append(b, ',')
@@ -200,9 +220,8 @@ func AppendRecord(b []byte, rec *Record) ([]byte, error) {
 			return b[:start], errors.New("ledger: k " + quote(rec.K) + ": " + err.Error())
 		}
 	}
-	skip := listed[rec.K] | fK
-	for i := 1; i < bitIndex(fCount); i++ {
-		if skip&(1<<i) != 0 || encoders[i].zero(rec) {
+	for _, i := range extras[rec.K] {
+		if encoders[i].zero(rec) {
 			continue
 		}
 		b = append(b, ',')

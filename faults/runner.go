@@ -74,7 +74,7 @@ func Build(env Env, in Instance) (Fault, error) {
 		parts = append(parts, guarded(f))
 	}
 	if len(parts) == 1 {
-		return guarded(parts[0]), nil
+		return parts[0], nil // already guarded
 	}
 	return guarded(parts), nil
 }

@@ -6,6 +6,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"database/sql"
 	"fmt"
 	"io"
@@ -72,6 +73,34 @@ type Result struct {
 	Events      int64 // file_changed events delivered to all consumers
 	LoadSeconds float64
 	Wall        time.Duration
+}
+
+// resultFile is result.json in the run directory: the harness's own figures, which the ledger does
+// not carry (arrivals dropped by the open model, wall time).
+type resultFile struct {
+	RunID       string  `json:"run_id"`
+	Interrupted bool    `json:"interrupted"`
+	Drained     bool    `json:"drained"`
+	FaultError  string  `json:"fault_error,omitempty"`
+	Offered     int64   `json:"offered"`
+	Dropped     int64   `json:"dropped"`
+	Acked       int64   `json:"acked"`
+	Events      int64   `json:"events_delivered"`
+	LoadSeconds float64 `json:"load_seconds"`
+	WallSeconds float64 `json:"wall_seconds"`
+}
+
+func (res *Result) save() error {
+	f := resultFile{RunID: res.RunID, Interrupted: res.Interrupted, Drained: res.Drained, Offered: res.Offered,
+		Dropped: res.Dropped, Acked: res.Acked, Events: res.Events, LoadSeconds: res.LoadSeconds, WallSeconds: res.Wall.Seconds()}
+	if res.FaultErr != nil {
+		f.FaultError = res.FaultErr.Error()
+	}
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(res.Dir, "result.json"), append(b, '\n'), 0o644)
 }
 
 // runner holds one run's state; its methods are the phases.
@@ -207,6 +236,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		return nil, r.fail("end", err)
 	}
 	r.res.Wall = time.Since(wall)
+	if err := r.res.save(); err != nil {
+		return nil, r.fail("end", err)
+	}
 	r.log.Info("run finished", "phase", "end", "drained", drained, "reason", end.Reason, "ledger", r.res.Ledger, "wall", r.res.Wall.Round(time.Millisecond))
 	return &r.res, nil
 }

@@ -142,6 +142,9 @@ func TestE2ESmokePasses(t *testing.T) {
 	if !res.Drained {
 		t.Error("not drained")
 	}
+	if b, err := os.ReadFile(filepath.Join(res.Dir, "result.json")); err != nil || !strings.Contains(string(b), `"offered": 480`) {
+		t.Errorf("result.json: %v\n%s", err, b)
+	}
 	if s.Acked == 0 || s.Lost != 0 || s.Skipped != 0 || s.Undelivered != 0 || s.Leaks != 0 || s.ColdWakeups != 0 {
 		t.Errorf("acked %d lost %d skipped %d undelivered %d leaks %d cold wakeups %d", s.Acked, s.Lost, s.Skipped, s.Undelivered, s.Leaks, s.ColdWakeups)
 	}

@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -141,5 +142,18 @@ func TestParseFaults(t *testing.T) {
 	var e *Error
 	if !errors.As(err, &e) || e.Line != 19 || !strings.Contains(err.Error(), "no_such_fault") {
 		t.Fatalf("unknown fault kind: %v (want a line-19 error naming it)", err)
+	}
+}
+
+// Every scenario shipped in scenarios/ must lint.
+func TestShippedScenariosParse(t *testing.T) {
+	files, err := filepath.Glob("../../scenarios/*.yaml")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no scenarios found: %v", err)
+	}
+	for _, f := range files {
+		if _, err := ReadFile(f); err != nil {
+			t.Errorf("%v", err)
+		}
 	}
 }

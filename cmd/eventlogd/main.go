@@ -98,6 +98,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&c.Stream.QueueSize, "sse-queue-size", 1024, "frames in each connection's send queue")
 	fs.DurationVar(&c.Stream.QueueWait, "sse-queue-wait", 2*time.Second, "a send queue full this long ends the connection with reset(slow_consumer)")
 	fs.DurationVar(&c.Stream.WriteTimeout, "sse-write-timeout", 30*time.Second, "per socket write deadline")
+	fs.DurationVar(&c.Stream.QueryTimeout, "sse-query-timeout", 10*time.Second, "bound on each fs_events read of a stream (a stalled DB becomes a retried error)")
 	fs.DurationVar(&c.Stream.LivenessPoll, "sse-liveness-poll", 0, "optional poll of a connected tenant not polled for this long (0: off)")
 
 	fs.IntVar(&c.DB.MaxOpen, "db-max-open", 32, "open connections per tenant DB")

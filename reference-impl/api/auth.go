@@ -72,7 +72,9 @@ func (s *Server) withTenant(h http.HandlerFunc) http.HandlerFunc {
 		t, ok := s.auth.get(hash)
 		if !ok {
 			var err error
-			t, err = s.meta.TenantByKey(r.Context(), hash)
+			actx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
+			t, err = s.meta.TenantByKey(actx, hash)
+			cancel()
 			if errors.Is(err, store.ErrNotFound) {
 				writeErr(w, http.StatusUnauthorized, "invalid API key")
 				return

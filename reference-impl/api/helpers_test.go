@@ -33,11 +33,11 @@ var dbCounter atomic.Int64
 type env struct {
 	t         *testing.T
 	metaProxy *toxiproxy.Proxy // set by withMetaProxy
-	prefix  string
-	metaDSN string
-	pools   []store.PoolSpec
-	proxies map[string]*toxiproxy.Proxy
-	counts  map[string]*countingProxy
+	prefix    string
+	metaDSN   string
+	pools     []store.PoolSpec
+	proxies   map[string]*toxiproxy.Proxy
+	counts    map[string]*countingProxy
 }
 
 type poolDef struct {

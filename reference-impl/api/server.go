@@ -2,6 +2,7 @@ package api
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net/http"
@@ -80,19 +81,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := store.CheckPools(cfg.Pools); err != nil {
 		return nil, err
 	}
-	metaDB, err := store.OpenDB(ctx, cfg.MetaDSN)
+	metaDB, err := openMeta(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("meta DB: %w", err)
-	}
-	if err := store.MigrateMeta(ctx, metaDB); err != nil {
-		metaDB.Close()
-		return nil, fmt.Errorf("meta DB: %w", err)
+		return nil, err
 	}
 	pools := store.NewPools(cfg.Pools, cfg.DB)
-	if err := pools.MigrateAll(ctx); err != nil {
-		pools.Close()
-		metaDB.Close()
-		return nil, err
+	for id, err := range pools.MigrateAll(ctx, 5*time.Second) {
+		cfg.Log.Warn("tenant pool unreachable at start; it will be migrated on first use", "pool", id, "err", err)
 	}
 	reg := cfg.Registry
 	if reg == nil {
@@ -129,6 +124,26 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.streamer.Resolve = s.resolve
 	s.routes()
 	return s, nil
+}
+
+// openMeta connects to the meta DB and migrates it, retrying until ctx ends: a pod restarted during
+// a meta-DB outage comes up when the meta DB does.
+func openMeta(ctx context.Context, cfg Config) (*sql.DB, error) {
+	for {
+		db, err := store.OpenDB(ctx, cfg.MetaDSN)
+		if err == nil {
+			if err = store.MigrateMeta(ctx, db); err == nil {
+				return db, nil
+			}
+			db.Close()
+		}
+		cfg.Log.Warn("meta DB not ready; retrying", "err", err)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("meta DB: %w", err)
+		case <-time.After(500 * time.Millisecond):
+		}
+	}
 }
 
 // Start runs the background loops: retry-buffer scheduler, outbox notifier and poller, pod

@@ -26,6 +26,7 @@ type Config struct {
 	QueueWait            time.Duration // how long a full queue may stay full before slow_consumer [2s]
 	WriteTimeout         time.Duration // per socket write [30s]
 	Retention            time.Duration // fs_events retention: a cursor this old re-checks the sweep mark [1h]
+	QueryTimeout         time.Duration // bound on each fs_events read; a stalled DB becomes an error + backoff [10s]
 	SinglePageReplay     bool          // defect single-page-replay
 	UnsignalledDrop      bool          // defect unsignalled-queue-drop
 }
@@ -56,6 +57,7 @@ func (c *Config) defaults() {
 	def(&c.QueueWait, 2*time.Second)
 	def(&c.WriteTimeout, 30*time.Second)
 	def(&c.Retention, time.Hour)
+	def(&c.QueryTimeout, 10*time.Second)
 }
 
 // Streamer serves event streams of one pod.
@@ -176,6 +178,8 @@ func (x *stream) sendEvents(ctx context.Context, evs []store.Event) bool {
 // page reads one page after the cursor. When the cursor's events are old enough that a sweep may
 // have reached them, it first re-reads the sweep mark so a swept range turns into seq_too_old.
 func (x *stream) page(ctx context.Context) (evs []store.Event, tooOld bool, err error) {
+	ctx, cancel := context.WithTimeout(ctx, x.cfg.QueryTimeout)
+	defer cancel()
 	if !x.lastTs.IsZero() && time.Since(x.lastTs) > x.cfg.Retention/2 {
 		x.m.TenantQueries.WithLabelValues("bounds").Inc()
 		_, swept, err := x.st.Bounds(ctx)
@@ -203,7 +207,9 @@ func (x *stream) page(ctx context.Context) (evs []store.Event, tooOld bool, err 
 // phase1 sends the initial reset or the replay backlog, then the stream-current heartbeat.
 func (x *stream) phase1(ctx context.Context, since int64) bool {
 	x.m.TenantQueries.WithLabelValues("bounds").Inc()
-	head, swept, err := x.st.Bounds(ctx)
+	bctx, cancel := context.WithTimeout(ctx, x.cfg.QueryTimeout)
+	head, swept, err := x.st.Bounds(bctx)
+	cancel()
 	if err != nil {
 		x.log.Warn("sse bounds query failed", "tenant_id", x.st.TenantID, "err", err)
 		return false // the client reconnects with its cursor

@@ -84,8 +84,9 @@ type Pools struct {
 	specs map[string]PoolSpec
 	order []PoolSpec
 
-	mu  sync.Mutex
-	dbs map[string]*poolDB
+	mu       sync.Mutex
+	dbs      map[string]*poolDB
+	migrated map[string]bool
 }
 
 type poolDB struct {
@@ -101,7 +102,7 @@ func NewPools(specs []PoolSpec, opts PoolOptions) *Pools {
 	if opts.ConnMaxIdle == 0 {
 		opts.ConnMaxIdle = 5 * time.Minute
 	}
-	p := &Pools{opts: opts, specs: map[string]PoolSpec{}, dbs: map[string]*poolDB{}, order: specs}
+	p := &Pools{opts: opts, specs: map[string]PoolSpec{}, dbs: map[string]*poolDB{}, migrated: map[string]bool{}, order: specs}
 	for _, s := range specs {
 		p.specs[s.ID] = s
 	}
@@ -117,18 +118,20 @@ func (p *Pools) Spec(id string) (PoolSpec, bool) {
 	return s, ok
 }
 
-// MigrateAll opens every pool once at start and creates its schema (idempotent).
-func (p *Pools) MigrateAll(ctx context.Context) error {
+// MigrateAll opens every pool once at start and creates its schema (idempotent). A pool that cannot
+// be reached is reported, not fatal: a pod restarting during a tenant-DB outage must still come up;
+// that pool is migrated by its first successful Acquire.
+func (p *Pools) MigrateAll(ctx context.Context, each time.Duration) map[string]error {
+	failed := map[string]error{}
 	for _, s := range p.order {
-		db, err := p.Acquire(ctx, s.ID)
+		c, cancel := context.WithTimeout(ctx, each)
+		_, err := p.Acquire(c, s.ID)
+		cancel()
 		if err != nil {
-			return fmt.Errorf("pool %s: %w", s.ID, err)
-		}
-		if err := MigrateTenant(ctx, db); err != nil {
-			return fmt.Errorf("pool %s: %w", s.ID, err)
+			failed[s.ID] = err
 		}
 	}
-	return nil
+	return failed
 }
 
 // Acquire returns pool id's open handle, opening it if it is not open.
@@ -147,6 +150,18 @@ func (p *Pools) Acquire(ctx context.Context, id string) (*sql.DB, error) {
 	db, err := OpenDB(ctx, spec.DSN)
 	if err != nil {
 		return nil, err
+	}
+	p.mu.Lock()
+	done := p.migrated[id]
+	p.mu.Unlock()
+	if !done {
+		if err := MigrateTenant(ctx, db); err != nil {
+			db.Close()
+			return nil, fmt.Errorf("pool %s: %w", id, err)
+		}
+		p.mu.Lock()
+		p.migrated[id] = true
+		p.mu.Unlock()
 	}
 	db.SetMaxOpenConns(p.opts.MaxOpen)
 	db.SetMaxIdleConns(p.opts.MaxOpen)

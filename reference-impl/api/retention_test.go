@@ -104,3 +104,38 @@ func TestSharedPoolSweepIsClaimedOncePerInterval(t *testing.T) {
 		t.Fatalf("pod b swept the shared pool %v times inside pod a's claim interval", n)
 	}
 }
+
+// TestSharedSweepResetsOnlyTenantsItSwept: in a shared DB seq is table-global, so a pool-wide sweep
+// that deleted another tenant's old rows must not send seq_too_old to a tenant that lost nothing.
+func TestSharedSweepResetsOnlyTenantsItSwept(t *testing.T) {
+	e := newEnv(t, poolDef{id: "shared", role: store.RoleShared})
+	p := e.pod("p", func(c *api.Config) { c.Retention = time.Second; c.SharedSweepInterval = time.Hour })
+	ty, ky := p.provision(t, "shared")
+	_, kx := p.provision(t, "shared")
+	for i := 0; i < 3; i++ {
+		p.write(t, ky, fmt.Sprintf("/y/%d", i), "x") // seqs 1-3, tenant y
+	}
+	time.Sleep(1100 * time.Millisecond)
+	p.write(t, kx, "/x", "x") // seq 4, tenant x, recent
+	st, err := p.srv.Store(context.Background(), ty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := p.srv.Sweeper().SweepNow(context.Background(), st); err != nil || res.Deleted != 3 {
+		t.Fatalf("shared sweep: %+v %v, want y's 3 rows", res, err)
+	}
+	for _, c := range []struct {
+		key, first string
+	}{{kx, "/x"}, {ky, "seq_too_old"}} {
+		s := p.subscribe(t, c.key, 2).start()
+		got, _ := s.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+		first := got[0].Reason
+		if got[0].Type == "file_changed" {
+			first = got[0].Path
+		}
+		if first != c.first {
+			t.Fatalf("since=2: first frame %+v, want %s", got[0], c.first)
+		}
+		s.close()
+	}
+}

@@ -87,15 +87,15 @@ func (s *TenantStore) EventsSince(ctx context.Context, since int64, limit int) (
 	return out, rows.Err()
 }
 
-// Bounds returns the tenant's newest seq (0 when it has none) and the highest seq a sweep has
-// deleted for it (its own mark or, in a shared DB, the pool-wide mark).
+// Bounds returns the tenant's newest seq (0 when it has none) and the highest seq of its rows a
+// sweep has deleted (0 when none).
 func (s *TenantStore) Bounds(ctx context.Context) (head, swept int64, err error) {
 	var h sql.NullInt64
 	if err := s.DB.QueryRowContext(ctx, `SELECT MAX(seq) FROM fs_events WHERE tenant_id = ?`, s.TenantID).Scan(&h); err != nil {
 		return 0, 0, err
 	}
 	var m sql.NullInt64
-	if err := s.DB.QueryRowContext(ctx, `SELECT MAX(swept_through) FROM fs_events_sweep_mark WHERE tenant_id IN (?, '')`, s.TenantID).Scan(&m); err != nil {
+	if err := s.DB.QueryRowContext(ctx, `SELECT MAX(swept_through) FROM fs_events_sweep_mark WHERE tenant_id = ?`, s.TenantID).Scan(&m); err != nil {
 		return 0, 0, err
 	}
 	return h.Int64, m.Int64, nil
@@ -116,9 +116,46 @@ func (s *TenantStore) Sweep(ctx context.Context, cutoff time.Time, batch, maxBat
 }
 
 // SweepShared deletes events of every tenant in a shared DB created before cutoff (the shared-pool
-// sweep), marking the pool-wide sweep mark (tenant_id ”).
+// sweep). Before each batch it raises the sweep mark of every tenant with rows in the batch, so
+// seq_too_old stays exact per tenant: a tenant whose rows were not swept gets no reset.
 func SweepShared(ctx context.Context, db *sql.DB, cutoff time.Time, batch, maxBatches int) (SweepResult, error) {
 	return sweep(ctx, db, "", cutoff, batch, maxBatches)
+}
+
+// markBatch raises the sweep marks for the next batch and returns the batch's highest seq.
+func markBatch(ctx context.Context, db *sql.DB, where string, args []any, batch int) (int64, bool, error) {
+	q := `SELECT tenant_id, MAX(seq) FROM (SELECT tenant_id, seq FROM fs_events WHERE ` + where + ` ORDER BY seq LIMIT ?) b GROUP BY tenant_id`
+	rows, err := db.QueryContext(ctx, q, append(args, batch)...)
+	if err != nil {
+		return 0, false, errorf("sweep select", err)
+	}
+	var marks []any
+	var top int64
+	n := 0
+	for rows.Next() {
+		var t string
+		var m int64
+		if err := rows.Scan(&t, &m); err != nil {
+			rows.Close()
+			return 0, false, err
+		}
+		marks = append(marks, t, m)
+		top = max(top, m)
+		n++
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return 0, false, err
+	}
+	if n == 0 {
+		return 0, false, nil
+	}
+	stmt := `INSERT INTO fs_events_sweep_mark (tenant_id, swept_through) VALUES (?, ?)` + strings.Repeat(`, (?, ?)`, n-1) +
+		` ON DUPLICATE KEY UPDATE swept_through = GREATEST(swept_through, VALUES(swept_through))`
+	if _, err := db.ExecContext(ctx, stmt, marks...); err != nil {
+		return 0, false, errorf("sweep mark", err)
+	}
+	return top, true, nil
 }
 
 func sweep(ctx context.Context, db *sql.DB, tenantID string, cutoff time.Time, batch, maxBatches int) (SweepResult, error) {
@@ -129,20 +166,15 @@ func sweep(ctx context.Context, db *sql.DB, tenantID string, cutoff time.Time, b
 		where, args = `tenant_id = ? AND created_at < ?`, []any{tenantID, cutoff}
 	}
 	for r.Batches < maxBatches {
-		var top sql.NullInt64
-		q := `SELECT MAX(seq) FROM (SELECT seq FROM fs_events WHERE ` + where + ` ORDER BY seq LIMIT ?) b`
-		if err := db.QueryRowContext(ctx, q, append(args, batch)...).Scan(&top); err != nil {
-			return r, errorf("sweep select", err)
+		top, ok, err := markBatch(ctx, db, where, args, batch)
+		if err != nil {
+			return r, err
 		}
-		if !top.Valid {
+		if !ok {
 			r.Done = true
 			return r, nil
 		}
-		if _, err := db.ExecContext(ctx, `INSERT INTO fs_events_sweep_mark (tenant_id, swept_through) VALUES (?, ?)
-			ON DUPLICATE KEY UPDATE swept_through = GREATEST(swept_through, VALUES(swept_through))`, tenantID, top.Int64); err != nil {
-			return r, errorf("sweep mark", err)
-		}
-		res, err := db.ExecContext(ctx, `DELETE FROM fs_events WHERE `+where+` AND seq <= ? ORDER BY seq LIMIT ?`, append(args, top.Int64, batch)...)
+		res, err := db.ExecContext(ctx, `DELETE FROM fs_events WHERE `+where+` AND seq <= ? ORDER BY seq LIMIT ?`, append(args, top, batch)...)
 		if err != nil {
 			return r, errorf("sweep delete", err)
 		}

@@ -29,7 +29,7 @@ func (r *runner) startConsumers(ctx context.Context, wg *sync.WaitGroup) {
 				c := consumer.New(consumer.Config{
 					Name: fmt.Sprintf("%s/c%d", t.ID, len(r.env.consumers[t.Name()])+1), Tenant: t.ID, Key: t.Key,
 					Durable: spec.IsDurable(), BackoffMin: spec.BackoffMin.D(), BackoffMax: spec.BackoffMax.D(),
-					Jitter: spec.Jitter, Slow: spec.Slow.D(), Seed: uint64(r.sc.Seed)*1_000_003 + uint64(n),
+					Jitter: spec.Jitter, Slow: spec.Slow.D(), IdleTimeout: spec.IdleTimeout.D(), Seed: uint64(r.sc.Seed)*1_000_003 + uint64(n),
 					Home: n, Start: r.start, Sink: r.w, Client: streamClient,
 					Endpoints: func() []consumer.Endpoint {
 						var out []consumer.Endpoint

@@ -101,6 +101,9 @@ type Consumers struct {
 	BackoffMax Duration `yaml:"backoff_max,omitempty"` // default 2s
 	Jitter     float64  `yaml:"jitter,omitempty"`      // fraction of the backoff, default 0.5
 	Slow       Duration `yaml:"slow,omitempty"`        // delay after each frame (a slow consumer)
+	// IdleTimeout gives up a connection that carries no frame at all for this long (default 30s,
+	// two of eventlogd's 15 s live heartbeats): a paused pod keeps its sockets open.
+	IdleTimeout Duration `yaml:"idle_timeout,omitempty"`
 }
 
 // IsDurable reports whether these consumers keep a durable cursor (the default).

@@ -22,6 +22,7 @@ const (
 	DefaultBackoffMax   = 2 * time.Second
 	DefaultJitter       = 0.5
 	DefaultRetention    = time.Hour
+	DefaultIdleTimeout  = 30 * time.Second
 )
 
 // Limits keep a scenario within what one machine and one ledger can hold.
@@ -179,6 +180,12 @@ func (v *validator) check(s *Scenario) error {
 		}
 		if c.Jitter < 0 || c.Jitter > 1 {
 			return v.err(f+".jitter", v.at("consumers", i, "jitter"), []string{"0..1 (a fraction of the backoff)"}, "jitter is %g", c.Jitter)
+		}
+		if c.IdleTimeout == 0 {
+			c.IdleTimeout = Duration(DefaultIdleTimeout)
+		}
+		if c.IdleTimeout < 0 {
+			return v.err(f+".idle_timeout", v.at("consumers", i, "idle_timeout"), []string{"a positive duration"}, "negative")
 		}
 		if c.Slow < 0 {
 			return v.err(f+".slow", v.at("consumers", i, "slow"), []string{"a positive duration"}, "negative")

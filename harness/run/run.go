@@ -6,8 +6,8 @@ package run
 
 import (
 	"context"
-	"encoding/json"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"

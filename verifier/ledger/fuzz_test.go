@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"errors"
 	"io"
+	"reflect"
 	"testing"
 )
 
@@ -47,9 +48,18 @@ func FuzzReader(f *testing.F) {
 				}
 				return
 			}
-			// Whatever was read must write back without error (a decoded record is encodable).
-			if _, err := AppendRecord(nil, rec); err != nil {
+			// Whatever was read writes back, and reads back equal (the writer and the reader agree).
+			line, err := AppendRecord(nil, rec)
+			if err != nil {
 				t.Fatalf("record %d not writable: %v", i, err)
+			}
+			var again Record
+			d := decoder{in: newInterner(16)}
+			if err := d.decode(line[:len(line)-1], &again); err != nil || d.ferr != nil {
+				t.Fatalf("record %d: re-reading %s: %v %v", i, line, err, d.ferr)
+			}
+			if !reflect.DeepEqual(*rec, again) {
+				t.Fatalf("record %d changed in a round trip:\n read %+v\nagain %+v\n line %s", i, *rec, again, line)
 			}
 		}
 	})

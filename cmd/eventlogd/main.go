@@ -101,6 +101,8 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.Stream.QueryTimeout, "sse-query-timeout", 10*time.Second, "bound on each fs_events read of a stream (a stalled DB becomes a retried error)")
 	fs.DurationVar(&c.Stream.LivenessPoll, "sse-liveness-poll", 0, "optional poll of a connected tenant not polled for this long (0: off)")
 
+	fs.DurationVar(&c.AuthCacheTTL, "auth-cache-ttl", 5*time.Second, "API key cache lifetime (a deleted tenant's key works this long)")
+	fs.DurationVar(&c.AuthStaleMax, "auth-stale-max", time.Hour, "while the meta DB fails, honour a cached key this long past its TTL")
 	fs.IntVar(&c.DB.MaxOpen, "db-max-open", 32, "open connections per tenant DB")
 	fs.DurationVar(&c.DB.ConnMaxIdle, "db-conn-max-idle", 5*time.Minute, "idle connection lifetime")
 	fs.DurationVar(&c.DB.IdleClose, "pool-idle-close", 0, "close a tenant DB handle unused this long (0: never)")

@@ -45,6 +45,7 @@ type Config struct {
 
 	ShutdownBudget time.Duration // retry-buffer flush budget at shutdown [10s]
 	AuthCacheTTL   time.Duration // API key cache [5s]
+	AuthStaleMax   time.Duration // how long past its TTL a cached key is honoured while the meta DB fails [1h]
 	MaxBody        int64         // write body limit [16MiB]
 	DB             store.PoolOptions
 
@@ -76,6 +77,7 @@ func (c *Config) defaults() {
 	def(&c.MaintenanceInterval, 10*time.Minute)
 	def(&c.ShutdownBudget, 10*time.Second)
 	def(&c.AuthCacheTTL, 5*time.Second)
+	def(&c.AuthStaleMax, time.Hour)
 	if c.SweepBatch <= 0 {
 		c.SweepBatch = 5000
 	}

@@ -10,12 +10,12 @@ import (
 	"github.com/seqgate/seqgate/reference-impl/api"
 )
 
-// TestMetaOutageNeverFailsMutationAndHintsCatchUp: with the meta DB unreachable (auth cached), a
-// write still succeeds and its event is durable; the outbox hint is retried, so once the meta DB is
+// TestMetaOutageNeverFailsMutationAndHintsCatchUp: with the meta DB unreachable (the key's cache entry
+// already expired), a write of a known tenant still succeeds and its event is durable; the outbox hint is retried, so once the meta DB is
 // back the other pod's subscriber is woken without any further write.
 func TestMetaOutageNeverFailsMutationAndHintsCatchUp(t *testing.T) {
 	e := newEnv(t).withMetaProxy()
-	a := e.pod("a", func(c *api.Config) { c.AuthCacheTTL = time.Minute })
+	a := e.pod("a", func(c *api.Config) { c.AuthCacheTTL = 50 * time.Millisecond })
 	b := e.pod("b", nil)
 	_, k := a.provision(t, "")
 	a.write(t, k, "/warm", "x") // caches the key on pod a
@@ -23,6 +23,7 @@ func TestMetaOutageNeverFailsMutationAndHintsCatchUp(t *testing.T) {
 	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
 
 	e.metaProxy.Stop()
+	time.Sleep(100 * time.Millisecond) // the cached key is past its TTL: the stale entry must serve
 	a.write(t, k, "/during-outage", "x")
 	waitFor(t, 10*time.Second, "a failed outbox insert", func() bool {
 		return counter(t, a, "eventlogd_outbox_inserts_total", map[string]string{"result": "error"}) >= 1
@@ -99,4 +100,21 @@ func TestDirectoryRenameMovesChildrenAndOddNames(t *testing.T) {
 			t.Fatalf("GET %s: %d, want %d", path, got, want)
 		}
 	}
+}
+
+// TestDeletedTenantKeyStopsWorkingAfterRevalidation: a cached key past its TTL is served once more
+// while the background revalidation runs; then the deleted tenant's key is refused.
+func TestDeletedTenantKeyStopsWorkingAfterRevalidation(t *testing.T) {
+	e := newEnv(t)
+	p := e.pod("p", func(c *api.Config) { c.AuthCacheTTL = 50 * time.Millisecond })
+	tenant, k := p.provision(t, "")
+	p.write(t, k, "/a", "x")
+	if err := p.srv.Meta().DeleteTenant(context.Background(), tenant); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(100 * time.Millisecond)
+	waitFor(t, 10*time.Second, "the deleted tenant's key to be refused", func() bool {
+		code, _ := p.do(t, "PUT", "/v1/fs/b", k, strings.NewReader("x"), nil)
+		return code == 401
+	})
 }

@@ -47,6 +47,7 @@ type Server struct {
 	bgCtx        context.Context
 	stopBg       context.CancelFunc
 	wg           sync.WaitGroup
+	authWG       sync.WaitGroup // background key revalidations
 	notifierDone chan struct{}
 	closeOnce    sync.Once
 }
@@ -95,7 +96,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	s := &Server{cfg: cfg, meta: &store.Meta{DB: metaDB}, pools: pools, reg: reg, m: metrics.New(reg), bus: signal.NewBus(),
-		auth: &authCache{ttl: cfg.AuthCacheTTL, m: map[string]authEntry{}}, notifierDone: make(chan struct{})}
+		auth: &authCache{ttl: cfg.AuthCacheTTL, staleMax: cfg.AuthStaleMax, m: map[string]authEntry{}}, notifierDone: make(chan struct{})}
 	s.streamCtx, s.stopStreams = context.WithCancel(context.Background())
 	s.bgCtx, s.stopBg = context.WithCancel(context.Background())
 	log := cfg.Log
@@ -212,6 +213,7 @@ func (s *Server) Close() error {
 		s.stopBg()
 		<-s.notifierDone
 		s.wg.Wait()
+		s.authWG.Wait()
 		s.sweeper.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		if derr := s.registry.Deregister(ctx); derr != nil {

@@ -158,6 +158,7 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	}
 	r.log = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: dropTime}))
 	r.runID = fmt.Sprintf("%s-%s", r.sc.Name, wall.UTC().Format("20060102T150405"))
+	r.log = r.log.With("run", r.runID) // every line names its run, then its phase
 	r.res = Result{RunID: r.runID, Dir: o.Dir, Ledger: filepath.Join(o.Dir, "ledger.jsonl.gz")}
 	if b, err := r.sc.Marshal(); err == nil {
 		_ = os.WriteFile(filepath.Join(o.Dir, "scenario.yaml"), b, 0o644)

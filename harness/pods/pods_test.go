@@ -40,6 +40,7 @@ func fakePod() {
 	fmt.Println("listening on", ln.Addr().String())
 	mux := http.NewServeMux()
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	mux.HandleFunc("/exit", func(http.ResponseWriter, *http.Request) { os.Exit(3) }) // a crash of its own
 	_ = http.Serve(ln, mux)
 }
 
@@ -123,6 +124,34 @@ func TestFleetLifecycle(t *testing.T) {
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s records = %v, want %v", tc.pod, got, tc.want)
 		}
+	}
+}
+
+// A pod that dies by itself (not asked to) is a crash, with its exit code.
+func TestPodExitingByItselfIsACrash(t *testing.T) {
+	t.Setenv("SEQGATE_FAKE_POD", "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &sink{}
+	f, err := Start(context.Background(), Config{Binary: exe, LogDir: t.TempDir(), Start: time.Now(), Sink: s}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop(5 * time.Second)
+	p := f.Get("pod-1")
+	if resp, err := http.Get(p.URL() + "/exit"); err == nil {
+		resp.Body.Close()
+	}
+	if err := p.Wait(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	last := s.recs[len(s.recs)-1]
+	s.mu.Unlock()
+	if last.Phase != "crash" || last.Code == nil || *last.Code != 3 || last.Signal != "" {
+		t.Errorf("last record %+v, want a crash with code 3", last)
 	}
 }
 

@@ -99,13 +99,6 @@ func (m *Meta) DeleteTenant(ctx context.Context, id string) error {
 	return err
 }
 
-// TenantsInPool returns how many tenants were provisioned in poolID.
-func (m *Meta) TenantsInPool(ctx context.Context, poolID string) (int, error) {
-	var n int
-	err := m.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM tenants WHERE pool_id = ?`, poolID).Scan(&n)
-	return n, err
-}
-
 // ActiveTenants returns every active tenant (for the seeded cold-DB sweeper defect only).
 func (m *Meta) ActiveTenants(ctx context.Context) ([]Tenant, error) {
 	rows, err := m.DB.QueryContext(ctx, `SELECT tenant_id, pool_id, status FROM tenants WHERE status = 'active'`)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/reference-impl/api"
+	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
 // TestMetaOutageNeverFailsMutationAndHintsCatchUp: with the meta DB unreachable (the key's cache entry
@@ -117,4 +118,22 @@ func TestDeletedTenantKeyStopsWorkingAfterRevalidation(t *testing.T) {
 		code, _ := p.do(t, "PUT", "/v1/fs/b", k, strings.NewReader("x"), nil)
 		return code == 401
 	})
+}
+
+// TestPodStartsDuringTenantDBOutage: a pod (re)started while a tenant DB is unreachable comes up,
+// answers that tenant with 503 meanwhile, and serves it once the DB is back.
+func TestPodStartsDuringTenantDBOutage(t *testing.T) {
+	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated, proxy: true}, poolDef{id: "other", role: store.RoleDedicated})
+	first := e.pod("first", nil)
+	_, k := first.provision(t, "ded")
+	first.close()
+	e.proxies["ded"].Stop()
+	p := e.pod("restarted", nil)
+	if code, _ := p.do(t, "PUT", "/v1/fs/a", k, strings.NewReader("x"), nil); code != 503 {
+		t.Fatalf("write during the outage: %d, want 503", code)
+	}
+	if err := e.proxies["ded"].Start(); err != nil {
+		t.Fatal(err)
+	}
+	p.write(t, k, "/a", "x")
 }

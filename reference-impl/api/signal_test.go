@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/reference-impl/api"
+	"github.com/seqgate/seqgate/reference-impl/defect"
 )
 
 func TestAdminPollerStallDelaysCrossPodDeliveryUntilResume(t *testing.T) {
@@ -106,6 +107,46 @@ func TestStalledPodCannotPinOutbox(t *testing.T) {
 			}
 			if bound == 0 && n != 0 {
 				t.Fatalf("unbounded gate pruned %d rows past a stalled cursor", n)
+			}
+		})
+	}
+}
+
+// TestStalledPollerPinsOutboxOnlyUnderDefect runs the pinning scenario on whole pods: pod s's poller
+// is stalled (its heartbeat is fine), pod w keeps writing. With the age bound, w prunes past s's stale
+// cursor and the outbox stays short; with unbounded-outbox-pinning, rows pile up behind s's cursor.
+func TestStalledPollerPinsOutboxOnlyUnderDefect(t *testing.T) {
+	for _, pin := range []bool{false, true} {
+		t.Run(map[bool]string{false: "age-bound", true: "unbounded-outbox-pinning"}[pin], func(t *testing.T) {
+			e := newEnv(t)
+			mod := func(c *api.Config) {
+				c.OutboxRetention = 200 * time.Millisecond
+				c.OutboxCursorMaxAge = 500 * time.Millisecond
+				c.OutboxPruneEvery = 100 * time.Millisecond
+				if pin {
+					c.Defects = defect.Set{defect.UnboundedOutboxPinning: true}
+				}
+			}
+			w := e.pod("w", mod)
+			s := e.pod("s", mod)
+			_, k := w.provision(t, "")
+			waitFor(t, 10*time.Second, "pod s's cursor", func() bool {
+				_, ok, _ := s.srv.Meta().Cursor(context.Background(), "s")
+				return ok
+			})
+			s.srv.Poller().Stall(time.Minute)
+			for i := 0; i < 15; i++ {
+				w.write(t, k, "/x", "1")
+				time.Sleep(100 * time.Millisecond)
+			}
+			var rows int
+			_ = w.srv.Meta().DB.QueryRow(`SELECT COUNT(*) FROM tenant_notify_outbox`).Scan(&rows)
+			age := counter(t, w, "drive9_tenant_outbox_backlog_oldest_age_seconds", nil)
+			if pin && (rows < 10 || age < 1) {
+				t.Fatalf("defect: %d outbox rows, oldest %.1fs: the stalled cursor did not pin", rows, age)
+			}
+			if !pin && (rows > 8 || age > 1) {
+				t.Fatalf("age bound: %d outbox rows, oldest %.1fs: the stalled cursor pinned the outbox", rows, age)
 			}
 		})
 	}

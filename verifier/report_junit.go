@@ -51,7 +51,7 @@ func WriteJUnit(w io.Writer, s *Summary) error {
 				body.Write(j)
 				body.WriteByte('\n')
 			}
-			tc.Failure = &junitFailure{Message: fmt.Sprintf("%s: measured %g, want %s", c.Name, c.Measured, c.Limit), Body: body.String()}
+			tc.Failure = &junitFailure{Message: fmt.Sprintf("%s: measured %.6g, want %s", c.Name, c.Measured, c.Limit), Body: body.String()}
 			suite.Failures++
 		}
 		suite.Cases = append(suite.Cases, tc)

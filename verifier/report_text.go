@@ -17,7 +17,7 @@ func WriteText(w io.Writer, s *Summary) error {
 	if len(s.Failures) > 0 {
 		b.WriteString("failed checks:\n")
 		for _, f := range s.Failures {
-			fmt.Fprintf(&b, "  %s: measured %g, want %s\n", f.Check, f.Measured, f.Limit)
+			fmt.Fprintf(&b, "  %s: measured %.6g, want %s\n", f.Check, f.Measured, f.Limit)
 		}
 	}
 	fmt.Fprintf(&b, "loss: acked %d, lost %d%s, fraction %.3g, upper95 %.3g, budget %g", s.Acked, s.Lost,

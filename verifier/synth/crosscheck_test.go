@@ -2,6 +2,8 @@ package synth_test
 
 import (
 	"bytes"
+	"flag"
+	"os"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -10,6 +12,18 @@ import (
 	"github.com/seqgate/seqgate/verifier/ledger"
 	"github.com/seqgate/seqgate/verifier/synth"
 )
+
+// TestMain lowers rapid's default of 100 cases to 25 (each generates and verifies a few thousand
+// events; under -race on two cores 100 take minutes); -rapid.checks=N still overrides.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.checks" })
+	if !set {
+		_ = flag.Set("rapid.checks", "25")
+	}
+	os.Exit(m.Run())
+}
 
 // TestVerifierAgreesWithTruth runs the real verifier over ledgers with random anomaly counts and
 // compares every count and the verdict with the generator's truth. A disagreement is a bug in one
@@ -20,7 +34,7 @@ func TestVerifierAgreesWithTruth(t *testing.T) {
 			Seed:               rapid.Int64().Draw(t, "seed"),
 			Tenants:            rapid.IntRange(2, 5).Draw(t, "tenants"),
 			ConsumersPerTenant: rapid.IntRange(1, 3).Draw(t, "consumers"),
-			Events:             rapid.IntRange(3000, 6000).Draw(t, "events"),
+			Events:             rapid.IntRange(1500, 4000).Draw(t, "events"),
 			Pods:               rapid.IntRange(2, 4).Draw(t, "pods"),
 			Lost:               rapid.IntRange(0, 3).Draw(t, "lost"),
 			Silent:             rapid.IntRange(0, 2).Draw(t, "silent"),

@@ -6,7 +6,7 @@ import (
 )
 
 // adminRoutes are test-only (off unless Config.Admin): they let the harness stall the outbox
-// poller, inspect the retry buffer, run a sweep now, and delete a tenant.
+// poller, fail hot-path event inserts, inspect the retry buffer, run a sweep now, and delete a tenant.
 func (s *Server) adminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/admin/poller/stall", func(w http.ResponseWriter, r *http.Request) {
 		v := r.URL.Query().Get("for")
@@ -24,6 +24,17 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 	})
 	mux.HandleFunc("GET /v1/admin/poller", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"stalled": s.poller.Stalled(), "cursor": s.poller.Cursor(), "pod": s.cfg.PodID})
+	})
+	mux.HandleFunc("POST /v1/admin/failpoint/event-insert", func(w http.ResponseWriter, r *http.Request) {
+		v := r.URL.Query().Get("for")
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			writeErr(w, http.StatusBadRequest, "for: want a Go duration such as 10s (0s disarms), got "+v)
+			return
+		}
+		tenant := r.URL.Query().Get("tenant")
+		s.publisher.FailHotInserts(tenant, d)
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "for": d.String(), "tenant": tenant})
 	})
 	mux.HandleFunc("GET /v1/admin/buffer", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.buffer.Snapshot())

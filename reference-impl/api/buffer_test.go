@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"context"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -190,6 +191,47 @@ func TestGracefulShutdownFlushesOrCountsLeftovers(t *testing.T) {
 			a.srv.Buffer().Enqueue(tenant, store.Event{Path: "/late", Op: "write", CreatedAt: time.Now()})
 			if n := counter(t, a, "drive9_sse_event_retry_dropped_total", map[string]string{"tenant_id": tenant, "reason": "stopped"}); n != 1 {
 				t.Fatalf("enqueue after stop: stopped drops = %v, want 1", n)
+			}
+		})
+	}
+}
+
+// TestEventInsertFailpointIsRecoveredOrLostByDefect: the admin failpoint fails hot-path inserts only;
+// a correct pod buffers and delivers every event, drop-on-insert-failure loses them.
+func TestEventInsertFailpointIsRecoveredOrLostByDefect(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		t.Run(map[bool]string{false: "buffered", true: "drop-on-insert-failure"}[drop], func(t *testing.T) {
+			e := newEnv(t)
+			p := e.pod("p", func(c *api.Config) {
+				c.Buffer.BackoffMin = 20 * time.Millisecond
+				if drop {
+					c.Defects = defect.Set{defect.DropOnInsertFailure: true}
+				}
+			})
+			tenant, k := p.provision(t, "")
+			sub := p.subscribe(t, k, 0).start()
+			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+			if code, _ := p.do(t, "POST", "/v1/admin/failpoint/event-insert?for=1m&tenant="+tenant, "", nil, nil); code != 200 {
+				t.Fatalf("arm failpoint: %d", code)
+			}
+			for i := 0; i < 5; i++ {
+				p.write(t, k, fmt.Sprintf("/f/%d", i), "x")
+			}
+			if code, _ := p.do(t, "POST", "/v1/admin/failpoint/event-insert?for=0s", "", nil, nil); code != 200 {
+				t.Fatalf("disarm failpoint: %d", code)
+			}
+			p.write(t, k, "/after", "x")
+			if !drop {
+				sub.until(t, 20*time.Second, func(f frame) bool { return countType(sub.seen, "file_changed") == 6 })
+				if n := countType(sub.seen, "file_changed"); n != 6 {
+					t.Fatalf("delivered %d of 6", n)
+				}
+				return
+			}
+			sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/after" })
+			n := countType(sub.seen, "file_changed") + countType(sub.collect(500*time.Millisecond), "file_changed")
+			if n != 1 {
+				t.Fatalf("defect: delivered %d events, want only /after", n)
 			}
 		})
 	}

@@ -206,6 +206,7 @@ type subscriber struct {
 	done   chan struct{}
 	err    error
 	cursor int64
+	seen   []frame // every frame read by until
 }
 
 func (p *pod) subscribe(t *testing.T, key string, since int64) *subscriber {
@@ -269,6 +270,7 @@ func (s *subscriber) until(t *testing.T, timeout time.Duration, pred func(frame)
 				return got, false
 			}
 			got = append(got, f)
+			s.seen = append(s.seen, f)
 			s.cursor = max(s.cursor, f.Seq)
 			if pred(f) {
 				return got, true

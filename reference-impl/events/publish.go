@@ -42,6 +42,31 @@ type Publisher struct {
 
 	mu    sync.Mutex
 	cache map[string]*store.TenantStore // the "bus's cached store pointer" the flusher tries first
+	fail  failpoint
+}
+
+// failpoint makes hot-path inserts fail without touching the DB (test-only, through the admin
+// endpoint): the one fault that breaks the event path while the mutation path stays healthy.
+type failpoint struct {
+	until  time.Time
+	tenant string // empty: every tenant
+}
+
+// ErrFailpoint is the error a hot-path insert returns while the failpoint is armed.
+var ErrFailpoint = errors.New("event insert failpoint armed (admin)")
+
+// FailHotInserts makes hot-path inserts of tenant (every tenant when empty) fail for d; retry
+// flushes are unaffected, so a correct pod recovers every such event.
+func (p *Publisher) FailHotInserts(tenant string, d time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.fail = failpoint{until: time.Now().Add(d), tenant: tenant}
+}
+
+func (p *Publisher) failing(tenant string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return time.Now().Before(p.fail.until) && (p.fail.tenant == "" || p.fail.tenant == tenant)
 }
 
 // Publish inserts ev for st's tenant and wakes subscribers on success; it returns the seq (0 when
@@ -54,7 +79,13 @@ func (p *Publisher) Publish(ctx context.Context, st *store.TenantStore, ev store
 	defer cancel()
 	p.Metrics.InsertAttempts.WithLabelValues("hot").Inc()
 	t0 := time.Now()
-	seq, err := st.InsertEvent(ictx, ev, p.Ordered)
+	var seq int64
+	var err error
+	if p.failing(st.TenantID) {
+		err = ErrFailpoint
+	} else {
+		seq, err = st.InsertEvent(ictx, ev, p.Ordered)
+	}
 	p.Metrics.InsertDuration.WithLabelValues("hot").Observe(time.Since(t0).Seconds())
 	if err != nil {
 		p.Metrics.InsertResults.WithLabelValues("hot", "error").Inc()

@@ -139,3 +139,29 @@ func TestSharedSweepResetsOnlyTenantsItSwept(t *testing.T) {
 		s.close()
 	}
 }
+
+// TestMaintenanceBackstopSweepsActiveTenants: with the lazy sweep throttled, the maintenance pass
+// (the second sweep path) uses the same retention and sweeps the tenant that wrote since its last pass.
+func TestMaintenanceBackstopSweepsActiveTenants(t *testing.T) {
+	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+	p := e.pod("p", func(c *api.Config) {
+		c.Retention = time.Second
+		c.SweepInterval = time.Hour
+		c.MaintenanceInterval = 200 * time.Millisecond
+	})
+	_, k := p.provision(t, "ded")
+	for i := 0; i < 5; i++ {
+		p.write(t, k, fmt.Sprintf("/old/%d", i), "x")
+	}
+	time.Sleep(1100 * time.Millisecond)
+	p.write(t, k, "/recent", "x") // marks the tenant active; the lazy sweep is throttled
+	waitFor(t, 10*time.Second, "the maintenance sweep", func() bool {
+		return counter(t, p, "drive9_fs_events_pruned_total", nil) == 5
+	})
+	if n := counter(t, p, "eventlogd_fs_events_sweeps_total", map[string]string{"kind": "maintenance", "result": "ok"}); n < 1 {
+		t.Fatalf("maintenance sweeps %v", n)
+	}
+	if n := counter(t, p, "drive9_fs_events_rows", nil); n < 0 {
+		t.Fatalf("row estimate %v", n)
+	}
+}

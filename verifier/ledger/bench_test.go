@@ -133,3 +133,18 @@ func BenchmarkWrite(b *testing.B) {
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "records/s")
 }
+
+// BenchmarkDecodeEv decodes one typical ev line (no I/O): the decoder's own cost per record.
+func BenchmarkDecodeEv(b *testing.B) {
+	line := []byte(`{"k":"ev","consumer":"tenant-3/c1","tenant":"tenant-3","conn":"tenant-3/c1#1","t":123456789012,"seq":424242,"op":"write","path":"/sg/run-1/tenant-3/m424242","pod":"pod-1"}`)
+	d := decoder{in: newInterner(1 << 16)}
+	var rec Record
+	b.SetBytes(int64(len(line)))
+	b.ReportAllocs()
+	for b.Loop() {
+		rec = Record{}
+		if err := d.decode(line, &rec); err != nil || d.ferr != nil {
+			b.Fatal(err, d.ferr)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -96,14 +97,17 @@ func (d *decoder) end() error {
 }
 
 func (d *decoder) ws() {
-	for d.i < len(d.b) {
-		switch d.b[d.i] {
+	b, i := d.b, d.i
+	for i < len(b) {
+		switch b[i] {
 		case ' ', '\t', '\r', '\n':
-			d.i++
+			i++
 		default:
+			d.i = i
 			return
 		}
 	}
+	d.i = i
 }
 
 // field decodes the value of key into rec. Unknown keys are skipped (after checking their syntax).
@@ -111,172 +115,172 @@ func (d *decoder) field(key []byte, rec *Record) error {
 	var bit uint64
 	var err error
 	start := d.i
-	switch string(key) {
-	case "k":
+	switch fieldBit(key) {
+	case fK:
 		bit = fK
 		rec.K, err = d.str(true)
-	case "t":
+	case fT:
 		bit = fT
 		rec.T, err = d.int()
-	case "tenant":
+	case fTenant:
 		bit = fTenant
 		rec.Tenant, err = d.id()
-	case "consumer":
+	case fConsumer:
 		bit = fConsumer
 		rec.Consumer, err = d.id()
-	case "conn":
+	case fConn:
 		bit = fConn
 		rec.Conn, err = d.id()
-	case "seq":
+	case fSeq:
 		bit = fSeq
 		rec.Seq, err = d.int()
-	case "op":
+	case fOp:
 		bit = fOp
 		rec.Op, err = d.str(true)
-	case "path":
+	case fPath:
 		bit = fPath
 		rec.Path, err = d.str(false)
-	case "pod":
+	case fPod:
 		bit = fPod
 		rec.Pod, err = d.id()
-	case "mid":
+	case fMID:
 		bit = fMID
 		rec.MID, err = d.idUnique()
-	case "intended_t":
+	case fIntendedT:
 		bit = fIntendedT
 		rec.IntendedT, err = d.int()
-	case "done_t":
+	case fDoneT:
 		bit = fDoneT
 		rec.DoneT, err = d.int()
-	case "res":
+	case fRes:
 		bit = fRes
 		rec.Res, err = d.str(true)
-	case "status":
+	case fStatus:
 		bit = fStatus
 		var v int64
 		v, err = d.int()
 		rec.Status = int(v)
-	case "src":
+	case fSrc:
 		bit = fSrc
 		rec.Src, err = d.str(false)
-	case "phase":
+	case fPhase:
 		bit = fPhase
 		rec.Phase, err = d.str(true)
-	case "err":
+	case fErr:
 		bit = fErr
 		rec.Err, err = d.str(false)
-	case "reason":
+	case fReason:
 		bit = fReason
 		rec.Reason, err = d.str(true)
-	case "since":
+	case fSince:
 		bit = fSince
 		rec.Since, err = d.int()
-	case "name":
+	case fName:
 		bit = fName
 		rec.Name, err = d.str(true)
-	case "labels":
+	case fLabels:
 		bit = fLabels
 		rec.Labels, err = d.labels()
-	case "value":
+	case fValue:
 		bit = fValue
 		rec.Value, err = d.float()
-	case "conns":
+	case fConns:
 		bit = fConns
 		rec.Conns, err = d.int()
-	case "bytes_up":
+	case fBytesUp:
 		bit = fBytesUp
 		rec.BytesUp, err = d.int()
-	case "bytes_down":
+	case fBytesDown:
 		bit = fBytesDown
 		rec.BytesDown, err = d.int()
-	case "created_unix_ns":
+	case fCreatedUnixNs:
 		bit = fCreatedUnixNs
 		rec.CreatedUnixNs, err = d.int()
-	case "from_t":
+	case fFromT:
 		bit = fFromT
 		rec.FromT, err = d.int()
-	case "to_t":
+	case fToT:
 		bit = fToT
 		rec.ToT, err = d.int()
-	case "first_since":
+	case fFirstSince:
 		bit = fFirstSince
 		rec.FirstSince, err = d.int()
-	case "final_cursor":
+	case fFinalCursor:
 		bit = fFinalCursor
 		rec.FinalCursor, err = d.int()
-	case "durable":
+	case fDurable:
 		bit = fDurable
 		rec.Durable, err = d.bool()
-	case "drained":
+	case fDrained:
 		bit = fDrained
 		rec.Drained, err = d.bool()
-	case "id":
+	case fID:
 		bit = fID
 		rec.ID, err = d.id()
-	case "kind":
+	case fKind:
 		bit = fKind
 		rec.Kind, err = d.str(true)
-	case "target":
+	case fTarget:
 		bit = fTarget
 		rec.Target, err = d.str(true)
-	case "params":
+	case fParams:
 		bit = fParams
 		err = d.nested(&rec.Params)
-	case "pid":
+	case fPID:
 		bit = fPID
 		var v int64
 		v, err = d.int()
 		rec.PID = int(v)
-	case "signal":
+	case fSignal:
 		bit = fSignal
 		rec.Signal, err = d.str(true)
-	case "code":
+	case fCode:
 		bit = fCode
 		var v int64
 		if v, err = d.int(); err == nil {
 			c := int(v)
 			rec.Code = &c
 		}
-	case "v":
+	case fV:
 		bit = fV
 		var v int64
 		v, err = d.int()
 		rec.V = int(v)
-	case "run_id":
+	case fRunID:
 		bit = fRunID
 		rec.RunID, err = d.id()
-	case "scenario":
+	case fScenario:
 		bit = fScenario
 		rec.Scenario, err = d.str(false)
-	case "seed":
+	case fSeed:
 		bit = fSeed
 		rec.Seed, err = d.int()
-	case "start_unix_ns":
+	case fStartUnixNs:
 		bit = fStartUnixNs
 		rec.StartUnixNs, err = d.int()
-	case "budget":
+	case fBudget:
 		bit = fBudget
 		rec.Budget, err = d.float()
-	case "tenants":
+	case fTenants:
 		bit = fTenants
 		rec.Tenants, err = d.tenants()
-	case "pods":
+	case fPods:
 		bit = fPods
 		rec.Pods, err = d.idList()
-	case "crashes_per_pod_year":
+	case fCrashesPerPodYear:
 		bit = fCrashesPerPodYear
 		var v float64
 		if v, err = d.float(); err == nil {
 			rec.CrashesPerPodYear = &v
 		}
-	case "pods_in_fleet":
+	case fPodsInFleet:
 		bit = fPodsInFleet
 		var v int64
 		if v, err = d.int(); err == nil {
 			n := int(v)
 			rec.PodsInFleet = &n
 		}
-	case "thresholds":
+	case fThresholds:
 		bit = fThresholds
 		err = d.nested(&rec.Thresholds)
 	default:
@@ -651,31 +655,46 @@ func (d *decoder) nested(v any) error {
 // rawString scans a JSON string at d.i and returns its decoded bytes (a subslice of the line when it
 // has no escapes, else d.scratch: valid until the next call).
 func (d *decoder) rawString() ([]byte, error) {
-	if d.i >= len(d.b) || d.b[d.i] != '"' {
+	b, i := d.b, d.i
+	if i >= len(b) || b[i] != '"' {
 		return nil, d.syntax("want a string")
 	}
-	d.i++
-	start := d.i
+	i++
+	start := i
 	high := false
-	for d.i < len(d.b) {
-		c := d.b[d.i]
+	// Eight bytes at a time while none is a quote, a backslash, a control character or non-ASCII
+	// (SWAR; a false alarm only hands over to the byte loop below).
+	const lo, hi = 0x0101010101010101, 0x8080808080808080
+	for i+8 <= len(b) {
+		x := binary.LittleEndian.Uint64(b[i:])
+		q, bs := x^(lo*'"'), x^(lo*'\\')
+		if ((q-lo)&^q|(bs-lo)&^bs|(x-lo*0x20)&^x|x)&hi != 0 {
+			break
+		}
+		i += 8
+	}
+	for i < len(b) {
+		c := b[i]
 		switch {
 		case c == '"':
-			s := d.b[start:d.i]
-			d.i++
+			d.i = i + 1
+			s := b[start:i]
 			if high && !utf8.Valid(s) {
 				return []byte(string([]rune(string(s)))), nil // invalid bytes become U+FFFD, as encoding/json does
 			}
 			return s, nil
 		case c == '\\':
+			d.i = i
 			return d.escapedString(start)
 		case c < 0x20:
+			d.i = i
 			return nil, d.syntax("control character in string")
 		case c >= 0x80:
 			high = true
 		}
-		d.i++
+		i++
 	}
+	d.i = i
 	return nil, d.syntax("unterminated string")
 }
 
@@ -783,42 +802,46 @@ func utf16Decode(r1, r2 rune) rune {
 
 // number scans a JSON number (RFC 8259 grammar) and returns its text.
 func (d *decoder) number() ([]byte, error) {
-	start := d.i
-	if d.i < len(d.b) && d.b[d.i] == '-' {
-		d.i++
+	b, i := d.b, d.i
+	start := i
+	digits := func() {
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
 	}
 	switch {
-	case d.i < len(d.b) && d.b[d.i] == '0':
-		d.i++
-	case d.i < len(d.b) && d.b[d.i] >= '1' && d.b[d.i] <= '9':
-		for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
-			d.i++
-		}
+	case i < len(b) && b[i] == '0':
+		i++
+	case i < len(b) && b[i] >= '1' && b[i] <= '9':
+		digits()
 	default:
+		d.i = i
 		return nil, d.syntax("bad number")
 	}
-	if d.i < len(d.b) && d.b[d.i] == '.' {
-		d.i++
-		if d.i >= len(d.b) || d.b[d.i] < '0' || d.b[d.i] > '9' {
+	if i < len(b) && b[i] == '.' {
+		i++
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			d.i = i
 			return nil, d.syntax("bad number")
 		}
-		for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
-			d.i++
-		}
+		digits()
 	}
-	if d.i < len(d.b) && (d.b[d.i] == 'e' || d.b[d.i] == 'E') {
-		d.i++
-		if d.i < len(d.b) && (d.b[d.i] == '+' || d.b[d.i] == '-') {
-			d.i++
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
 		}
-		if d.i >= len(d.b) || d.b[d.i] < '0' || d.b[d.i] > '9' {
+		if i >= len(b) || b[i] < '0' || b[i] > '9' {
+			d.i = i
 			return nil, d.syntax("bad number")
 		}
-		for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
-			d.i++
-		}
+		digits()
 	}
-	return d.b[start:d.i], nil
+	d.i = i
+	return b[start:i], nil
 }
 
 // maxDepth bounds nesting so hostile input cannot exhaust the stack.

@@ -170,3 +170,41 @@ func list(xs []string) string {
 	}
 	return out
 }
+
+// fieldTable finds a field's presence bit from its JSON name with one hash and one compare (a
+// switch over fifty strings costs several string comparisons per key, on every key of every line).
+var fieldTable = func() (t [256]struct {
+	name string
+	bit  uint64
+}) {
+	for i, n := range fieldNames {
+		h := fieldHash([]byte(n))
+		for t[h].name != "" {
+			h = (h + 1) & 255
+		}
+		t[h].name, t[h].bit = n, 1<<i
+	}
+	return t
+}()
+
+func fieldHash(b []byte) uint8 {
+	if len(b) == 0 {
+		return 0
+	}
+	return uint8(len(b)*7 + int(b[0])*31 + int(b[len(b)-1])*3 + int(b[len(b)/2]))
+}
+
+// fieldBit is the presence bit of the field named b, or 0 for a field this package does not know.
+func fieldBit(b []byte) uint64 {
+	h := fieldHash(b)
+	for {
+		e := &fieldTable[h]
+		if e.name == "" {
+			return 0
+		}
+		if e.name == string(b) {
+			return e.bit
+		}
+		h++
+	}
+}

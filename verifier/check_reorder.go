@@ -5,27 +5,28 @@ import "github.com/seqgate/seqgate/verifier/ledger"
 // reorderCheck finds, per consumer and in delivery order, events overtaken by an event of a mutation
 // sent after their ack (done_t): reorder_ms = the latest such send time minus the overtaken one's
 // done_t. An event delivered before its own mut record (delivered before the ack) has no send time
-// yet; deliveries that come after it are judged at the end, when every send time is known.
+// yet, so the deliveries after it wait in a short per-consumer log until its mut arrives; one whose mut
+// never comes within maxUnknownWait of ledger time (an unexpected event, a leak) stops holding the log.
 type reorderCheck struct {
-	ix       *index
-	w        *witnessSet
-	state    map[int32]*reorderState
-	deferred []deferredDelivery
-	per      map[int32]*Reorder
+	ix    *index
+	w     *witnessSet
+	state map[int32]*reorderState
+	per   map[int32]*Reorder
 }
+
+// maxUnknownWait bounds how long (ledger time) a delivery without a mut record holds back the judging
+// of later deliveries: longer than any request timeout the harness uses.
+const maxUnknownWait = int64(10 * 60 * 1e9)
 
 type reorderState struct {
 	maxSendT int64
 	maxID    int32
-	pending  []int32 // delivered before their mut record arrived: send time not known yet
+	log      []logged // first deliveries not judged yet; the head's mut is not known yet
 }
 
-// deferredDelivery is a delivery judged at Finish: the resolved maximum at its time and the ids
-// still unresolved then.
-type deferredDelivery struct {
-	cons, id, maxID int32
-	t, seq, maxSend int64
-	pending         []int32
+type logged struct {
+	id     int32
+	t, seq int64
 }
 
 type reorderWitness struct {
@@ -55,29 +56,28 @@ func (c *reorderCheck) Observe(r *ledger.Record) {
 		st = &reorderState{maxSendT: noTime, maxID: -1}
 		c.state[f.cons] = st
 	}
-	if len(st.pending) > 0 {
-		kept := st.pending[:0]
-		for _, id := range st.pending {
-			if pm := c.ix.mutationAt(id); pm.flags&fHasMut != 0 {
-				st.see(pm, id)
-			} else {
-				kept = append(kept, id)
+	st.log = append(st.log, logged{id: f.id, t: r.T, seq: r.Seq})
+	c.drain(f.cons, st, r.T, false)
+}
+
+// drain judges logged deliveries in order while their send times are known. At the end (final) or
+// once a head has waited longer than maxUnknownWait, a head without a mut record is passed over.
+func (c *reorderCheck) drain(cons int32, st *reorderState, now int64, final bool) {
+	i := 0
+	for ; i < len(st.log); i++ {
+		e := st.log[i]
+		m := c.ix.mutationAt(e.id)
+		if m.flags&fHasMut == 0 {
+			if final || now-e.t > maxUnknownWait {
+				continue
 			}
+			break
 		}
-		st.pending = kept
+		c.judge(cons, m, st.maxSendT, st.maxID, e.t, e.seq)
+		st.see(m, e.id)
 	}
-	m := c.ix.mutationAt(f.id)
-	known := m.flags&fHasMut != 0
-	if !known || len(st.pending) > 0 {
-		c.deferred = append(c.deferred, deferredDelivery{cons: f.cons, id: f.id, maxID: st.maxID, t: r.T, seq: r.Seq,
-			maxSend: st.maxSendT, pending: append([]int32(nil), st.pending...)})
-	} else {
-		c.judge(f.cons, m, st.maxSendT, st.maxID, r.T, r.Seq)
-	}
-	if known {
-		st.see(m, f.id)
-	} else {
-		st.pending = append(st.pending, f.id)
+	if i > 0 {
+		st.log = append(st.log[:0], st.log[i:]...)
 	}
 }
 
@@ -109,18 +109,10 @@ func (c *reorderCheck) judge(cons int32, m *mutation, maxSend int64, maxID int32
 }
 
 func (c *reorderCheck) Finish(s *Summary) {
-	for _, d := range c.deferred {
-		m := c.ix.mutationAt(d.id)
-		if m.flags&fHasMut == 0 {
-			continue // never matched a mutation: unexpected or a leak, not a reorder
+	for ci := range int32(len(c.ix.cons)) {
+		if st, ok := c.state[ci]; ok {
+			c.drain(ci, st, 0, true)
 		}
-		maxSend, maxID := d.maxSend, d.maxID
-		for _, id := range d.pending {
-			if pm := c.ix.mutationAt(id); pm.flags&fHasMut != 0 && (maxSend == noTime || pm.t > maxSend) {
-				maxSend, maxID = pm.t, id
-			}
-		}
-		c.judge(d.cons, m, maxSend, maxID, d.t, d.seq)
 	}
 	for ci, p := range c.per {
 		cs := c.ix.cons[ci]

@@ -12,12 +12,23 @@ type mutTable struct {
 	byHash   map[uint64]int32
 	overflow map[string]int32
 	seed     maphash.Seed
+	// recent is a direct-mapped cache in front of byHash: events arrive shortly after (or before)
+	// their mutation, so most lookups hit a small, cache-resident table instead of a huge map.
+	recent []recentEntry
 }
+
+type recentEntry struct {
+	h  uint64
+	id int32
+}
+
+const recentBits = 16
 
 const chunkBits = 16
 
 func newMutTable() *mutTable {
-	return &mutTable{byHash: map[uint64]int32{}, overflow: map[string]int32{}, seed: maphash.MakeSeed()}
+	return &mutTable{byHash: map[uint64]int32{}, overflow: map[string]int32{}, seed: maphash.MakeSeed(),
+		recent: make([]recentEntry, 1<<recentBits)}
 }
 
 func (t *mutTable) len() int { return int(t.n) }
@@ -26,10 +37,16 @@ func (t *mutTable) at(id int32) *mutation { return &t.chunks[id>>chunkBits][id&(
 
 // find returns the id of key, or -1.
 func (t *mutTable) find(key []byte) int32 {
-	id, ok := t.byHash[maphash.Bytes(t.seed, key)]
+	h := maphash.Bytes(t.seed, key)
+	slot := &t.recent[h&(1<<recentBits-1)]
+	if slot.h == h && slot.id > 0 && t.at(slot.id-1).key == string(key) {
+		return slot.id - 1
+	}
+	id, ok := t.byHash[h]
 	if !ok {
 		return -1
 	}
+	*slot = recentEntry{h: h, id: id + 1}
 	if t.at(id).key == string(key) {
 		return id
 	}
@@ -55,5 +72,6 @@ func (t *mutTable) add(key []byte, m mutation) int32 {
 	} else {
 		t.byHash[h] = id
 	}
+	t.recent[h&(1<<recentBits-1)] = recentEntry{h: h, id: id + 1} // id+1: the zero entry means empty
 	return id
 }

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -217,5 +218,18 @@ func TestMetricsLint(t *testing.T) {
 	}
 	if counter(t, p, "drive9_sse_event_retry_buffer_depth", nil) != 0 {
 		t.Fatal("buffer depth not 0")
+	}
+}
+
+// TestCloseWithoutStart: a pod that fails before Start (e.g. its port is taken) still closes.
+func TestCloseWithoutStart(t *testing.T) {
+	e := newEnv(t)
+	cfg := e.testConfig("never-started")
+	srv, err := api.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -50,6 +50,7 @@ type Server struct {
 	authWG       sync.WaitGroup // background key revalidations
 	notifierDone chan struct{}
 	closeOnce    sync.Once
+	started      bool
 }
 
 // wake fans a durable insert out to other pods (outbox) and this pod's streams (bus).
@@ -150,6 +151,7 @@ func openMeta(ctx context.Context, cfg Config) (*sql.DB, error) {
 // Start runs the background loops: retry-buffer scheduler, outbox notifier and poller, pod
 // heartbeat and stale-pod sweep, the maintenance sweep pass, the idle pool closer.
 func (s *Server) Start() {
+	s.started = true
 	s.buffer.Start()
 	go func() {
 		defer close(s.notifierDone)
@@ -211,7 +213,9 @@ func (s *Server) Close() error {
 			s.cfg.Log.Warn("retry buffer not empty at shutdown; dropped", "entries", left)
 		}
 		s.stopBg()
-		<-s.notifierDone
+		if s.started {
+			<-s.notifierDone
+		}
 		s.wg.Wait()
 		s.authWG.Wait()
 		s.sweeper.Close()

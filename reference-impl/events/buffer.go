@@ -110,6 +110,7 @@ type Buffer struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	done     chan struct{}
+	started  bool // guarded by mu
 }
 
 // NewBuffer returns a stopped-free buffer; call Start to run its scheduler. onFlushed runs after
@@ -205,6 +206,9 @@ func (b *Buffer) countDrop(tenant, reason string) {
 
 // Start runs the scheduler until Close.
 func (b *Buffer) Start() {
+	b.mu.Lock()
+	b.started = true
+	b.mu.Unlock()
 	go func() {
 		defer close(b.done)
 		t := time.NewTicker(b.cfg.Tick)
@@ -336,9 +340,10 @@ func (b *Buffer) Close(budget time.Duration) int {
 		return 0
 	}
 	b.stopped, b.draining = true, true
+	started := b.started
 	b.mu.Unlock()
 	deadline := time.Now().Add(budget)
-	for b.Depth() > 0 && time.Now().Before(deadline) {
+	for started && b.Depth() > 0 && time.Now().Before(deadline) {
 		select {
 		case b.wake <- struct{}{}:
 		default:
@@ -346,7 +351,9 @@ func (b *Buffer) Close(budget time.Duration) int {
 		time.Sleep(10 * time.Millisecond)
 	}
 	b.cancel()
-	<-b.done
+	if started {
+		<-b.done
+	}
 	b.wg.Wait()
 	b.mu.Lock()
 	defer b.mu.Unlock()

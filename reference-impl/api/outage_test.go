@@ -137,3 +137,36 @@ func TestPodStartsDuringTenantDBOutage(t *testing.T) {
 	}
 	p.write(t, k, "/a", "x")
 }
+
+// TestDrainErrorBackoffRetriesUntilTheDBRecovers: a wake whose read fails is retried with backoff
+// (no further wake needed), so a stream stuck on a failing tenant DB resumes once it recovers.
+func TestDrainErrorBackoffRetriesUntilTheDBRecovers(t *testing.T) {
+	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated, proxy: true})
+	p := e.pod("p", nil)
+	tenant, k := p.provision(t, "ded")
+	sub := p.subscribe(t, k, 0).start()
+	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	ctx := context.Background()
+	direct, err := store.OpenDB(ctx, dsnDirect(e, "ded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	st := &store.TenantStore{DB: direct, TenantID: tenant}
+	if _, err := st.InsertEvent(ctx, store.Event{Path: "/silent", Op: "write", CreatedAt: time.Now()}, true); err != nil {
+		t.Fatal(err)
+	}
+	e.proxies["ded"].Stop()
+	if err := p.srv.Meta().InsertNotify(ctx, []string{tenant}); err != nil { // one wake, read fails
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "a failed stream read", func() bool {
+		return counter(t, p, "eventlogd_tenant_db_event_queries_total", map[string]string{"op": "events_since"}) >= 3
+	})
+	if err := e.proxies["ded"].Start(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/silent" }); !ok {
+		t.Fatalf("the backoff retry never delivered: %+v", got)
+	}
+}

@@ -32,7 +32,10 @@ type RecordSource interface {
 // record, or an invalid threshold. Err names the line, field or cause.
 type UnusableError struct{ Err error }
 
+// Error returns the cause's message, which names the file and line, the field or the cause.
 func (e *UnusableError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the cause (a *ledger.LineError for malformed input).
 func (e *UnusableError) Unwrap() error { return e.Err }
 
 // checker computes one property of the ledger: it sees every record once, in order, then writes its

@@ -1,7 +1,6 @@
 package ledger
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"math"
@@ -97,17 +96,14 @@ func (d *decoder) end() error {
 }
 
 func (d *decoder) ws() {
-	b, i := d.b, d.i
-	for i < len(b) {
-		switch b[i] {
+	for d.i < len(d.b) {
+		switch d.b[d.i] {
 		case ' ', '\t', '\r', '\n':
-			i++
+			d.i++
 		default:
-			d.i = i
 			return
 		}
 	}
-	d.i = i
 }
 
 // field decodes the value of key into rec. Unknown keys are skipped (after checking their syntax).
@@ -115,172 +111,172 @@ func (d *decoder) field(key []byte, rec *Record) error {
 	var bit uint64
 	var err error
 	start := d.i
-	switch fieldBit(key) {
-	case fK:
+	switch string(key) {
+	case "k":
 		bit = fK
 		rec.K, err = d.str(true)
-	case fT:
+	case "t":
 		bit = fT
 		rec.T, err = d.int()
-	case fTenant:
+	case "tenant":
 		bit = fTenant
 		rec.Tenant, err = d.id()
-	case fConsumer:
+	case "consumer":
 		bit = fConsumer
 		rec.Consumer, err = d.id()
-	case fConn:
+	case "conn":
 		bit = fConn
 		rec.Conn, err = d.id()
-	case fSeq:
+	case "seq":
 		bit = fSeq
 		rec.Seq, err = d.int()
-	case fOp:
+	case "op":
 		bit = fOp
 		rec.Op, err = d.str(true)
-	case fPath:
+	case "path":
 		bit = fPath
 		rec.Path, err = d.str(false)
-	case fPod:
+	case "pod":
 		bit = fPod
 		rec.Pod, err = d.id()
-	case fMID:
+	case "mid":
 		bit = fMID
 		rec.MID, err = d.idUnique()
-	case fIntendedT:
+	case "intended_t":
 		bit = fIntendedT
 		rec.IntendedT, err = d.int()
-	case fDoneT:
+	case "done_t":
 		bit = fDoneT
 		rec.DoneT, err = d.int()
-	case fRes:
+	case "res":
 		bit = fRes
 		rec.Res, err = d.str(true)
-	case fStatus:
+	case "status":
 		bit = fStatus
 		var v int64
 		v, err = d.int()
 		rec.Status = int(v)
-	case fSrc:
+	case "src":
 		bit = fSrc
 		rec.Src, err = d.str(false)
-	case fPhase:
+	case "phase":
 		bit = fPhase
 		rec.Phase, err = d.str(true)
-	case fErr:
+	case "err":
 		bit = fErr
 		rec.Err, err = d.str(false)
-	case fReason:
+	case "reason":
 		bit = fReason
 		rec.Reason, err = d.str(true)
-	case fSince:
+	case "since":
 		bit = fSince
 		rec.Since, err = d.int()
-	case fName:
+	case "name":
 		bit = fName
 		rec.Name, err = d.str(true)
-	case fLabels:
+	case "labels":
 		bit = fLabels
 		rec.Labels, err = d.labels()
-	case fValue:
+	case "value":
 		bit = fValue
 		rec.Value, err = d.float()
-	case fConns:
+	case "conns":
 		bit = fConns
 		rec.Conns, err = d.int()
-	case fBytesUp:
+	case "bytes_up":
 		bit = fBytesUp
 		rec.BytesUp, err = d.int()
-	case fBytesDown:
+	case "bytes_down":
 		bit = fBytesDown
 		rec.BytesDown, err = d.int()
-	case fCreatedUnixNs:
+	case "created_unix_ns":
 		bit = fCreatedUnixNs
 		rec.CreatedUnixNs, err = d.int()
-	case fFromT:
+	case "from_t":
 		bit = fFromT
 		rec.FromT, err = d.int()
-	case fToT:
+	case "to_t":
 		bit = fToT
 		rec.ToT, err = d.int()
-	case fFirstSince:
+	case "first_since":
 		bit = fFirstSince
 		rec.FirstSince, err = d.int()
-	case fFinalCursor:
+	case "final_cursor":
 		bit = fFinalCursor
 		rec.FinalCursor, err = d.int()
-	case fDurable:
+	case "durable":
 		bit = fDurable
 		rec.Durable, err = d.bool()
-	case fDrained:
+	case "drained":
 		bit = fDrained
 		rec.Drained, err = d.bool()
-	case fID:
+	case "id":
 		bit = fID
 		rec.ID, err = d.id()
-	case fKind:
+	case "kind":
 		bit = fKind
 		rec.Kind, err = d.str(true)
-	case fTarget:
+	case "target":
 		bit = fTarget
 		rec.Target, err = d.str(true)
-	case fParams:
+	case "params":
 		bit = fParams
 		err = d.nested(&rec.Params)
-	case fPID:
+	case "pid":
 		bit = fPID
 		var v int64
 		v, err = d.int()
 		rec.PID = int(v)
-	case fSignal:
+	case "signal":
 		bit = fSignal
 		rec.Signal, err = d.str(true)
-	case fCode:
+	case "code":
 		bit = fCode
 		var v int64
 		if v, err = d.int(); err == nil {
 			c := int(v)
 			rec.Code = &c
 		}
-	case fV:
+	case "v":
 		bit = fV
 		var v int64
 		v, err = d.int()
 		rec.V = int(v)
-	case fRunID:
+	case "run_id":
 		bit = fRunID
 		rec.RunID, err = d.id()
-	case fScenario:
+	case "scenario":
 		bit = fScenario
 		rec.Scenario, err = d.str(false)
-	case fSeed:
+	case "seed":
 		bit = fSeed
 		rec.Seed, err = d.int()
-	case fStartUnixNs:
+	case "start_unix_ns":
 		bit = fStartUnixNs
 		rec.StartUnixNs, err = d.int()
-	case fBudget:
+	case "budget":
 		bit = fBudget
 		rec.Budget, err = d.float()
-	case fTenants:
+	case "tenants":
 		bit = fTenants
 		rec.Tenants, err = d.tenants()
-	case fPods:
+	case "pods":
 		bit = fPods
 		rec.Pods, err = d.idList()
-	case fCrashesPerPodYear:
+	case "crashes_per_pod_year":
 		bit = fCrashesPerPodYear
 		var v float64
 		if v, err = d.float(); err == nil {
 			rec.CrashesPerPodYear = &v
 		}
-	case fPodsInFleet:
+	case "pods_in_fleet":
 		bit = fPodsInFleet
 		var v int64
 		if v, err = d.int(); err == nil {
 			n := int(v)
 			rec.PodsInFleet = &n
 		}
-	case fThresholds:
+	case "thresholds":
 		bit = fThresholds
 		err = d.nested(&rec.Thresholds)
 	default:
@@ -655,46 +651,31 @@ func (d *decoder) nested(v any) error {
 // rawString scans a JSON string at d.i and returns its decoded bytes (a subslice of the line when it
 // has no escapes, else d.scratch: valid until the next call).
 func (d *decoder) rawString() ([]byte, error) {
-	b, i := d.b, d.i
-	if i >= len(b) || b[i] != '"' {
+	if d.i >= len(d.b) || d.b[d.i] != '"' {
 		return nil, d.syntax("want a string")
 	}
-	i++
-	start := i
+	d.i++
+	start := d.i
 	high := false
-	// Eight bytes at a time while none is a quote, a backslash, a control character or non-ASCII
-	// (SWAR; a false alarm only hands over to the byte loop below).
-	const lo, hi = 0x0101010101010101, 0x8080808080808080
-	for i+8 <= len(b) {
-		x := binary.LittleEndian.Uint64(b[i:])
-		q, bs := x^(lo*'"'), x^(lo*'\\')
-		if ((q-lo)&^q|(bs-lo)&^bs|(x-lo*0x20)&^x|x)&hi != 0 {
-			break
-		}
-		i += 8
-	}
-	for i < len(b) {
-		c := b[i]
+	for d.i < len(d.b) {
+		c := d.b[d.i]
 		switch {
 		case c == '"':
-			d.i = i + 1
-			s := b[start:i]
+			s := d.b[start:d.i]
+			d.i++
 			if high && !utf8.Valid(s) {
 				return []byte(string([]rune(string(s)))), nil // invalid bytes become U+FFFD, as encoding/json does
 			}
 			return s, nil
 		case c == '\\':
-			d.i = i
 			return d.escapedString(start)
 		case c < 0x20:
-			d.i = i
 			return nil, d.syntax("control character in string")
 		case c >= 0x80:
 			high = true
 		}
-		i++
+		d.i++
 	}
-	d.i = i
 	return nil, d.syntax("unterminated string")
 }
 
@@ -802,46 +783,42 @@ func utf16Decode(r1, r2 rune) rune {
 
 // number scans a JSON number (RFC 8259 grammar) and returns its text.
 func (d *decoder) number() ([]byte, error) {
-	b, i := d.b, d.i
-	start := i
-	digits := func() {
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-	}
-	if i < len(b) && b[i] == '-' {
-		i++
+	start := d.i
+	if d.i < len(d.b) && d.b[d.i] == '-' {
+		d.i++
 	}
 	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case i < len(b) && b[i] >= '1' && b[i] <= '9':
-		digits()
+	case d.i < len(d.b) && d.b[d.i] == '0':
+		d.i++
+	case d.i < len(d.b) && d.b[d.i] >= '1' && d.b[d.i] <= '9':
+		for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
+			d.i++
+		}
 	default:
-		d.i = i
 		return nil, d.syntax("bad number")
 	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			d.i = i
+	if d.i < len(d.b) && d.b[d.i] == '.' {
+		d.i++
+		if d.i >= len(d.b) || d.b[d.i] < '0' || d.b[d.i] > '9' {
 			return nil, d.syntax("bad number")
 		}
-		digits()
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
+		for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
+			d.i++
 		}
-		if i >= len(b) || b[i] < '0' || b[i] > '9' {
-			d.i = i
+	}
+	if d.i < len(d.b) && (d.b[d.i] == 'e' || d.b[d.i] == 'E') {
+		d.i++
+		if d.i < len(d.b) && (d.b[d.i] == '+' || d.b[d.i] == '-') {
+			d.i++
+		}
+		if d.i >= len(d.b) || d.b[d.i] < '0' || d.b[d.i] > '9' {
 			return nil, d.syntax("bad number")
 		}
-		digits()
+		for d.i < len(d.b) && d.b[d.i] >= '0' && d.b[d.i] <= '9' {
+			d.i++
+		}
 	}
-	d.i = i
-	return b[start:i], nil
+	return d.b[start:d.i], nil
 }
 
 // maxDepth bounds nesting so hostile input cannot exhaust the stack.

@@ -265,6 +265,9 @@ func (ix *index) observe(r *ledger.Record) error {
 		if ix.hasRun {
 			return nil // several ledgers of one run: the first run record rules
 		}
+		if err := checkRunNumbers(r); err != nil {
+			return err
+		}
 		ix.hasRun = true
 		ix.run = runInfo{
 			RunInfo:           RunInfo{RunID: r.RunID, Scenario: r.Scenario, Seed: r.Seed, Target: r.Target},
@@ -318,6 +321,20 @@ func (ix *index) observe(r *ledger.Record) error {
 		c.hasRecord, c.firstSince, c.finalCursor, c.durable = true, r.FirstSince, r.FinalCursor, r.Durable
 	case ledger.KindEnd:
 		ix.ended, ix.drained = true, r.Drained
+	}
+	return nil
+}
+
+// checkRunNumbers rejects run-record numbers the projection and the verdict cannot use.
+func checkRunNumbers(r *ledger.Record) error {
+	if r.Budget < 0 || r.Budget > 1 || math.IsNaN(r.Budget) {
+		return fmt.Errorf("run record: budget %g: want a fraction in [0, 1]", r.Budget)
+	}
+	if v := r.CrashesPerPodYear; v != nil && !(*v >= 0 && *v <= 1e6) {
+		return fmt.Errorf("run record: crashes_per_pod_year %g: want a number in [0, 1e6]", *v)
+	}
+	if v := r.PodsInFleet; v != nil && (*v < 0 || *v > 1e7) {
+		return fmt.Errorf("run record: pods_in_fleet %d: want a number in [0, 1e7]", *v)
 	}
 	return nil
 }

@@ -92,6 +92,11 @@ func TestUnusable(t *testing.T) {
 	if _, ok := err.(*UnusableError); !ok || !strings.Contains(err.Error(), `"p99"`) || !strings.Contains(err.Error(), "latency_ms.p99") {
 		t.Errorf("bad threshold: %v", err)
 	}
+	inf := strings.Replace(edit{}.build(), `"target":"eventlogd"}`, `"target":"eventlogd","crashes_per_pod_year":1e308}`, 1)
+	r, _ = newTestReader(inf)
+	if _, err := Verify(r, Options{}); err == nil || !strings.Contains(err.Error(), "crashes_per_pod_year") {
+		t.Errorf("absurd crashes_per_pod_year: %v", err)
+	}
 	r, _ = newTestReader("{\"k\":\"mut\"}\n")
 	if _, err := Verify(r, Options{}); err == nil {
 		t.Error("ledger without run record: no error")

@@ -157,7 +157,7 @@ func TestDrainErrorBackoffRetriesUntilTheDBRecovers(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.proxies["ded"].Stop()
-	if err := p.srv.Meta().InsertNotify(ctx, []string{tenant}); err != nil { // one wake, read fails
+	if err := p.srv.Meta().InsertNotify(ctx, "another-pod", []string{tenant}); err != nil { // one wake, read fails
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "a failed stream read", func() bool {

@@ -101,7 +101,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.streamCtx, s.stopStreams = context.WithCancel(context.Background())
 	s.bgCtx, s.stopBg = context.WithCancel(context.Background())
 	log := cfg.Log
-	s.notifier = &signal.Notifier{Meta: s.meta, Window: cfg.OutboxCoalesce, Metrics: s.m, Log: log}
+	s.notifier = &signal.Notifier{Meta: s.meta, PodID: cfg.PodID, Window: cfg.OutboxCoalesce, Metrics: s.m, Log: log}
 	maxAge := cfg.OutboxCursorMaxAge
 	if cfg.Defects.On(defect.UnboundedOutboxPinning) {
 		maxAge = 0

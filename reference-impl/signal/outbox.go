@@ -16,6 +16,7 @@ import (
 // INSERT. A failed insert never reaches the mutation; its tenants stay pending for the next window.
 type Notifier struct {
 	Meta    *store.Meta
+	PodID   string        // written into each row so this pod's poller skips its own hints
 	Window  time.Duration // minimum spacing of outbox inserts (default 200ms)
 	Timeout time.Duration // per-insert timeout (default 2s)
 	Metrics *metrics.Metrics
@@ -94,7 +95,7 @@ func (n *Notifier) flush(ctx context.Context) {
 	n.mu.Unlock()
 	sort.Strings(tenants)
 	ictx, cancel := context.WithTimeout(ctx, n.Timeout)
-	err := n.Meta.InsertNotify(ictx, tenants)
+	err := n.Meta.InsertNotify(ictx, n.PodID, tenants)
 	cancel()
 	if err != nil {
 		n.Metrics.OutboxInserts.WithLabelValues("error").Inc()

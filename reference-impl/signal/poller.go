@@ -134,7 +134,8 @@ func (p *Poller) poll(ctx context.Context) {
 		p.Metrics.OutboxPolls.WithLabelValues("ok").Inc()
 		seen := map[string]bool{}
 		for _, r := range rows {
-			if !seen[r.TenantID] {
+			// This pod's own hints are redundant: its bus was published when it wrote them.
+			if r.PodID != p.PodID && !seen[r.TenantID] {
 				seen[r.TenantID] = true
 				p.Bus.Publish(r.TenantID)
 			}

@@ -117,21 +117,22 @@ func (m *Meta) ActiveTenants(ctx context.Context) ([]Tenant, error) {
 	return out, rows.Err()
 }
 
-// InsertNotify writes one outbox row per tenant in a single statement: the cross-pod wake-up hint.
-func (m *Meta) InsertNotify(ctx context.Context, tenants []string) error {
+// InsertNotify writes one outbox row per tenant in a single statement: the cross-pod wake-up hint,
+// marked with the writing pod (whose own streams were already woken through its bus).
+func (m *Meta) InsertNotify(ctx context.Context, podID string, tenants []string) error {
 	if len(tenants) == 0 {
 		return nil
 	}
 	now := time.Now().UTC()
 	var b strings.Builder
-	b.WriteString(`INSERT INTO tenant_notify_outbox (tenant_id, work, created_at) VALUES `)
-	args := make([]any, 0, 2*len(tenants))
+	b.WriteString(`INSERT INTO tenant_notify_outbox (tenant_id, work, pod_id, created_at) VALUES `)
+	args := make([]any, 0, 3*len(tenants))
 	for i, t := range tenants {
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		b.WriteString("(?, 'sse', ?)")
-		args = append(args, t, now)
+		b.WriteString("(?, 'sse', ?, ?)")
+		args = append(args, t, podID, now)
 	}
 	_, err := m.DB.ExecContext(ctx, b.String(), args...)
 	return err
@@ -141,11 +142,12 @@ func (m *Meta) InsertNotify(ctx context.Context, tenants []string) error {
 type OutboxRow struct {
 	ID       int64
 	TenantID string
+	PodID    string // the pod that wrote it ('' from an older eventlogd)
 }
 
 // OutboxSince returns up to limit outbox rows with id > after, in id order.
 func (m *Meta) OutboxSince(ctx context.Context, after int64, limit int) ([]OutboxRow, error) {
-	rows, err := m.DB.QueryContext(ctx, `SELECT id, tenant_id FROM tenant_notify_outbox WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+	rows, err := m.DB.QueryContext(ctx, `SELECT id, tenant_id, pod_id FROM tenant_notify_outbox WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -153,7 +155,7 @@ func (m *Meta) OutboxSince(ctx context.Context, after int64, limit int) ([]Outbo
 	var out []OutboxRow
 	for rows.Next() {
 		var r OutboxRow
-		if err := rows.Scan(&r.ID, &r.TenantID); err != nil {
+		if err := rows.Scan(&r.ID, &r.TenantID, &r.PodID); err != nil {
 			return nil, err
 		}
 		out = append(out, r)

@@ -29,6 +29,7 @@ var metaSchema = []string{
 		id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
 		tenant_id VARCHAR(64) NOT NULL,
 		work VARCHAR(16) NOT NULL,
+		pod_id VARCHAR(64) NOT NULL DEFAULT '',
 		created_at DATETIME(6) NOT NULL,
 		KEY idx_outbox_created (created_at)
 	)`,
@@ -83,8 +84,35 @@ var tenantSchema = []string{
 	)`,
 }
 
-// MigrateMeta creates the meta schema if it is missing; it is idempotent.
-func MigrateMeta(ctx context.Context, db *sql.DB) error { return migrate(ctx, db, metaSchema) }
+// metaColumns are columns added after a table's first version: MigrateMeta adds them to tables
+// created by an older eventlogd.
+var metaColumns = []struct{ table, column, def string }{
+	{"tenant_notify_outbox", "pod_id", "VARCHAR(64) NOT NULL DEFAULT ''"},
+}
+
+// MigrateMeta creates the meta schema if it is missing and adds missing columns; it is idempotent
+// and safe to run from several pods at once.
+func MigrateMeta(ctx context.Context, db *sql.DB) error {
+	if err := migrate(ctx, db, metaSchema); err != nil {
+		return err
+	}
+	for _, c := range metaColumns {
+		var n int
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?`,
+			c.table, c.column).Scan(&n); err != nil {
+			return fmt.Errorf("schema: %w", err)
+		}
+		if n > 0 {
+			continue
+		}
+		_, err := db.ExecContext(ctx, "ALTER TABLE "+c.table+" ADD COLUMN "+c.column+" "+c.def)
+		var me *mysql.MySQLError
+		if err != nil && !(errors.As(err, &me) && me.Number == 1060) { // another pod added it first
+			return fmt.Errorf("schema: add %s.%s: %w", c.table, c.column, err)
+		}
+	}
+	return nil
+}
 
 // MigrateTenant creates the tenant schema if it is missing; it is idempotent.
 func MigrateTenant(ctx context.Context, db *sql.DB) error { return migrate(ctx, db, tenantSchema) }

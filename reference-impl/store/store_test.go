@@ -223,3 +223,45 @@ func BenchmarkEventInsert(b *testing.B) {
 		})
 	}
 }
+
+// TestMigrateMetaAddsColumnsToOldTables: a meta DB made by an older eventlogd (outbox without
+// pod_id) gets the column, concurrently from several pods, and a second run changes nothing.
+func TestMigrateMetaAddsColumnsToOldTables(t *testing.T) {
+	ctx := context.Background()
+	db, err := store.OpenDB(ctx, srv.DSN(fmt.Sprintf("old%d", n.Add(1))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TABLE tenant_notify_outbox (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
+		tenant_id VARCHAR(64) NOT NULL, work VARCHAR(16) NOT NULL, created_at DATETIME(6) NOT NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO tenant_notify_outbox (tenant_id, work, created_at) VALUES ('t', 'sse', NOW(6))`); err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, 3)
+	for i := 0; i < 3; i++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); errs <- store.MigrateMeta(ctx, db) }()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := &store.Meta{DB: db}
+	rows, err := m.OutboxSince(ctx, 0, 10)
+	if err != nil || len(rows) != 1 || rows[0].PodID != "" {
+		t.Fatalf("old row after migration: %+v %v", rows, err)
+	}
+	if err := m.InsertNotify(ctx, "p1", []string{"t"}); err != nil {
+		t.Fatal(err)
+	}
+	if rows, _ := m.OutboxSince(ctx, 1, 10); len(rows) != 1 || rows[0].PodID != "p1" {
+		t.Fatalf("new row: %+v", rows)
+	}
+}

@@ -63,6 +63,9 @@ func TestLedgerParsesCleanly(t *testing.T) {
 				key := rec.T
 				if rec.K == ledger.KindMut {
 					key = rec.DoneT
+					if rec.IntendedT > rec.T || rec.T > rec.DoneT {
+						t.Fatalf("mut %s: intended_t %d, t %d, done_t %d out of order", rec.MID, rec.IntendedT, rec.T, rec.DoneT)
+					}
 				}
 				if key < last {
 					t.Fatalf("record %d (%s) at %d after %d: not in observation order", n, rec.K, key, last)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strings"
 )
@@ -17,7 +18,7 @@ func WriteText(w io.Writer, s *Summary) error {
 	if len(s.Failures) > 0 {
 		b.WriteString("failed checks:\n")
 		for _, f := range s.Failures {
-			fmt.Fprintf(&b, "  %s: measured %.6g, want %s\n", f.Check, f.Measured, f.Limit)
+			fmt.Fprintf(&b, "  %s: measured %.6g, want %s%s\n", f.Check, f.Measured, f.Limit, breakdown(s, f.Check))
 		}
 	}
 	fmt.Fprintf(&b, "loss: acked %d, lost %d%s, fraction %.3g, upper95 %.3g, budget %g", s.Acked, s.Lost,
@@ -57,6 +58,37 @@ func WriteText(w io.Writer, s *Summary) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// breakdown names the tenants or consumers a failed spec check comes from, e.g. " (t1/c1 5, t2/c1 3)".
+func breakdown(s *Summary, check string) string {
+	scopes, get := s.PerTenant, func(st *Stats) float64 { return 0 }
+	switch check {
+	case CheckSkipped:
+		scopes, get = s.PerConsumer, func(st *Stats) float64 { return float64(st.Skipped) }
+	case CheckUndelivered:
+		scopes, get = s.PerConsumer, func(st *Stats) float64 { return float64(st.Undelivered) }
+	case CheckLeaks:
+		scopes, get = s.PerConsumer, func(st *Stats) float64 { return float64(st.Leaks) }
+	case CheckSilent:
+		get = func(st *Stats) float64 { return float64(st.LostByReason[ReasonSilent]) }
+	case CheckLossBudget:
+		get = func(st *Stats) float64 { return float64(st.Lost) }
+	case CheckColdWakeups:
+		get = func(st *Stats) float64 { return float64(st.ColdWakeups) }
+	default:
+		return ""
+	}
+	var parts []string
+	for _, id := range slices.Sorted(maps.Keys(scopes)) {
+		if v := get(scopes[id]); v != 0 {
+			parts = append(parts, fmt.Sprintf("%s %g", id, v))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // witnessOrder lists the witness checks of failed checks first (in failure order), then the rest.

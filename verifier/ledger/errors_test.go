@@ -96,6 +96,7 @@ func TestWarnings(t *testing.T) {
 			`ledger.jsonl:2: unknown record kind "gossip" skipped`},
 		{"unknown field ignored", runLine + "\n" + strings.Replace(evLine, `"pod":"p0"`, `"pod":"p0","extra":{"x":[1,2,{"y":null}]}`, 1) + "\n", 2, ""},
 		{"blank lines skipped", runLine + "\n\n  \n" + evLine + "\n", 2, ""},
+		{"byte order mark and CRLF", "\xef\xbb\xbf" + runLine + "\r\n" + evLine + "\r\n", 2, ""},
 		{"numeric ids", runLine + "\n" + `{"k":"ev","consumer":7,"tenant":1,"conn":3,"t":5,"seq":1,"op":"write","path":"/a","pod":0}` + "\n", 2, ""},
 	}
 	for _, tt := range tests {

@@ -61,6 +61,10 @@ func newSource(name string, f io.ReadCloser, r *Reader) (*source, error) {
 	} else {
 		s.br = bufio.NewReaderSize(raw, readBufSize)
 	}
+	// A UTF-8 byte order mark (some editors and Windows tools write one) is not part of the first line.
+	if bom, _ := s.br.Peek(3); len(bom) == 3 && bom[0] == 0xef && bom[1] == 0xbb && bom[2] == 0xbf {
+		s.br.Discard(3)
+	}
 	return s, nil
 }
 

@@ -26,6 +26,7 @@ type junitCase struct {
 	Classname string        `xml:"classname,attr"`
 	Failure   *junitFailure `xml:"failure,omitempty"`
 	Skipped   *junitSkipped `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
 }
 
 type junitFailure struct {
@@ -37,9 +38,10 @@ type junitSkipped struct {
 	Message string `xml:"message,attr"`
 }
 
-// WriteJUnit writes JUnit XML with one testcase per verdict check (spec rules and thresholds); a
-// broken check is a failure carrying its measured value and witnesses. An inconclusive run adds a
-// skipped "conclusive" testcase saying why.
+// WriteJUnit writes JUnit XML with one testcase per verdict check (spec rules and thresholds), a
+// broken one being a failure carrying its measured value and witnesses, then one always-passing
+// testcase per reported-only property (classname seqgate.report) with its numbers in system-out. An
+// inconclusive run adds a skipped "conclusive" testcase saying why.
 func WriteJUnit(w io.Writer, s *Summary) error {
 	suite := junitSuite{Name: "seqgate verify " + s.Run.RunID}
 	for _, c := range s.Checks {
@@ -55,6 +57,9 @@ func WriteJUnit(w io.Writer, s *Summary) error {
 			suite.Failures++
 		}
 		suite.Cases = append(suite.Cases, tc)
+	}
+	for _, in := range reportOnly(s) {
+		suite.Cases = append(suite.Cases, junitCase{Name: in[0], Classname: "seqgate.report", SystemOut: in[1]})
 	}
 	if s.Verdict == VerdictInconclusive {
 		suite.Cases = append(suite.Cases, junitCase{Name: "conclusive", Classname: "seqgate.verify",
@@ -72,4 +77,25 @@ func WriteJUnit(w io.Writer, s *Summary) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// reportOnly lists the properties that are reported but gate nothing unless a threshold says so.
+func reportOnly(s *Summary) [][2]string {
+	q := func(x Quantiles) string {
+		return fmt.Sprintf("count %d, p50 %g ms, p90 %g ms, p99 %g ms, p99.9 %g ms, max %g ms", x.Count, x.P50, x.P90, x.P99, x.P999, x.Max)
+	}
+	p := s.Projection
+	return [][2]string{
+		{"confidence", fmt.Sprintf("loss_upper_95 %g with acked %d (budget %g; provable from acked %d with no loss)", s.LossUpper95, s.Acked, s.Budget, s.MinAckedForBudget)},
+		{"recovered", fmt.Sprintf("recovered %d", s.Recovered)},
+		{"reset_covered", fmt.Sprintf("reset_covered %d", s.ResetCovered)},
+		{"spurious_resets", fmt.Sprintf("spurious_resets %d", s.SpuriousResets)},
+		{"duplicates", fmt.Sprintf("duplicates %d", s.Duplicates)},
+		{"unexpected", fmt.Sprintf("unexpected %d", s.Unexpected)},
+		{"latency", q(s.LatencyMs) + fmt.Sprintf(", delivered before ack %d", s.DeliveredBeforeAck)},
+		{"issue_latency", q(s.IssueLatencyMs)},
+		{"reorder", fmt.Sprintf("overtaken %d, max %g ms", s.Reorder.Overtaken, s.Reorder.MaxMs)},
+		{"reconnects", fmt.Sprintf("total %d, opens %d, max %d opens/s", s.Reconnects.Total, s.Reconnects.Opens, s.Reconnects.MaxPerS)},
+		{"projection", fmt.Sprintf("%g crashes/yr x %g unflushed/crash / %g events/yr = %g", p.CrashesPerYear, p.UnflushedPerCrash, p.AnnualEvents, p.Fraction)},
+	}
 }

@@ -24,7 +24,9 @@ type syntaxError struct {
 	msg string
 }
 
-func (e *syntaxError) Error() string { return "invalid JSON at column " + itoa(int64(e.col)) + ": " + e.msg }
+func (e *syntaxError) Error() string {
+	return "invalid JSON at column " + itoa(int64(e.col)) + ": " + e.msg
+}
 
 // fieldError is valid JSON with a known field of the wrong type.
 type fieldError struct{ field, msg string }

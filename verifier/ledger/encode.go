@@ -28,7 +28,9 @@ func intField(name string, get func(*Record) int64) fieldEnc {
 	prefix := `"` + name + `":`
 	return fieldEnc{
 		zero: func(r *Record) bool { return get(r) == 0 },
-		enc:  func(b []byte, r *Record) ([]byte, error) { return strconv.AppendInt(append(b, prefix...), get(r), 10), nil },
+		enc: func(b []byte, r *Record) ([]byte, error) {
+			return strconv.AppendInt(append(b, prefix...), get(r), 10), nil
+		},
 	}
 }
 
@@ -46,7 +48,9 @@ func boolField(name string, get func(*Record) bool) fieldEnc {
 	prefix := `"` + name + `":`
 	return fieldEnc{
 		zero: func(r *Record) bool { return !get(r) },
-		enc:  func(b []byte, r *Record) ([]byte, error) { return strconv.AppendBool(append(b, prefix...), get(r)), nil },
+		enc: func(b []byte, r *Record) ([]byte, error) {
+			return strconv.AppendBool(append(b, prefix...), get(r)), nil
+		},
 	}
 }
 

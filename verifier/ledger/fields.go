@@ -78,16 +78,16 @@ type kindSpec struct {
 
 // kinds is the spec table (docs/ledger-v1.md). An explicit map, not init() registration.
 var kinds = map[string]*kindSpec{
-	KindRun: {required: fV | fRunID | fScenario | fSeed | fStartUnixNs | fBudget | fTenants | fPods | fTarget},
-	KindMut: {required: fMID | fTenant | fOp | fPath | fIntendedT | fT | fDoneT | fRes | fPod},
-	KindEv:  {required: fConsumer | fTenant | fConn | fT | fSeq | fOp | fPath | fPod},
+	KindRun:   {required: fV | fRunID | fScenario | fSeed | fStartUnixNs | fBudget | fTenants | fPods | fTarget},
+	KindMut:   {required: fMID | fTenant | fOp | fPath | fIntendedT | fT | fDoneT | fRes | fPod},
+	KindEv:    {required: fConsumer | fTenant | fConn | fT | fSeq | fOp | fPath | fPod},
 	KindReset: {required: fConsumer | fTenant | fConn | fT | fSeq | fReason},
 	KindConn: {required: fConsumer | fTenant | fConn | fT | fPhase | fPod | fSince,
 		phases: []string{"open", "close", "fail"}},
-	KindFault: {required: fID | fKind | fTarget | fPhase | fT, phases: []string{"start", "stop"}},
-	KindPod:   {required: fPod | fPhase | fT, phases: []string{"start", "ready", "crash", "exit"}},
-	KindMetric: {required: fPod | fT | fName | fLabels | fValue},
-	KindProxy:  {required: fName | fT | fConns | fBytesUp | fBytesDown},
+	KindFault:     {required: fID | fKind | fTarget | fPhase | fT, phases: []string{"start", "stop"}},
+	KindPod:       {required: fPod | fPhase | fT, phases: []string{"start", "ready", "crash", "exit"}},
+	KindMetric:    {required: fPod | fT | fName | fLabels | fValue},
+	KindProxy:     {required: fName | fT | fConns | fBytesUp | fBytesDown},
 	KindPersisted: {required: fTenant | fSeq | fOp | fPath, postRun: true},
 	KindConsumer: {required: fConsumer | fTenant | fFromT | fToT | fFirstSince | fFinalCursor | fDurable,
 		postRun: true},

@@ -12,10 +12,10 @@ import (
 // counted instance under the spec's definitions and nothing else.
 type Config struct {
 	Seed               int64
-	Tenants            int // tenants in the run record (cold ones included)
-	ConsumersPerTenant int // durable SSE consumers per tenant
-	Events             int // acked event-producing mutations (the spec's W, "acked")
-	Pods               int // eventlogd pods (default 3)
+	Tenants            int     // tenants in the run record (cold ones included)
+	ConsumersPerTenant int     // durable SSE consumers per tenant
+	Events             int     // acked event-producing mutations (the spec's W, "acked")
+	Pods               int     // eventlogd pods (default 3)
 	Rate               float64 // event-producing mutations per second over the run (default 1000)
 	Budget             float64 // loss budget of the run record (default 1e-4)
 	Cold               int     // cold tenants: no writers, their DB proxies stay flat

@@ -109,13 +109,13 @@ type gen struct {
 	shared  seqDomain
 	truth   Truth
 
-	nmut    int // mutations so far (mid numbers)
-	nghost  int
-	flushed int64 // everything before this time has been written
-	maxKey  int64
-	inTail  bool
+	nmut        int // mutations so far (mid numbers)
+	nghost      int
+	flushed     int64 // everything before this time has been written
+	maxKey      int64
+	inTail      bool
 	stopScrapes bool
-	nextPG  int64 // records at the next progress line
+	nextPG      int64 // records at the next progress line
 
 	mainN     int // event mutations of the main phase (Events minus closing events)
 	seriesIdx map[[3]string]int

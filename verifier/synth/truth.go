@@ -20,7 +20,7 @@ type Truth struct {
 	ColdWakeups    int            `json:"cold_wakeups"`
 	Reorder        ReorderTruth   `json:"reorder"`
 	Budget         float64        `json:"budget"`
-	Verdict        string         `json:"verdict"`       // pass | fail (thresholds aside: synth sets none)
+	Verdict        string         `json:"verdict"`        // pass | fail (thresholds aside: synth sets none)
 	FailedBecause  []string       `json:"failed_because"` // summary fields that make the verdict fail
 	Records        int64          `json:"records"`        // ledger lines written
 	Instances      Instances      `json:"instances"`

@@ -136,4 +136,3 @@ func failedSuffix(fs []string) string {
 	}
 	return " (" + strings.Join(fs, ", ") + ")"
 }
-

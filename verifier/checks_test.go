@@ -58,6 +58,16 @@ func TestCheckers(t *testing.T) {
 			wit: map[string]map[string]any{"skipped": {"consumer": "cA", "seq": 1.0, "path": "/x/A/m1", "mid": "m1", "conn": "c1",
 				"cursor_before": 0.0, "cursor_after": 2.0, "frame_seq": 2.0, "frame_kind": "ev", "frame_ms": 6.0,
 				"frame_after_ack_ms": 4.0, "final_cursor": 2.0}}},
+		{name: "skipped by a resume", verdict: VerdictFail,
+			edit: edit{drop: []string{"evA1"}, after: map[string][]string{"mutA2": {
+				`{"k":"conn","consumer":"cA","tenant":"A","conn":"c1","t":5000000,"phase":"close","pod":"p1","since":0}`,
+				`{"k":"conn","consumer":"cA","tenant":"A","conn":"c9","t":5200000,"phase":"open","pod":"p2","since":1}`}}},
+			want: map[string]float64{"skipped": 1, "reconnects.total": 1}, failed: []string{CheckSkipped},
+			wit: map[string]map[string]any{"skipped": {"seq": 1.0, "conn": "c9", "frame_kind": "resume", "cursor_before": 0.0,
+				"cursor_after": 1.0, "frame_ms": 5.2, "frame_after_ack_ms": 3.2}}},
+		{name: "skipped by an unseen frame", verdict: VerdictFail, edit: edit{drop: []string{"evA1", "evA2"}},
+			want: map[string]float64{"skipped": 2}, failed: []string{CheckSkipped},
+			wit: map[string]map[string]any{"skipped": {"seq": 1.0, "frame_kind": "unseen (a heartbeat or the final cursor)", "final_cursor": 2.0}}},
 		{name: "reset-covered and spurious", verdict: VerdictPass,
 			edit: edit{drop: []string{"evA1"}, after: map[string][]string{
 				"mutA2": {`{"k":"reset","consumer":"cA","tenant":"A","conn":"c1","t":5500000,"seq":2,"reason":"seq_too_old"}`}}},

@@ -101,6 +101,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.Stream.QueryTimeout, "sse-query-timeout", 10*time.Second, "bound on each fs_events read of a stream (a stalled DB becomes a retried error)")
 	fs.DurationVar(&c.Stream.LivenessPoll, "sse-liveness-poll", 0, "optional poll of a connected tenant not polled for this long (0: off)")
 
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "server-side bound on a filesystem request (mutation + event insert)")
 	fs.DurationVar(&c.AuthCacheTTL, "auth-cache-ttl", 5*time.Second, "API key cache lifetime (a deleted tenant's key works this long)")
 	fs.DurationVar(&c.AuthStaleMax, "auth-stale-max", time.Hour, "while the meta DB fails, honour a cached key this long past its TTL")
 	fs.IntVar(&c.DB.MaxOpen, "db-max-open", 32, "open connections per tenant DB")

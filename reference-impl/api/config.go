@@ -47,6 +47,7 @@ type Config struct {
 	AuthCacheTTL   time.Duration // API key cache [5s]
 	AuthStaleMax   time.Duration // how long past its TTL a cached key is honoured while the meta DB fails [1h]
 	MaxBody        int64         // write body limit [16MiB]
+	RequestTimeout time.Duration // server-side bound on a filesystem request, event insert included [30s]
 	DB             store.PoolOptions
 
 	Log      *slog.Logger
@@ -84,6 +85,7 @@ func (c *Config) defaults() {
 	if c.SweepMaxBatches <= 0 {
 		c.SweepMaxBatches = 20
 	}
+	def(&c.RequestTimeout, 30*time.Second)
 	if c.MaxBody <= 0 {
 		c.MaxBody = 16 << 20
 	}

@@ -170,3 +170,26 @@ func TestDrainErrorBackoffRetriesUntilTheDBRecovers(t *testing.T) {
 		t.Fatalf("the backoff retry never delivered: %+v", got)
 	}
 }
+
+// TestStalledTenantDBRequestIsBounded: a write to a tenant whose DB stopped answering gets a 503
+// after --request-timeout instead of hanging, and writes work again after the stall.
+func TestStalledTenantDBRequestIsBounded(t *testing.T) {
+	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated, proxy: true})
+	p := e.pod("p", func(c *api.Config) { c.RequestTimeout = 300 * time.Millisecond })
+	_, k := p.provision(t, "ded")
+	p.write(t, k, "/before", "x")
+	px := e.proxies["ded"]
+	if _, err := px.Toxics.AddToxicJson(strings.NewReader(`{"name":"stall","type":"timeout","stream":"downstream","attributes":{"timeout":0}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if code, m := p.do(t, "PUT", "/v1/fs/during", k, strings.NewReader("x"), nil); code != 503 {
+		t.Fatalf("write to a stalled DB: %d %v, want 503", code, m)
+	}
+	if err := px.Toxics.RemoveToxic(context.Background(), "stall"); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "writes to work again", func() bool {
+		code, _ := p.do(t, "PUT", "/v1/fs/after", k, strings.NewReader("x"), nil)
+		return code == 200
+	})
+}

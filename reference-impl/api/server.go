@@ -190,7 +190,10 @@ func (s *Server) Handler() http.Handler {
 	fs := s.withTenant(s.handleFS)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/v1/fs/") || r.URL.Path == "/v1/fs" {
-			fs(w, r)
+			// A stalled tenant DB must not hold a request (and its goroutine) forever.
+			ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+			defer cancel()
+			fs(w, r.WithContext(ctx))
 			return
 		}
 		s.mux.ServeHTTP(w, r)

@@ -166,3 +166,12 @@ func TestCorruptGzipIsALineError(t *testing.T) {
 		t.Fatalf("error = %v, want a corrupt gzip LineError", err)
 	}
 }
+
+func TestOverlongLineIsAnError(t *testing.T) {
+	text := runLine + "\n" + `{"k":"ev","path":"` + strings.Repeat("x", MaxLineBytes+10) + "\"}\n"
+	_, _, err := readString(t, "big.jsonl", text)
+	var le *LineError
+	if !errors.As(err, &le) || le.Line != 2 || !strings.Contains(le.Msg, "line longer than") {
+		t.Fatalf("error = %v, want an overlong-line LineError on line 2", err)
+	}
+}

@@ -29,6 +29,10 @@ type source struct {
 
 const readBufSize = 64 << 10
 
+// MaxLineBytes bounds one ledger line, so a file that is not a ledger cannot make the reader hold
+// gigabytes looking for a newline. Real records are a few hundred bytes.
+const MaxLineBytes = 16 << 20
+
 // openSource opens path ("-" = stdin) and sets up gzip when the name ends in .gz or the stream starts
 // with gzip's magic bytes.
 func openSource(path string, r *Reader) (*source, error) {
@@ -79,11 +83,19 @@ func (s *source) readLine() (line []byte, complete bool, err error) {
 		chunk, err := s.br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
 			s.long = append(s.long, chunk...)
+			if len(s.long) > MaxLineBytes {
+				return nil, false, &LineError{File: s.name, Line: s.line + 1,
+					Msg: "line longer than " + itoa(MaxLineBytes) + " bytes (not a ledger record?)"}
+			}
 			continue
 		}
 		if len(s.long) > 0 {
 			s.long = append(s.long, chunk...)
 			chunk = s.long
+			if len(chunk) > MaxLineBytes+1 { // +1: the newline
+				return nil, false, &LineError{File: s.name, Line: s.line + 1,
+					Msg: "line longer than " + itoa(MaxLineBytes) + " bytes (not a ledger record?)"}
+			}
 		}
 		if err == nil {
 			s.line++

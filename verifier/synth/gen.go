@@ -13,7 +13,8 @@ import (
 const (
 	ms         = int64(time.Millisecond)
 	sec        = int64(time.Second)
-	scrapeStep = 5 * sec
+	scrapeStep = 5 * sec // the harness's default scrape interval
+	maxScrapes = 2000    // a very long (slow-rate) run scrapes less often rather than write millions of samples
 	loadStart  = 1 * sec
 	prefix     = "sg"
 	// fakeStartUnixNs is the run's wall-clock start: fixed, so the same seed gives the same bytes.
@@ -115,6 +116,7 @@ type gen struct {
 	maxKey      int64
 	inTail      bool
 	stopScrapes bool
+	scrapeEvery int64
 	nextPG      int64 // records at the next progress line
 
 	mainN     int // event mutations of the main phase (Events minus closing events)
@@ -343,7 +345,7 @@ func (g *gen) scrape(at int64) {
 		BytesDown: 9000 + int64(g.nmut)*90}
 	g.push(at, r)
 	if !g.stopScrapes {
-		g.schedule(at+scrapeStep, g.scrape)
+		g.schedule(at+g.scrapeEvery, g.scrape)
 	}
 }
 

@@ -105,6 +105,7 @@ func (g *gen) plan() error {
 
 	// Consumer arms, at times spread over the main phase (its expected length from the rate).
 	mainDur := int64(float64(mainN) / cfg.Rate * 1e9)
+	g.scrapeEvery = max(scrapeStep, mainDur/maxScrapes)
 	armAt := func() int64 { return loadStart + int64((0.05+0.75*g.rng.Float64())*float64(mainDur)) }
 	assign := func(pool []*consumer, n int, k armKind) {
 		start := g.rng.IntN(len(pool) + 1)

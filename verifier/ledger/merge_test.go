@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -137,5 +138,31 @@ func TestOpenMissingFile(t *testing.T) {
 	_, err := Open(filepath.Join(t.TempDir(), "nope.jsonl"))
 	if !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("error = %v, want not-exist", err)
+	}
+}
+
+// TestMergeReportsTheBadShard: an error in the second file names that file and its line.
+func TestMergeReportsTheBadShard(t *testing.T) {
+	dir := t.TempDir()
+	a := shard(t, dir, "a.jsonl", "r", "ta", []int64{1, 2, 3}, true, 9, true)
+	b := filepath.Join(dir, "b.jsonl")
+	text := strings.Replace(runLine, `"run_id":"r1"`, `"run_id":"r"`, 1) + "\n" + evLine + "\n" +
+		strings.Replace(evLine, `"seq":1`, `"seq":true`, 1) + "\n"
+	if err := os.WriteFile(b, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		_, err = r.Next()
+		if err != nil {
+			break
+		}
+	}
+	var le *LineError
+	if !errors.As(err, &le) || le.File != b || le.Line != 3 || le.Field != "seq" {
+		t.Fatalf("error = %v, want %s:3 field seq", err, b)
 	}
 }

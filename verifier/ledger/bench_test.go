@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"testing"
+	"time"
 )
 
 // benchLedger builds a ledger shaped like a real run: mostly ev records, a mutation per 4 evs, a
@@ -117,6 +118,73 @@ func BenchmarkReadFloor(b *testing.B) {
 			}
 			b.ReportMetric(float64(benchRecords+1)*float64(b.N)/b.Elapsed().Seconds(), "records/s")
 		})
+	}
+}
+
+// BenchmarkReadVsFloor reads the same ledger with the Reader and with the floor (lines only, gunzip
+// included) alternately in one run, and reports the time ratio reader/floor ("x_floor"): a ratio
+// measured side by side survives a noisy machine better than two absolute figures.
+func BenchmarkReadVsFloor(b *testing.B) {
+	for _, gz := range []bool{false, true} {
+		data := benchLedger(b, benchRecords, gz)
+		b.Run(fmt.Sprintf("gzip=%v", gz), func(b *testing.B) {
+			var read, floor time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				if n := readRecords(b, data); n != benchRecords+1 {
+					b.Fatalf("read %d records", n)
+				}
+				t1 := time.Now()
+				if n := readLines(b, data, gz); n != benchRecords+1 {
+					b.Fatalf("read %d lines", n)
+				}
+				read, floor = read+t1.Sub(t0), floor+time.Since(t1)
+			}
+			b.ReportMetric(read.Seconds()/floor.Seconds(), "x_floor")
+			b.ReportMetric(float64(benchRecords+1)*float64(b.N)/read.Seconds(), "records/s")
+			b.ReportMetric(float64(benchRecords+1)*float64(b.N)/floor.Seconds(), "floor_records/s")
+		})
+	}
+}
+
+func readRecords(b *testing.B, data []byte) int {
+	r, err := NewReader("bench", bytes.NewReader(data))
+	if err != nil {
+		b.Fatal(err)
+	}
+	n := 0
+	for {
+		_, err := r.Next()
+		if err == io.EOF {
+			return n
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+}
+
+func readLines(b *testing.B, data []byte, gz bool) int {
+	var src io.Reader = bytes.NewReader(data)
+	if gz {
+		zr, err := gzip.NewReader(src)
+		if err != nil {
+			b.Fatal(err)
+		}
+		src = zr
+	}
+	br := bufio.NewReaderSize(src, readBufSize)
+	n := 0
+	for {
+		_, err := br.ReadSlice('\n')
+		if err == io.EOF {
+			return n
+		}
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
 	}
 }
 

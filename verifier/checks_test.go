@@ -149,6 +149,11 @@ func TestCheckers(t *testing.T) {
 		{name: "threshold broken", verdict: VerdictFail,
 			edit:   edit{replace: map[string]string{"run": `{"k":"run","v":1,"run_id":"r1","scenario":"t","seed":1,"start_unix_ns":1000000000000,"budget":0.0001,"tenants":[{"id":"A","mode":"dedicated","cold":false},{"id":"B","mode":"shared","cold":false}],"pods":["p1"],"target":"eventlogd","thresholds":{"latency_ms.max":["< 1.5"],"duplicates":["== 0"]}}`}},
 			failed: []string{"threshold:latency_ms.max<1.5"}},
+		{name: "chmod and delete share the written path", verdict: VerdictPass, quiet: true,
+			edit: edit{after: map[string][]string{"evA2": {
+				`{"k":"mut","mid":"m5","tenant":"A","op":"chmod","path":"/x/A/m1","intended_t":6000000,"t":6000000,"done_t":6500000,"res":"ok","pod":"p1"}`,
+				`{"k":"mut","mid":"m6","tenant":"A","op":"delete","path":"/x/A/m1","intended_t":7000000,"t":7000000,"done_t":7500000,"res":"ok","pod":"p1"}`}}},
+			want: map[string]float64{"acked": 3, "issue_latency_ms.count": 5}},
 		{name: "no end record", verdict: VerdictInconclusive, edit: edit{drop: []string{"end"}}},
 		{name: "no end record but a leak", verdict: VerdictFail, want: map[string]float64{"leaks": 1}, failed: []string{CheckLeaks},
 			edit: edit{drop: []string{"end"}, after: map[string][]string{"evA2": {`{"k":"ev","consumer":"cB","tenant":"B","conn":"c2","t":7000000,"seq":1,"op":"write","path":"/x/A/m1","pod":"p1"}`}}}},
@@ -178,6 +183,9 @@ func TestCheckers(t *testing.T) {
 						t.Errorf("%s = %v, want 0", p, v)
 					}
 				}
+			}
+			if tc.quiet && len(s.Warnings) > 0 {
+				t.Errorf("warnings %v", s.Warnings)
 			}
 			for p, want := range tc.want {
 				if v := measure(doc, p); v != want {

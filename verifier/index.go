@@ -340,19 +340,33 @@ func checkRunNumbers(r *ledger.Record) error {
 }
 
 func (ix *index) observeMut(r *ledger.Record) {
+	if !ix.hasMutT || r.T < ix.firstMutT {
+		ix.firstMutT = r.T
+	}
+	if !ix.hasMutT || r.T > ix.lastMutT {
+		ix.lastMutT = r.T
+	}
+	ix.hasMutT = true
 	id := ix.intern(r.Tenant, r.Path)
 	m := ix.muts.at(id)
+	op := classifyOp(r.Op)
 	if m.flags&fHasMut != 0 {
-		ix.dupMutPaths++
-		ix.warnf("mut %s: path %q of tenant %s already used by mut %s; paths must be unique per mutation (kept the first)", r.MID, r.Path, r.Tenant, m.mid)
-		return
+		// chmod and delete act on an existing file, so they share its path: events match the
+		// event-producing mutation. Two event-producing mutations on one path break matching.
+		if m.op == opEvent && op == opEvent {
+			ix.dupMutPaths++
+			ix.warnf("mut %s: path %q of tenant %s already written by mut %s; paths must be unique per event-producing mutation (kept the first)", r.MID, r.Path, r.Tenant, m.mid)
+		}
+		if m.op == opEvent || op != opEvent {
+			return
+		}
 	}
 	m.flags |= fHasMut
 	m.mid = r.MID
 	m.t, m.intendedT, m.doneT = r.T, r.IntendedT, r.DoneT
 	m.status = int32(r.Status)
 	m.pod = ix.pod(r.Pod)
-	m.op = classifyOp(r.Op)
+	m.op = op
 	switch r.Res {
 	case ledger.ResOK:
 		m.res = resOK
@@ -361,13 +375,6 @@ func (ix *index) observeMut(r *ledger.Record) {
 	case ledger.ResTimeout:
 		m.res = resTimeout
 	}
-	if !ix.hasMutT || r.T < ix.firstMutT {
-		ix.firstMutT = r.T
-	}
-	if !ix.hasMutT || r.T > ix.lastMutT {
-		ix.lastMutT = r.T
-	}
-	ix.hasMutT = true
 }
 
 func (ix *index) observeEv(r *ledger.Record) {

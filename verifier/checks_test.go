@@ -13,8 +13,6 @@ var anomalyPaths = []string{"lost", "lost_by_reason.silent", "lost_by_reason.cra
 	"cold_wakeups"}
 
 func TestCheckers(t *testing.T) {
-	const ms1 = 1000000
-	_ = ms1
 	cases := []struct {
 		name    string
 		edit    edit
@@ -22,6 +20,7 @@ func TestCheckers(t *testing.T) {
 		failed  []string
 		verdict string
 		wit     map[string]map[string]any // check -> fields of its first witness
+		quiet   bool                      // no warnings expected
 	}{
 		{name: "clean", verdict: VerdictPass,
 			want: map[string]float64{"acked": 3, "latency_ms.max": 2, "latency_ms.p50": 1, "deliveries": 3,

@@ -281,6 +281,13 @@ func (g *gen) finish() error {
 			g.push(r.T, r)
 		}
 	}
+	// The harness stops the pods after the drain (SIGTERM, exit 0).
+	for i, p := range g.pods {
+		r := g.q.rec()
+		code := 0
+		*r = ledger.Record{K: ledger.KindPod, Pod: p, Phase: "exit", T: end - 100*ms + int64(i)*ms, Signal: "SIGTERM", Code: &code}
+		g.push(r.T, r)
+	}
 	if err := g.flush(math.MaxInt64); err != nil {
 		return err
 	}

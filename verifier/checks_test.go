@@ -153,6 +153,11 @@ func TestCheckers(t *testing.T) {
 				`{"k":"mut","mid":"m5","tenant":"A","op":"chmod","path":"/x/A/m1","intended_t":6000000,"t":6000000,"done_t":6500000,"res":"ok","pod":"p1"}`,
 				`{"k":"mut","mid":"m6","tenant":"A","op":"delete","path":"/x/A/m1","intended_t":7000000,"t":7000000,"done_t":7500000,"res":"ok","pod":"p1"}`}}},
 			want: map[string]float64{"acked": 3, "issue_latency_ms.count": 5}},
+		{name: "a delete row does not persist the lost write", verdict: VerdictFail,
+			edit: edit{drop: []string{"evA2", "persA2"}, after: map[string][]string{
+				"evA2": {`{"k":"mut","mid":"m6","tenant":"A","op":"delete","path":"/x/A/m2","intended_t":7000000,"t":7000000,"done_t":7500000,"res":"ok","pod":"p1"}`},
+				"persB3": {`{"k":"persisted","tenant":"A","seq":3,"op":"delete","path":"/x/A/m2"}`}}},
+			want: map[string]float64{"lost": 1, "lost_by_reason.silent": 1}, failed: []string{CheckLossBudget, CheckSilent}},
 		{name: "no end record", verdict: VerdictInconclusive, edit: edit{drop: []string{"end"}}},
 		{name: "no end record but a leak", verdict: VerdictFail, want: map[string]float64{"leaks": 1}, failed: []string{CheckLeaks},
 			edit: edit{drop: []string{"end"}, after: map[string][]string{"evA2": {`{"k":"ev","consumer":"cB","tenant":"B","conn":"c2","t":7000000,"seq":1,"op":"write","path":"/x/A/m1","pod":"p1"}`}}}},

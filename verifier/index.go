@@ -306,13 +306,18 @@ func (ix *index) observe(r *ledger.Record) error {
 	case ledger.KindPersisted:
 		ti := ix.tenant(r.Tenant)
 		id := ix.intern(r.Tenant, r.Path)
-		ix.muts.at(id).flags |= fPersisted
+		op := classifyOp(r.Op)
+		if op != opStructural && op != opSilent {
+			// A delete's or chmod's row shares the path of the file it acted on; it does not prove
+			// that the file's write persisted.
+			ix.muts.at(id).flags |= fPersisted
+		}
 		pt := int64(noTime)
 		if r.CreatedUnixNs > 0 && ix.run.StartUnixNs > 0 {
 			pt = r.CreatedUnixNs - ix.run.StartUnixNs
 		}
 		a := ix.audit[ti]
-		a.rows = append(a.rows, auditRow{seq: r.Seq, persistedT: pt, id: id, op: classifyOp(r.Op)})
+		a.rows = append(a.rows, auditRow{seq: r.Seq, persistedT: pt, id: id, op: op})
 		if r.Seq >= 0 {
 			a.seqs.Add(uint64(r.Seq))
 		}

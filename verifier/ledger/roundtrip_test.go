@@ -3,7 +3,9 @@ package ledger
 import (
 	"bytes"
 	"compress/gzip"
+	"errors"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -184,5 +186,43 @@ func TestConcurrentWrites(t *testing.T) {
 	}
 	if err := w.Write(&run); err == nil {
 		t.Error("write after Close succeeded")
+	}
+}
+
+type failingWriter struct{ n int }
+
+func (f *failingWriter) Write(p []byte) (int, error) {
+	f.n++
+	return 0, errors.New("disk full")
+}
+
+// TestWriterErrorsStick: a failed write is returned by every later call, and a bad record (NaN,
+// unknown kind) fails alone without poisoning the writer.
+func TestWriterErrorsStick(t *testing.T) {
+	var buf bytes.Buffer
+	w := NewWriter(&buf)
+	if err := w.Write(&Record{K: KindMetric, Value: math.NaN()}); err == nil || !strings.Contains(err.Error(), `"value"`) {
+		t.Errorf("NaN value: %v", err)
+	}
+	if err := w.Write(&Record{K: KindEnd, T: 1}); err != nil {
+		t.Errorf("writer unusable after a bad record: %v", err)
+	}
+	if err := w.Close(); err != nil || buf.String() != `{"k":"end","t":1,"drained":false}`+"\n" {
+		t.Errorf("close %v, wrote %q", err, buf.String())
+	}
+
+	fw := NewWriter(&failingWriter{})
+	rec := Record{K: KindEv, Path: strings.Repeat("p", writeBufSize)} // larger than the buffer: written through
+	if err := fw.Write(&rec); err == nil {
+		t.Fatal("write to a failing writer succeeded")
+	}
+	if err := fw.Write(&Record{K: KindEnd}); err == nil || err.Error() != "disk full" {
+		t.Errorf("later write: %v, want the sticky disk full", err)
+	}
+	if err := fw.Close(); err == nil {
+		t.Error("Close after a failed write succeeded")
+	}
+	if _, err := Create(filepath.Join(t.TempDir(), "no", "such", "dir.jsonl")); err == nil {
+		t.Error("Create in a missing directory succeeded")
 	}
 }

@@ -158,7 +158,9 @@ func (p *pod) do(t *testing.T, method, path, key string, body io.Reader, hdr map
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	resp, err := p.client.Do(req)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // never hang a test
+	defer cancel()
+	resp, err := p.client.Do(req.WithContext(ctx))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,13 +202,14 @@ type frame struct {
 
 // subscriber is one SSE client collecting frames on a channel.
 type subscriber struct {
-	frames chan frame
-	resp   *http.Response
-	cancel context.CancelFunc
-	done   chan struct{}
-	err    error
-	cursor int64
-	seen   []frame // every frame read by until
+	started bool
+	frames  chan frame
+	resp    *http.Response
+	cancel  context.CancelFunc
+	done    chan struct{}
+	err     error
+	cursor  int64
+	seen    []frame // every frame read by until
 }
 
 func (p *pod) subscribe(t *testing.T, key string, since int64) *subscriber {
@@ -234,6 +237,7 @@ func (p *pod) subscribeWith(t *testing.T, key string, since int64, client *http.
 
 // start reads frames in the background (a slow consumer test delays this).
 func (s *subscriber) start() *subscriber {
+	s.started = true
 	go func() {
 		defer close(s.done)
 		defer close(s.frames)
@@ -255,7 +259,9 @@ func (s *subscriber) start() *subscriber {
 func (s *subscriber) close() {
 	s.cancel()
 	s.resp.Body.Close()
-	<-s.done
+	if s.started {
+		<-s.done
+	}
 }
 
 // until reads frames until pred holds or timeout passes; it returns every frame read.

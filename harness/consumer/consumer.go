@@ -46,6 +46,13 @@ type Config struct {
 	// IdleTimeout ends a connection that delivers no frame at all for this long (a paused pod keeps
 	// its sockets open); default 30s.
 	IdleTimeout time.Duration
+	// Resume makes the first connection ?since=Since (a durable cursor saved in an earlier life)
+	// instead of a fresh subscription; only for durable consumers.
+	Resume bool
+	Since  int64
+	// Wait, when set, is called at the start of Run and holds the first connection back (a late
+	// consumer); it returns false when ctx ended first.
+	Wait        func(ctx context.Context) bool
 	Home        int // index of the preferred endpoint
 	Start       time.Time
 	Sink        Sink
@@ -88,6 +95,9 @@ func New(cfg Config) *Consumer {
 	}
 	c := &Consumer{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x636f6e73))}
 	c.readDelay.Store(int64(cfg.Slow))
+	if cfg.Resume && cfg.Durable {
+		c.cursor.Store(cfg.Since)
+	}
 	return c
 }
 
@@ -143,6 +153,13 @@ var errDisconnect = errors.New("closed by the consumer")
 
 // Run reads the stream until ctx is done, reconnecting as needed.
 func (c *Consumer) Run(ctx context.Context) {
+	if c.cfg.Wait != nil && !c.cfg.Wait(ctx) {
+		c.mu.Lock()
+		c.fromT = c.now() // never connected: an empty window
+		c.toT = c.fromT
+		c.mu.Unlock()
+		return
+	}
 	c.mu.Lock()
 	c.fromT = c.now()
 	c.mu.Unlock()
@@ -229,7 +246,7 @@ func (c *Consumer) connect(ctx context.Context, ep Endpoint, conn string, first 
 
 	since := c.cursor.Load()
 	url := ep.URL + "/v1/events"
-	if c.cfg.Durable && !first {
+	if c.cfg.Durable && (!first || c.cfg.Resume) {
 		url += "?since=" + strconv.FormatInt(since, 10)
 	} else {
 		since = 0 // a fresh subscription: the server answers with initial_sync

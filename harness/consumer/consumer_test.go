@@ -3,6 +3,7 @@ package consumer
 import (
 	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
@@ -197,5 +198,95 @@ func TestIdleTimeoutEndsSilentConnection(t *testing.T) {
 	run(t, []Endpoint{{"p", srv.URL}}, Config{Durable: true, IdleTimeout: 50 * time.Millisecond}, func(*Consumer) bool { return len(sc.sinces()) >= 2 })
 	if n := len(sc.sinces()); n < 2 {
 		t.Errorf("%d connections: the silent one was never given up", n)
+	}
+}
+
+// A late consumer with a saved durable cursor does not connect before its Wait lets it, and its
+// first connection resumes from that cursor (replay) instead of a fresh subscription; without
+// Resume the first connection is fresh (no since).
+func TestLateConsumerResumesFromSavedCursor(t *testing.T) {
+	tests := []struct {
+		name      string
+		resume    bool
+		wantSince string
+		wantFirst int64
+	}{
+		{"saved cursor", true, "1", 1},
+		{"fresh", false, "", 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			sc := &script{frames: [][]string{{ev2, hb5}}, hold: true}
+			srv := httptest.NewServer(sc)
+			defer srv.Close()
+			gate := make(chan struct{})
+			var connsBeforeGate int
+			wait := func(ctx context.Context) bool {
+				connsBeforeGate = len(sc.sinces())
+				select {
+				case <-gate:
+					return true
+				case <-ctx.Done():
+					return false
+				}
+			}
+			var once sync.Once
+			c, _ := run(t, []Endpoint{{"p", srv.URL}}, Config{Durable: true, Resume: tc.resume, Since: 1, Wait: wait}, func(c *Consumer) bool {
+				once.Do(func() { time.Sleep(20 * time.Millisecond); close(gate) })
+				return c.Cursor() == 5
+			})
+			if connsBeforeGate != 0 {
+				t.Errorf("%d connections before the consumer's start", connsBeforeGate)
+			}
+			if got := sc.sinces(); len(got) < 1 || got[0] != tc.wantSince {
+				t.Errorf("first connection since = %q, want %q", got, tc.wantSince)
+			}
+			if sum := c.Summary(); sum.FirstSince != tc.wantFirst || sum.FinalCursor != 5 {
+				t.Errorf("summary first_since %d final %d, want %d and 5", sum.FirstSince, sum.FinalCursor, tc.wantFirst)
+			}
+		})
+	}
+}
+
+// NewClient's sockets carry the requested SO_RCVBUF (Linux doubles it, with a floor); without a
+// size they keep the kernel's larger default.
+func TestNewClientSetsReceiveBuffer(t *testing.T) {
+	tests := []struct {
+		rcvbuf   int
+		min, max int
+	}{
+		{rcvbuf: 4096, min: 4096, max: 2 * 4096},
+		{rcvbuf: 1, min: 1, max: 8192}, // raised to the kernel's minimum
+		{rcvbuf: 0, min: 2 * 8192, max: 1 << 30},
+	}
+	for _, tc := range tests {
+		t.Run(fmt.Sprint(tc.rcvbuf), func(t *testing.T) {
+			got := make(chan int, 1)
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+			defer srv.Close()
+			cl := NewClient(tc.rcvbuf)
+			tr := cl.Transport.(*http.Transport)
+			dial := tr.DialContext
+			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+				c, err := dial(ctx, network, addr)
+				if err == nil {
+					n, err := ReceiveBuffer(c.(*net.TCPConn))
+					if err != nil {
+						t.Error(err)
+					}
+					got <- n
+				}
+				return c, err
+			}
+			resp, err := cl.Get(srv.URL)
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			tr.CloseIdleConnections()
+			if n := <-got; n < tc.min || n > tc.max {
+				t.Errorf("SO_RCVBUF %d, want %d..%d", n, tc.min, tc.max)
+			}
+		})
 	}
 }

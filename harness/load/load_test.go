@@ -204,3 +204,66 @@ func TestDriverRecordsTimeoutAndError(t *testing.T) {
 		}
 	}
 }
+
+// A tenant whose requests hang must not take the request slots of the other tenants of its block:
+// the stalled tenant uses up its own max_in_flight slots and its later arrivals are dropped (counted
+// for it alone), while every arrival of the healthy tenant is sent and answered.
+func TestStalledTenantDoesNotStarveItsBlock(t *testing.T) {
+	const slots, offered = 4, 40 // per tenant: 100/s for 400ms
+	tests := []struct {
+		name    string
+		tenants []Tenant
+	}{
+		{"stalled first", []Tenant{{ID: "stalled", Key: "stalled", Index: 1}, {ID: "healthy", Key: "healthy", Index: 2}}},
+		{"stalled second", []Tenant{{ID: "healthy", Key: "healthy", Index: 1}, {ID: "stalled", Key: "stalled", Index: 2}}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			release := make(chan struct{})
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Authorization") == "Bearer stalled" {
+					<-release // a stalled tenant DB: the request hangs until the schedule is over
+					return
+				}
+				_, _ = w.Write([]byte(`{"revision":1,"status":"ok"}`))
+			}))
+			defer srv.Close()
+			s := &sink{}
+			d := NewDriver(Config{RunID: "r", Seed: 1, Start: time.Now(), Sink: s,
+				Endpoints: func() []Endpoint { return []Endpoint{{Name: "p", URL: srv.URL}} }})
+			l := scenario.Load{Executor: "constant-arrival-rate", Rate: 100, TimeUnit: dur(time.Second), Duration: dur(400 * time.Millisecond),
+				MaxInFlight: slots, Timeout: dur(time.Minute), Mix: map[string]int{"write": 1}}
+			done := make(chan struct{})
+			go func() {
+				d.Run(context.Background(), time.Now(), []Block{{Load: l, Tenants: tc.tenants}})
+				close(done)
+			}()
+			// Bounded wait for the whole schedule to be offered, then let the hung requests go.
+			for i := 0; i < 1000 && d.Stats.Offered.Load() < 2*offered; i++ {
+				time.Sleep(10 * time.Millisecond)
+			}
+			close(release)
+			<-done
+			drops := d.DroppedByTenant()
+			if drops["healthy"] != 0 {
+				t.Errorf("healthy tenant dropped %d arrivals: the stalled tenant took its slots", drops["healthy"])
+			}
+			if drops["stalled"] != offered-slots || d.Stats.Dropped.Load() != offered-slots {
+				t.Errorf("stalled tenant dropped %d (total %d), want %d: its %d slots stay busy",
+					drops["stalled"], d.Stats.Dropped.Load(), offered-slots, slots)
+			}
+			var ok, stalled int
+			for _, r := range s.recs {
+				switch {
+				case r.Tenant == "healthy" && r.Res == ledger.ResOK:
+					ok++
+				case r.Tenant == "stalled":
+					stalled++
+				}
+			}
+			if ok != offered || stalled != slots {
+				t.Errorf("healthy answered %d of %d; stalled sent %d, want %d", ok, offered, stalled, slots)
+			}
+		})
+	}
+}

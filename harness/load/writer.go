@@ -55,7 +55,7 @@ type Config struct {
 // Stats are live totals over every writer (safe to read while running).
 type Stats struct {
 	Offered atomic.Int64 // arrivals the schedule produced
-	Dropped atomic.Int64 // arrivals not sent: every request slot of their block was busy at the intended time
+	Dropped atomic.Int64 // arrivals not sent: every request slot of their tenant was busy at the intended time
 	Sent    atomic.Int64
 	OK      atomic.Int64
 	Err     atomic.Int64
@@ -68,8 +68,9 @@ type Driver struct {
 	Stats Stats
 	rr    atomic.Uint64
 
-	mu    sync.Mutex
-	files map[string][]string // tenant -> paths that exist (sources for rename, copy, chmod, delete)
+	mu      sync.Mutex
+	files   map[string][]string // tenant -> paths that exist (sources for rename, copy, chmod, delete)
+	dropped map[string]int64    // tenant -> arrivals not sent in time
 }
 
 // NewDriver returns a Driver for cfg.
@@ -80,7 +81,26 @@ func NewDriver(cfg Config) *Driver {
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, IdleConnTimeout: 30 * time.Second}}
 	}
-	return &Driver{cfg: cfg, files: map[string][]string{}}
+	return &Driver{cfg: cfg, files: map[string][]string{}, dropped: map[string]int64{}}
+}
+
+// DroppedByTenant returns, per tenant id, the arrivals that could not be sent in time (every request
+// slot of that tenant was busy). Tenants with none are absent. Safe while running.
+func (d *Driver) DroppedByTenant() map[string]int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make(map[string]int64, len(d.dropped))
+	for t, n := range d.dropped {
+		out[t] = n
+	}
+	return out
+}
+
+func (d *Driver) drop(tenant string) {
+	d.Stats.Dropped.Add(1)
+	d.mu.Lock()
+	d.dropped[tenant]++
+	d.mu.Unlock()
 }
 
 // RunPrefix returns the path prefix of every mutation of the run: /<prefix>/<run_id>/.
@@ -92,12 +112,14 @@ func (d *Driver) Path(tenant, mid string) string {
 }
 
 // Run drives every block from loadStart until its schedule ends or ctx is done, then waits for the
-// requests in flight.
+// requests in flight. Each tenant of a block has its own MaxInFlight request slots: a tenant whose
+// requests hang (a stalled DB) uses up only its own slots, so the other tenants of the block stay on
+// schedule.
 func (d *Driver) Run(ctx context.Context, loadStart time.Time, blocks []Block) {
 	var sched, inflight sync.WaitGroup
 	for _, b := range blocks {
-		sem := make(chan struct{}, b.Load.MaxInFlight)
 		for ti, t := range b.Tenants {
+			sem := make(chan struct{}, b.Load.MaxInFlight)
 			sched.Add(1)
 			go func() {
 				defer sched.Done()
@@ -134,7 +156,7 @@ func (d *Driver) schedule(ctx context.Context, loadStart time.Time, b Block, ti 
 		select {
 		case sem <- struct{}{}:
 		default:
-			d.Stats.Dropped.Add(1)
+			d.drop(t.ID)
 			continue
 		}
 		mid := fmt.Sprintf("t%d.b%d.%d", t.Index, b.Index, i)

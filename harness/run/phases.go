@@ -19,7 +19,24 @@ import (
 func (r *runner) startConsumers(ctx context.Context, wg *sync.WaitGroup) {
 	streamClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}} // no timeout: streams are long
 	n := 0
+	r.late = map[*consumer.Consumer]bool{}
 	for _, spec := range r.sc.Consumers {
+		client := streamClient
+		if spec.RcvBuf > 0 {
+			client = consumer.NewClient(spec.RcvBuf)
+		}
+		var wait func(context.Context) bool
+		if spec.Start > 0 {
+			at := spec.Start.D()
+			wait = func(ctx context.Context) bool { // a late consumer: its first connection at load start + at
+				select {
+				case <-r.loadBegun:
+				case <-ctx.Done():
+					return false
+				}
+				return sleepUntil(ctx, r.loadStart.Add(at))
+			}
+		}
 		for _, t := range r.tenants {
 			if spec.Tenants != "" && spec.Tenants != t.Group {
 				continue
@@ -30,7 +47,8 @@ func (r *runner) startConsumers(ctx context.Context, wg *sync.WaitGroup) {
 					Name: fmt.Sprintf("%s/c%d", t.ID, len(r.env.consumers[t.Name()])+1), Tenant: t.ID, Key: t.Key,
 					Durable: spec.IsDurable(), BackoffMin: spec.BackoffMin.D(), BackoffMax: spec.BackoffMax.D(),
 					Jitter: spec.Jitter, Slow: spec.Slow.D(), IdleTimeout: spec.IdleTimeout.D(), Seed: uint64(r.sc.Seed)*1_000_003 + uint64(n),
-					Home: n, Start: r.start, Sink: r.w, Client: streamClient,
+					Home: n, Start: r.start, Sink: r.w, Client: client, Wait: wait,
+					Resume: spec.Since != nil, Since: deref(spec.Since),
 					Endpoints: func() []consumer.Endpoint {
 						var out []consumer.Endpoint
 						for _, e := range r.podEndpoints(false) {
@@ -40,6 +58,7 @@ func (r *runner) startConsumers(ctx context.Context, wg *sync.WaitGroup) {
 					},
 				})
 				r.cons = append(r.cons, c)
+				r.late[c] = spec.Start > 0
 				r.env.consumers[t.Name()] = append(r.env.consumers[t.Name()], c)
 				wg.Add(1)
 				go func() { defer wg.Done(); c.Run(ctx) }()
@@ -49,12 +68,19 @@ func (r *runner) startConsumers(ctx context.Context, wg *sync.WaitGroup) {
 	r.log.Info("consumers started", "phase", "consumers", "count", n)
 }
 
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
 // waitConsumersOpen gives the consumers a moment to subscribe before the load starts, so the first
 // events have someone to go to (bounded: a consumer that cannot connect is the verifier's business).
 func (r *runner) waitConsumersOpen(ctx context.Context) {
 	ok := audit.Wait(ctx, 10*time.Second, 20*time.Millisecond, func(context.Context) bool {
 		for _, c := range r.cons {
-			if c.Frames() == 0 {
+			if c.Frames() == 0 && !r.late[c] {
 				return false
 			}
 		}
@@ -137,6 +163,7 @@ func (r *runner) loadPhase(ctx context.Context) {
 	loadCtx, cancel := context.WithTimeout(ctx, r.sc.Duration.D()+time.Second)
 	defer cancel()
 	r.loadStart = time.Now()
+	close(r.loadBegun)
 	r.log.Info("load started", "phase", "load", "duration", r.sc.Duration.D(), "blocks", len(blocks))
 	var side sync.WaitGroup
 	sideCtx, stopSide := context.WithCancel(ctx)
@@ -170,6 +197,11 @@ func (r *runner) loadPhase(ctx context.Context) {
 	go func() { defer close(progDone); r.progress().run(progCtx, r.loadStart) }()
 
 	r.driver.Run(loadCtx, r.loadStart, blocks)
+	// The load phase lasts the scenario's duration even when every block ended earlier: the writers
+	// idle, while faults, hooks, consumers and sampling carry on (a quiet phase at the end).
+	if !sleepUntil(ctx, r.loadStart.Add(r.sc.Duration.D())) {
+		r.log.Info("load phase cut short", "phase", "load")
+	}
 	stopProg()
 	<-progDone
 	r.res.LoadSeconds = time.Since(r.loadStart).Seconds()
@@ -177,10 +209,27 @@ func (r *runner) loadPhase(ctx context.Context) {
 	side.Wait()
 	st := &r.driver.Stats
 	r.res.Offered, r.res.Dropped, r.res.Acked = st.Offered.Load(), st.Dropped.Load(), st.OK.Load()
+	r.res.DroppedByTenant = r.driver.DroppedByTenant()
 	r.log.Info("load finished", "phase", "load", "offered", st.Offered.Load(), "sent", st.Sent.Load(), "dropped", st.Dropped.Load(),
 		"ok", st.OK.Load(), "err", st.Err.Load(), "timeout", st.Timeout.Load(),
 		"offered_per_s", fmt.Sprintf("%.1f", float64(st.Offered.Load())/r.res.LoadSeconds),
 		"acked_per_s", fmt.Sprintf("%.1f", float64(st.OK.Load())/r.res.LoadSeconds))
+}
+
+// sleepUntil waits until t; false when ctx ended first.
+func sleepUntil(ctx context.Context, t time.Time) bool {
+	d := time.Until(t)
+	if d <= 0 {
+		return true
+	}
+	tm := time.NewTimer(d)
+	defer tm.Stop()
+	select {
+	case <-tm.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
 }
 
 func (r *runner) progress() *progress {

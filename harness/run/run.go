@@ -69,30 +69,33 @@ type Result struct {
 	FaultErr    error // inject/heal failures: the run is not trustworthy
 	Offered     int64 // arrivals the schedule produced
 	Dropped     int64 // arrivals not sent: no free request slot at their time
-	Acked       int64 // mutations answered 2xx
-	Events      int64 // file_changed events delivered to all consumers
-	LoadSeconds float64
-	Wall        time.Duration
+	// DroppedByTenant is Dropped per tenant id (tenants with none are absent).
+	DroppedByTenant map[string]int64
+	Acked           int64 // mutations answered 2xx
+	Events          int64 // file_changed events delivered to all consumers
+	LoadSeconds     float64
+	Wall            time.Duration
 }
 
 // resultFile is result.json in the run directory: the harness's own figures, which the ledger does
 // not carry (arrivals dropped by the open model, wall time).
 type resultFile struct {
-	RunID       string  `json:"run_id"`
-	Interrupted bool    `json:"interrupted"`
-	Drained     bool    `json:"drained"`
-	FaultError  string  `json:"fault_error,omitempty"`
-	Offered     int64   `json:"offered"`
-	Dropped     int64   `json:"dropped"`
-	Acked       int64   `json:"acked"`
-	Events      int64   `json:"events_delivered"`
-	LoadSeconds float64 `json:"load_seconds"`
-	WallSeconds float64 `json:"wall_seconds"`
+	RunID       string           `json:"run_id"`
+	Interrupted bool             `json:"interrupted"`
+	Drained     bool             `json:"drained"`
+	FaultError  string           `json:"fault_error,omitempty"`
+	Offered     int64            `json:"offered"`
+	Dropped     int64            `json:"dropped"`
+	DroppedBy   map[string]int64 `json:"dropped_by_tenant,omitempty"`
+	Acked       int64            `json:"acked"`
+	Events      int64            `json:"events_delivered"`
+	LoadSeconds float64          `json:"load_seconds"`
+	WallSeconds float64          `json:"wall_seconds"`
 }
 
 func (res *Result) save() error {
 	f := resultFile{RunID: res.RunID, Interrupted: res.Interrupted, Drained: res.Drained, Offered: res.Offered,
-		Dropped: res.Dropped, Acked: res.Acked, Events: res.Events, LoadSeconds: res.LoadSeconds, WallSeconds: res.Wall.Seconds()}
+		Dropped: res.Dropped, DroppedBy: res.DroppedByTenant, Acked: res.Acked, Events: res.Events, LoadSeconds: res.LoadSeconds, WallSeconds: res.Wall.Seconds()}
 	if res.FaultErr != nil {
 		f.FaultError = res.FaultErr.Error()
 	}
@@ -126,7 +129,9 @@ type runner struct {
 	res     Result
 
 	scraper   *scrape.Scraper
-	loadStart time.Time // set once, before the load, the fault runner and the hooks start
+	loadStart time.Time     // set once, before the load, the fault runner and the hooks start
+	loadBegun chan struct{} // closed once loadStart is set (late consumers wait for it)
+	late      map[*consumer.Consumer]bool
 }
 
 type tenant struct {
@@ -142,7 +147,7 @@ func (t tenant) Name() string { return fmt.Sprintf("tenant_%d", t.Index) }
 // path, also when ctx is cancelled; on cancel the ledger is still finished, with end.reason
 // "interrupted". The error is for runs that could not produce a ledger worth verifying.
 func Run(ctx context.Context, o Options) (res *Result, err error) {
-	r := &runner{o: o, sc: o.Scenario, direct: map[string]*sql.DB{}, client: &http.Client{Timeout: 30 * time.Second}}
+	r := &runner{o: o, sc: o.Scenario, direct: map[string]*sql.DB{}, loadBegun: make(chan struct{}), client: &http.Client{Timeout: 30 * time.Second}}
 	wall := time.Now()
 	if err := os.MkdirAll(filepath.Join(o.Dir, "pods"), 0o755); err != nil {
 		return nil, err

@@ -77,8 +77,9 @@ type Load struct {
 	// StartRate and Stages ramp the rate linearly per stage (ramping-arrival-rate).
 	StartRate float64 `yaml:"start_rate,omitempty"`
 	Stages    []Stage `yaml:"stages,omitempty"`
-	// MaxInFlight bounds concurrent requests of this block; a mutation due when all are busy is
-	// dropped and counted, never sent late (default 64).
+	// MaxInFlight bounds concurrent requests of each tenant of this block (each tenant has its own
+	// slots, so a stalled tenant cannot starve the others); a mutation due when all of its tenant's
+	// slots are busy is dropped and counted for that tenant, never sent late (default 64).
 	MaxInFlight int `yaml:"max_in_flight,omitempty"`
 	// Timeout bounds one request; past it the mutation is recorded as res=timeout (default 10s).
 	Timeout Duration `yaml:"timeout,omitempty"`
@@ -104,6 +105,19 @@ type Consumers struct {
 	// IdleTimeout gives up a connection that carries no frame at all for this long (default 30s,
 	// two of eventlogd's 15 s live heartbeats): a paused pod keeps its sockets open.
 	IdleTimeout Duration `yaml:"idle_timeout,omitempty"`
+	// Start is when these consumers connect for the first time, from the start of the load phase
+	// (default 0: before the load, like every other consumer). A late consumer finds whatever the
+	// tenant wrote before it.
+	Start Duration `yaml:"start,omitempty"`
+	// Since, when set, is the durable cursor the consumers start from (saved in an earlier life):
+	// their first connection is ?since=N and replays everything after N. Unset: a fresh subscription
+	// (no since; the service answers initial_sync). Only for durable consumers.
+	Since *int64 `yaml:"since,omitempty"`
+	// RcvBuf, when > 0, is the SO_RCVBUF (bytes) of each stream socket, set before connecting so the
+	// TCP window stays small: a slow reader then pushes back on the server within a few KB instead of
+	// the megabytes loopback autotuning allows. Linux doubles the value and raises it to its minimum
+	// (2,304 bytes on this kernel). 0 = the kernel's autotuning.
+	RcvBuf int `yaml:"rcvbuf,omitempty"`
 }
 
 // IsDurable reports whether these consumers keep a durable cursor (the default).

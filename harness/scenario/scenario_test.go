@@ -102,6 +102,10 @@ func TestParseErrors(t *testing.T) {
 			return strings.Replace(s, "  count: 2\nload", "  count: 2\n  eventlogd:\n    flags: {listen: \":1\"}\nload", 1)
 		}, 13, "pods.eventlogd.flags.listen", "set by the harness"},
 		{"bad jitter", func(s string) string { return s + "    jitter: 2\n" }, 18, "consumers[0].jitter", "0..1"},
+		{"late consumer past the run", func(s string) string { return s + "    start: 10s\n" }, 18, "consumers[0].start", "start < duration"},
+		{"since without durable", func(s string) string { return s + "    since: 5\n    durable: false\n" }, 18, "consumers[0].since", "durable: true"},
+		{"negative since", func(s string) string { return s + "    since: -1\n" }, 18, "consumers[0].since", ">= 0"},
+		{"huge rcvbuf", func(s string) string { return s + "    rcvbuf: 100000000\n" }, 18, "consumers[0].rcvbuf", "67108864"},
 		{"bad threshold path", func(s string) string { return s + "thresholds:\n  p99: [\"< 5\"]\n" }, 19, "thresholds.p99", "latency_ms.p99"},
 		{"bad threshold expr", func(s string) string { return s + "thresholds:\n  duplicates: [\"about 0\"]\n" }, 19, "thresholds.duplicates", "about 0"},
 		{"not yaml", func(s string) string { return s + "  - : [\n" }, 0, "", ""},

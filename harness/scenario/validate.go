@@ -190,6 +190,15 @@ func (v *validator) check(s *Scenario) error {
 		if c.Slow < 0 {
 			return v.err(f+".slow", v.at("consumers", i, "slow"), []string{"a positive duration"}, "negative")
 		}
+		if c.Start < 0 || c.Start >= s.Duration {
+			return v.err(f+".start", v.at("consumers", i, "start"), []string{fmt.Sprintf("0 <= start < duration (%v)", s.Duration.D())}, "start is %v", c.Start.D())
+		}
+		if c.Since != nil && (*c.Since < 0 || !c.IsDurable()) {
+			return v.err(f+".since", v.at("consumers", i, "since"), []string{"a seq >= 0, with durable: true"}, "since %d (durable %v)", *c.Since, c.IsDurable())
+		}
+		if c.RcvBuf < 0 || c.RcvBuf > 64<<20 {
+			return v.err(f+".rcvbuf", v.at("consumers", i, "rcvbuf"), []string{"0 (kernel autotuning) or 1..67108864 bytes"}, "rcvbuf is %d", c.RcvBuf)
+		}
 	}
 	if consumers > MaxConsumers {
 		return v.err("consumers", v.at("consumers"), []string{fmt.Sprintf("<= %d consumers in all", MaxConsumers)}, "%d consumers", consumers)

@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 PKGS    := ./...
 
-.PHONY: build test lint run bench clean
+.PHONY: build test lint run bench clean ci-scenarios
 
 build:
 	$(GO) build -o $(BIN)/seqgate ./cmd/seqgate
@@ -18,6 +18,16 @@ test: lint
 
 run: build
 	$(BIN)/seqgate run scenarios/smoke.yaml
+
+# The CI variants of the stall, meta-DB outage and crash scenarios (15-25 s of load each), one after
+# the other (2 cores); every one runs, and the target fails if any verdict is not a pass.
+CI_SCENARIOS := $(sort $(wildcard scenarios/ci/*.yaml))
+ci-scenarios: build
+	@fail=0; for s in $(CI_SCENARIOS); do \
+	  echo "ci-scenarios: $$s"; \
+	  d=runs/ci/$$(basename $$s .yaml); rm -rf $$d; \
+	  $(BIN)/seqgate run $$s --out $$d || { echo "ci-scenarios: $$s FAILED (exit $$?)"; fail=1; }; \
+	done; exit $$fail
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./verifier/...

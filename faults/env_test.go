@@ -175,12 +175,12 @@ func direct(t *testing.T) *sql.DB {
 type testPod struct {
 	argv []string
 
-	mu    sync.Mutex
-	cmd   *exec.Cmd
-	done  chan struct{}
-	state *os.ProcessState // of the last process that ended
-	failRestart error      // when set, Restart fails with it (heal-failure tests)
-	starts int
+	mu          sync.Mutex
+	cmd         *exec.Cmd
+	done        chan struct{}
+	state       *os.ProcessState // of the last process that ended
+	failRestart error            // when set, Restart fails with it (heal-failure tests)
+	starts      int
 }
 
 func newTestPod(t *testing.T, argv ...string) *testPod {
@@ -308,9 +308,9 @@ func procState(pid int) (byte, error) {
 
 // netConsumer is a consumer holding a real TCP connection to a listener that counts closed conns.
 type netConsumer struct {
-	name string
-	mu   sync.Mutex
-	conn net.Conn
+	name  string
+	mu    sync.Mutex
+	conn  net.Conn
 	delay time.Duration
 }
 

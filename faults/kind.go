@@ -51,7 +51,7 @@ type Kind struct {
 
 	// resource names what two faults must not hold at once (db, pod, consumers), see conflict.
 	resource string
-	params []ParamDoc
+	params   []ParamDoc
 	// decode validates a params node (nil = defaults) and returns the canonical params map.
 	decode func(node *yaml.Node) (map[string]any, error)
 	// build binds the kind to one concrete target with decoded params.
@@ -103,6 +103,7 @@ var Registry = mustRegistry(
 	podPauseKind(),
 	podRestartKind(),
 	outboxPollerStallKind(),
+	eventInsertFailKind(),
 	consumerSlowKind(),
 	consumerDisconnectKind(),
 )

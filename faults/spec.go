@@ -11,13 +11,13 @@ import (
 
 // Spec is one entry of a scenario's `faults:` timeline, as written in YAML:
 //
-//	- at: 30s            # when the (first) fault starts, from the run start
-//	  for: 10s           # how long it lasts (span kinds); omitted for instant kinds
-//	  every: 1m          # optional: repeat with this period ...
-//	  repeat: 3          # ... this many times in all (0 with every = until the run ends)
-//	  kind: tenant_db_stall
-//	  target: random     # a tenant or pod name, random (drawn from the seed), all; meta kinds: omit
-//	  params: {then: resume}
+//   - at: 30s            # when the (first) fault starts, from the run start
+//     for: 10s           # how long it lasts (span kinds); omitted for instant kinds
+//     every: 1m          # optional: repeat with this period ...
+//     repeat: 3          # ... this many times in all (0 with every = until the run ends)
+//     kind: tenant_db_stall
+//     target: random     # a tenant or pod name, random (drawn from the seed), all; meta kinds: omit
+//     params: {then: resume}
 //
 // Decoding is strict: unknown keys, unknown kinds and unknown params are errors with a line number.
 type Spec struct {

@@ -61,6 +61,9 @@ type Stats struct {
 	ResetsByReason map[string]int64 `json:"resets_by_reason"`
 	Reconnects     Reconnects       `json:"reconnects"`
 	ColdWakeups    int64            `json:"cold_wakeups"`
+
+	// Metrics summarises the scraped metric records (metrics.max.<family> in thresholds).
+	Metrics Metrics `json:"metrics"`
 }
 
 // Quantiles are latency quantiles in milliseconds from an HDR histogram (microsecond resolution).

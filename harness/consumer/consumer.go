@@ -52,12 +52,12 @@ type Config struct {
 	Since  int64
 	// Wait, when set, is called at the start of Run and holds the first connection back (a late
 	// consumer); it returns false when ctx ended first.
-	Wait        func(ctx context.Context) bool
-	Home        int // index of the preferred endpoint
-	Start       time.Time
-	Sink        Sink
-	Endpoints   func() []Endpoint
-	Client      *http.Client // must have no overall timeout: streams are long
+	Wait      func(ctx context.Context) bool
+	Home      int // index of the preferred endpoint
+	Start     time.Time
+	Sink      Sink
+	Endpoints func() []Endpoint
+	Client    *http.Client // must have no overall timeout: streams are long
 }
 
 // Consumer is one SSE subscriber. Its methods are safe for concurrent use.

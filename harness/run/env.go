@@ -16,12 +16,25 @@ import (
 type env struct {
 	tenants   []string          // tenant_<index>
 	pool      map[string]string // tenant name -> pool (proxy name)
+	ids       map[string]string // tenant name -> the service's tenant_id
 	proxies   *proxy.Set
 	fleet     *pods.Fleet
 	consumers map[string][]*consumer.Consumer // by tenant name
 }
 
-var _ faults.Env = (*env)(nil)
+var (
+	_ faults.Env       = (*env)(nil)
+	_ faults.TenantIDs = (*env)(nil)
+)
+
+// TenantID returns the service's tenant_id of the tenant named tenant_<index>.
+func (e *env) TenantID(tenant string) (string, error) {
+	id, ok := e.ids[tenant]
+	if !ok {
+		return "", fmt.Errorf("no tenant %q (tenants: %v)", tenant, e.tenants)
+	}
+	return id, nil
+}
 
 func (e *env) Tenants() []string { return append([]string(nil), e.tenants...) }
 

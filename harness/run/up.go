@@ -177,10 +177,11 @@ func (r *runner) provision(ctx context.Context) error {
 
 // header writes the run record (and the pod records held back until now).
 func (r *runner) header() error {
-	r.env = &env{pool: map[string]string{}, consumers: map[string][]*consumer.Consumer{}, proxies: r.proxies, fleet: r.fleet}
+	r.env = &env{pool: map[string]string{}, ids: map[string]string{}, consumers: map[string][]*consumer.Consumer{}, proxies: r.proxies, fleet: r.fleet}
 	for _, t := range r.tenants {
 		r.env.tenants = append(r.env.tenants, t.Name())
 		r.env.pool[t.Name()] = t.Pool
+		r.env.ids[t.Name()] = t.ID
 	}
 	rec := &ledger.Record{K: ledger.KindRun, V: ledger.Version, RunID: r.runID, Scenario: r.sc.Name, Seed: r.sc.Seed,
 		StartUnixNs: r.start.UnixNano(), Budget: r.sc.Budget, Target: "eventlogd", Thresholds: r.sc.Thresholds}

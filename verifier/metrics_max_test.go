@@ -1,0 +1,45 @@
+package verifier
+
+import (
+	"slices"
+	"strings"
+	"testing"
+)
+
+// metrics.max.<family> is the largest sample over pods and label sets, a family never scraped is
+// absent (measures 0), and a threshold on it passes or fails the verdict.
+func TestMetricsMaxAndItsThreshold(t *testing.T) {
+	const fam = "drive9_tenant_outbox_backlog_oldest_age_seconds"
+	samples := []string{
+		`{"k":"metric","pod":"p1","t":1000000,"name":"` + fam + `","labels":{},"value":3}`,
+		`{"k":"metric","pod":"p2","t":1000000,"name":"` + fam + `","labels":{},"value":41.5}`,
+		`{"k":"metric","pod":"p1","t":2000000,"name":"` + fam + `","labels":{},"value":7}`,
+		`{"k":"metric","pod":"p1","t":2000000,"name":"drive9_sse_event_retry_buffer_depth","labels":{},"value":0}`,
+	}
+	run := func(thresholds string) string {
+		return strings.Replace(baseLedger[0].json, `"target":"eventlogd"`, `"target":"eventlogd","thresholds":`+thresholds, 1)
+	}
+	tests := []struct {
+		name       string
+		thresholds string
+		samples    []string
+		wantMax    float64
+		wantFail   bool
+	}{
+		{"pinned outbox fails an upper bound", `{"metrics.max.` + fam + `":["< 30"]}`, samples, 41.5, true},
+		{"bounded outbox passes", `{"metrics.max.` + fam + `":["< 60"]}`, samples, 41.5, false},
+		{"never scraped measures 0", `{"metrics.max.` + fam + `":["< 30"]}`, samples[3:], 0, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := verifyText(t, edit{replace: map[string]string{"run": run(tc.thresholds)}, after: map[string][]string{"openB": tc.samples}}.build(), Options{})
+			if got := s.Metrics.Max[fam]; got != tc.wantMax {
+				t.Errorf("metrics.max.%s = %g, want %g", fam, got, tc.wantMax)
+			}
+			failed := slices.Contains(s.FailedChecks, "threshold:metrics.max."+fam+"<30")
+			if failed != tc.wantFail {
+				t.Errorf("failed checks %v, want the threshold failed = %v", s.FailedChecks, tc.wantFail)
+			}
+		})
+	}
+}

@@ -62,7 +62,8 @@ func WriteText(w io.Writer, s *Summary) error {
 
 // breakdown names the tenants or consumers a failed spec check comes from, e.g. " (t1/c1 5, t2/c1 3)".
 func breakdown(s *Summary, check string) string {
-	scopes, get := s.PerTenant, func(st *Stats) float64 { return 0 }
+	scopes := s.PerTenant
+	var get func(st *Stats) float64
 	switch check {
 	case CheckSkipped:
 		scopes, get = s.PerConsumer, func(st *Stats) float64 { return float64(st.Skipped) }

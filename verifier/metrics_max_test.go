@@ -2,6 +2,7 @@ package verifier
 
 import (
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -39,6 +40,33 @@ func TestMetricsMaxAndItsThreshold(t *testing.T) {
 			failed := slices.Contains(s.FailedChecks, "threshold:metrics.max."+fam+"<30")
 			if failed != tc.wantFail {
 				t.Errorf("failed checks %v, want the threshold failed = %v", s.FailedChecks, tc.wantFail)
+			}
+		})
+	}
+}
+
+// metrics.increase.<family> sums each series' growth from 0, across a restart's reset, over pods and
+// label sets.
+func TestMetricsIncrease(t *testing.T) {
+	const fam = "drive9_sse_event_retry_dropped_total"
+	m := func(pod, tenant string, v float64) string {
+		return `{"k":"metric","pod":"` + pod + `","t":1000000,"name":"` + fam + `","labels":{"tenant_id":"` + tenant + `","reason":"tenant_cap"},"value":` + strconv.FormatFloat(v, 'g', -1, 64) + `}`
+	}
+	tests := []struct {
+		name    string
+		samples []string
+		want    float64
+	}{
+		{"one series born mid-run", []string{m("p1", "A", 5), m("p1", "A", 9)}, 9},
+		{"two pods, two tenants", []string{m("p1", "A", 5), m("p2", "A", 3), m("p1", "B", 2), m("p1", "A", 6)}, 11},
+		{"a restart resets the counter", []string{m("p1", "A", 5), m("p1", "A", 8), m("p1", "A", 2), m("p1", "A", 4)}, 12},
+		{"never scraped", nil, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := verifyText(t, edit{after: map[string][]string{"openB": tc.samples}}.build(), Options{})
+			if got := s.Metrics.Increase[fam]; got != tc.want {
+				t.Errorf("metrics.increase.%s = %g, want %g", fam, got, tc.want)
 			}
 		})
 	}

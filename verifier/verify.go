@@ -64,7 +64,7 @@ func checkers(ix *index, w *witnessSet) []checker {
 		newReconnectCheck(ix, w),
 		newColdCheck(ix, w),
 		newProjectionCheck(ix),
-		newMetricsMax(),
+		newMetricsSummary(),
 	}
 }
 

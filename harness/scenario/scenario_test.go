@@ -149,12 +149,14 @@ func TestParseFaults(t *testing.T) {
 	}
 }
 
-// Every scenario shipped in scenarios/ must lint.
+// Every scenario shipped in scenarios/ (and its CI variants in scenarios/ci/) must lint.
 func TestShippedScenariosParse(t *testing.T) {
 	files, err := filepath.Glob("../../scenarios/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scenarios found: %v", err)
+	ci, err2 := filepath.Glob("../../scenarios/ci/*.yaml")
+	if err != nil || err2 != nil || len(files) == 0 || len(ci) < 3 {
+		t.Fatalf("scenarios found: %d, CI variants: %d (%v %v)", len(files), len(ci), err, err2)
 	}
+	files = append(files, ci...)
 	for _, f := range files {
 		if _, err := ReadFile(f); err != nil {
 			t.Errorf("%v", err)

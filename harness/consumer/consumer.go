@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -43,6 +44,9 @@ type Config struct {
 	Jitter                 float64
 	Seed                   uint64
 	Slow                   time.Duration // delay after each frame
+	// ReadChunk, when > 0, bounds each read from the stream to this many bytes (use it with a small
+	// SO_RCVBUF, see NewClient, so the backlog of a slow consumer is not absorbed by its own buffers).
+	ReadChunk int
 	// IdleTimeout ends a connection that delivers no frame at all for this long (a paused pod keeps
 	// its sockets open); default 30s.
 	IdleTimeout time.Duration
@@ -280,7 +284,11 @@ func (c *Consumer) connect(ctx context.Context, ep Endpoint, conn string, first 
 	open.Phase, open.T = "open", c.now()
 	_ = c.cfg.Sink.Write(&open)
 
-	r := sse.NewReader(resp.Body)
+	var body io.Reader = resp.Body
+	if c.cfg.ReadChunk > 0 {
+		body = chunkReader{resp.Body, c.cfg.ReadChunk}
+	}
+	r := sse.NewReader(body)
 	for {
 		ev, rerr := r.Next()
 		if rerr != nil {

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -288,5 +289,29 @@ func TestNewClientSetsReceiveBuffer(t *testing.T) {
 				t.Errorf("SO_RCVBUF %d, want %d..%d", n, tc.min, tc.max)
 			}
 		})
+	}
+}
+
+// chunkReader never hands out more than its bound per Read, so a buffered parser above it reads
+// about one frame ahead instead of its whole buffer.
+func TestChunkReaderBoundsReads(t *testing.T) {
+	for _, n := range []int{1, 7, 100} {
+		src := strings.NewReader(strings.Repeat("x", 1000))
+		cr := chunkReader{src, n}
+		buf := make([]byte, 4096)
+		total := 0
+		for {
+			k, err := cr.Read(buf)
+			if k > n {
+				t.Fatalf("read %d bytes, bound %d", k, n)
+			}
+			total += k
+			if err != nil {
+				break
+			}
+		}
+		if total != 1000 {
+			t.Errorf("bound %d: read %d of 1000 bytes", n, total)
+		}
 	}
 }

@@ -48,7 +48,7 @@ func (r *runner) startConsumers(ctx context.Context, wg *sync.WaitGroup) {
 					Durable: spec.IsDurable(), BackoffMin: spec.BackoffMin.D(), BackoffMax: spec.BackoffMax.D(),
 					Jitter: spec.Jitter, Slow: spec.Slow.D(), IdleTimeout: spec.IdleTimeout.D(), Seed: uint64(r.sc.Seed)*1_000_003 + uint64(n),
 					Home: n, Start: r.start, Sink: r.w, Client: client, Wait: wait,
-					Resume: spec.Since != nil, Since: deref(spec.Since),
+					Resume: spec.Since != nil, Since: deref(spec.Since), ReadChunk: spec.RcvBuf,
 					Endpoints: func() []consumer.Endpoint {
 						var out []consumer.Endpoint
 						for _, e := range r.podEndpoints(false) {

@@ -116,7 +116,8 @@ type Consumers struct {
 	// RcvBuf, when > 0, is the SO_RCVBUF (bytes) of each stream socket, set before connecting so the
 	// TCP window stays small: a slow reader then pushes back on the server within a few KB instead of
 	// the megabytes loopback autotuning allows. Linux doubles the value and raises it to its minimum
-	// (2,304 bytes on this kernel). 0 = the kernel's autotuning.
+	// (2,304 bytes on this kernel). The consumer's reads are bounded to RcvBuf bytes too, so its own
+	// buffers do not absorb the backlog either. 0 = the kernel's autotuning.
 	RcvBuf int `yaml:"rcvbuf,omitempty"`
 }
 

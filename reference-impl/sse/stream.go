@@ -85,6 +85,8 @@ type stream struct {
 	cursor int64
 	lastTs time.Time // created_at of the last event sent (drives the sweep-mark re-check)
 	swept  int64
+	// checkMark re-checks the sweep mark after the next page (the first page of a replay).
+	checkMark bool
 }
 
 // Serve streams st's events after since until the client leaves, the server shuts down (ctx), or
@@ -175,22 +177,13 @@ func (x *stream) sendEvents(ctx context.Context, evs []store.Event) bool {
 	return true
 }
 
-// page reads one page after the cursor. When the cursor's events are old enough that a sweep may
-// have reached them, it first re-reads the sweep mark so a swept range turns into seq_too_old.
+// page reads one page after the cursor. When a sweep may have reached the cursor (the first page of
+// a replay, or a cursor whose last event is older than half the retention), it re-reads the sweep
+// mark AFTER the page: a sweep raises the mark before it deletes, so a page that missed swept rows
+// always sees the raised mark, and the range turns into seq_too_old instead of a silent gap.
 func (x *stream) page(ctx context.Context) (evs []store.Event, tooOld bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, x.cfg.QueryTimeout)
 	defer cancel()
-	if !x.lastTs.IsZero() && time.Since(x.lastTs) > x.cfg.Retention/2 {
-		x.m.TenantQueries.WithLabelValues("bounds").Inc()
-		_, swept, err := x.st.Bounds(ctx)
-		if err != nil {
-			return nil, false, err
-		}
-		if x.cursor < swept {
-			x.swept = swept
-			return nil, true, nil
-		}
-	}
 	x.m.TenantQueries.WithLabelValues("events_since").Inc()
 	evs, err = x.st.EventsSince(ctx, x.cursor, x.cfg.PageSize)
 	if store.IsClosed(err) && x.Resolve != nil {
@@ -201,7 +194,22 @@ func (x *stream) page(ctx context.Context) (evs []store.Event, tooOld bool, err 
 		x.st = st
 		evs, err = x.st.EventsSince(ctx, x.cursor, x.cfg.PageSize)
 	}
-	return evs, false, err
+	if err != nil {
+		return nil, false, err
+	}
+	if x.checkMark || (!x.lastTs.IsZero() && time.Since(x.lastTs) > x.cfg.Retention/2) {
+		x.m.TenantQueries.WithLabelValues("bounds").Inc()
+		_, swept, err := x.st.Bounds(ctx)
+		if err != nil {
+			return nil, false, err
+		}
+		x.checkMark = false
+		if x.cursor < swept {
+			x.swept = swept
+			return nil, true, nil
+		}
+	}
+	return evs, false, nil
 }
 
 // phase1 sends the initial reset or the replay backlog, then the stream-current heartbeat.
@@ -227,6 +235,7 @@ func (x *stream) phase1(ctx context.Context, since int64) bool {
 		return x.reset(ctx, top, ReasonSeqTooOld) && x.heartbeat(ctx)
 	}
 	x.cursor = since
+	x.checkMark = true // a sweep may run between the bounds read above and the first page
 	pages, lastHB := 0, time.Now()
 	for {
 		evs, tooOld, err := x.page(ctx)

@@ -155,7 +155,7 @@ func TestCheckers(t *testing.T) {
 			want: map[string]float64{"acked": 3, "issue_latency_ms.count": 5}},
 		{name: "a delete row does not persist the lost write", verdict: VerdictFail,
 			edit: edit{drop: []string{"evA2", "persA2"}, after: map[string][]string{
-				"evA2": {`{"k":"mut","mid":"m6","tenant":"A","op":"delete","path":"/x/A/m2","intended_t":7000000,"t":7000000,"done_t":7500000,"res":"ok","pod":"p1"}`},
+				"evA2":   {`{"k":"mut","mid":"m6","tenant":"A","op":"delete","path":"/x/A/m2","intended_t":7000000,"t":7000000,"done_t":7500000,"res":"ok","pod":"p1"}`},
 				"persB3": {`{"k":"persisted","tenant":"A","seq":3,"op":"delete","path":"/x/A/m2"}`}}},
 			want: map[string]float64{"lost": 1, "lost_by_reason.silent": 1}, failed: []string{CheckLossBudget, CheckSilent}},
 		{name: "no end record", verdict: VerdictInconclusive, edit: edit{drop: []string{"end"}}},

@@ -98,6 +98,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, meta: &store.Meta{DB: metaDB}, pools: pools, reg: reg, m: metrics.New(reg), bus: signal.NewBus(),
 		auth: &authCache{ttl: cfg.AuthCacheTTL, staleMax: cfg.AuthStaleMax, m: map[string]authEntry{}}, notifierDone: make(chan struct{})}
+	// Process-wide (the store counts every tenant DB statement of this process): a pod is a process.
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "eventlogd_tx_conflict_retries_total",
+		Help: "Tenant DB statements or transactions run again after a deadlock (1213) or lock wait timeout (1205)."},
+		func() float64 { return float64(store.Retries()) }))
 	s.streamCtx, s.stopStreams = context.WithCancel(context.Background())
 	s.bgCtx, s.stopBg = context.WithCancel(context.Background())
 	log := cfg.Log

@@ -33,18 +33,23 @@ type Event struct {
 // fs_event_seq_lock row in the same transaction, so the AUTO_INCREMENT seq is taken only after the
 // tenant's previous event committed: a tenant's events commit in seq order, and a reader at
 // seq > cursor can never pass a lower seq that commits later. Without ordered (the late-commit-skip
-// defect) two inserts of one tenant may commit out of seq order.
+// defect) two inserts of one tenant may commit out of seq order. A deadlock victim or lock wait
+// timeout runs the transaction again (bounded, see retryConflicts): the event is not pushed to the
+// retry buffer for a conflict between our own statements.
 func (s *TenantStore) InsertEvent(ctx context.Context, ev Event, ordered bool) (int64, error) {
-	tx, err := s.DB.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, err
-	}
-	seq, err := InsertEventTx(ctx, tx, s.TenantID, ev, ordered)
-	if err != nil {
-		_ = tx.Rollback()
-		return 0, err
-	}
-	return seq, tx.Commit()
+	var seq int64
+	err := retryConflicts(ctx, func() error {
+		tx, err := s.DB.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		if seq, err = InsertEventTx(ctx, tx, s.TenantID, ev, ordered); err != nil {
+			_ = tx.Rollback()
+			return err
+		}
+		return tx.Commit()
+	})
+	return seq, err
 }
 
 // InsertEventTx runs the statements of InsertEvent inside tx (the caller commits). Tests use it to

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"strings"
 	"time"
-
-	"github.com/go-sql-driver/mysql"
 )
 
 // Errors a file mutation can return; the API maps them to 404, 409 and 400.
@@ -40,20 +38,10 @@ func (s *TenantStore) lockPath(ctx context.Context, tx *sql.Tx, path string) (Fi
 	return f, err == nil, err
 }
 
-// inTx runs fn in a transaction, retrying a deadlock victim a few times (InnoDB rolls it back).
+// inTx runs fn in a transaction, running it again when InnoDB picks it as a deadlock victim or
+// a lock wait times out (see retryConflicts).
 func (s *TenantStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	var err error
-	for attempt := 0; attempt < 4; attempt++ {
-		if err = s.tryTx(ctx, fn); !isDeadlock(err) {
-			return err
-		}
-	}
-	return err
-}
-
-func isDeadlock(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
+	return retryConflicts(ctx, func() error { return s.tryTx(ctx, fn) })
 }
 
 func (s *TenantStore) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
@@ -106,8 +94,11 @@ func (s *TenantStore) insertNew(ctx context.Context, path string, dir bool) erro
 	if dir {
 		isDir, mode = 1, 493
 	}
-	_, err := s.DB.ExecContext(ctx, `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, ?, ?, 1, '', ?)`,
-		s.TenantID, path, isDir, mode, time.Now().UTC())
+	err := retryConflicts(ctx, func() error {
+		_, err := s.DB.ExecContext(ctx, `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, ?, ?, 1, '', ?)`,
+			s.TenantID, path, isDir, mode, time.Now().UTC())
+		return err
+	})
 	if isDuplicate(err) {
 		return ErrExists
 	}
@@ -142,16 +133,26 @@ func (s *TenantStore) Rename(ctx context.Context, src, dst string) error {
 		return ErrInvalidMove
 	}
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		f, ok, err := s.lockPath(ctx, tx, src)
+		// Lock both rows in one global order (path order), so two renames over the same pair in
+		// opposite directions wait for each other instead of deadlocking.
+		first, second := src, dst
+		if dst < src {
+			first, second = dst, src
+		}
+		a, aok, err := s.lockPath(ctx, tx, first)
 		if err != nil {
 			return err
+		}
+		b, bok, err := s.lockPath(ctx, tx, second)
+		if err != nil {
+			return err
+		}
+		f, ok, d, dok := a, aok, b, bok
+		if first != src {
+			f, ok, d, dok = b, bok, a, aok
 		}
 		if !ok {
 			return ErrNoSuchPath
-		}
-		d, dok, err := s.lockPath(ctx, tx, dst)
-		if err != nil {
-			return err
 		}
 		if dok {
 			if d.IsDir {
@@ -217,7 +218,11 @@ func (s *TenantStore) Delete(ctx context.Context, path string, recursive bool) e
 
 // Chmod sets path's mode (a silent op: no event).
 func (s *TenantStore) Chmod(ctx context.Context, path string, mode int) error {
-	res, err := s.DB.ExecContext(ctx, `UPDATE files SET mode = ?, updated_at = ? WHERE tenant_id = ? AND path = ?`, mode, time.Now().UTC(), s.TenantID, path)
+	var res sql.Result
+	err := retryConflicts(ctx, func() (err error) {
+		res, err = s.DB.ExecContext(ctx, `UPDATE files SET mode = ?, updated_at = ? WHERE tenant_id = ? AND path = ?`, mode, time.Now().UTC(), s.TenantID, path)
+		return err
+	})
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,53 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+)
+
+// MaxTxAttempts bounds how often one statement or transaction is run when InnoDB rolls it back as
+// a deadlock victim (1213) or after a lock wait timeout (1205). Both are transient conflicts
+// between our own statements, never the caller's fault, so a mutation must not fail because of one.
+const MaxTxAttempts = 6
+
+// txRetries counts retried conflicts (read by Retries; tests and the metrics use it).
+var txRetries atomic.Int64
+
+// Retries returns how many statements or transactions were retried after a deadlock or lock wait
+// timeout since the process started.
+func Retries() int64 { return txRetries.Load() }
+
+// IsLockConflict reports whether err is MySQL error 1213 (deadlock, the transaction was rolled
+// back) or 1205 (lock wait timeout): the whole transaction can be run again.
+func IsLockConflict(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
+}
+
+// retryConflicts runs fn until it returns something other than a lock conflict, at most
+// MaxTxAttempts times, sleeping a short jittered, doubling delay (1-2 ms up to 32-64 ms) between
+// attempts so the two parties of a deadlock do not collide again at once. fn must be a whole
+// transaction (or one autocommit statement): InnoDB has rolled back all of it.
+func retryConflicts(ctx context.Context, fn func() error) error {
+	var err error
+	for attempt := 0; attempt < MaxTxAttempts; attempt++ {
+		if err = fn(); !IsLockConflict(err) || attempt == MaxTxAttempts-1 {
+			return err
+		}
+		txRetries.Add(1)
+		d := time.Millisecond << min(attempt, 5)
+		t := time.NewTimer(d + rand.N(d))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+	}
+	return err
+}

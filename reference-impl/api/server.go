@@ -59,8 +59,11 @@ type wake struct {
 	b *signal.Bus
 }
 
-func (w wake) Signal(t string)  { w.n.Signal(t) }
-func (w wake) Publish(t string) { w.b.Publish(t) }
+func (w wake) Signal(t string, seq int64) { w.n.Signal(t, seq) }
+func (w wake) Publish(t string, seq int64) {
+	w.b.NoteHead(t, seq) // before the wake: see sse's resume at the head
+	w.b.Publish(t)
+}
 
 // New connects to the meta DB and every tenant DB, creates or migrates their schema (idempotent)
 // and wires the pod. Call Start to run its background loops and Close to stop it.
@@ -128,6 +131,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	scfg.UnsignalledDrop = cfg.Defects.On(defect.UnsignalledQueueDrop)
 	s.streamer = sse.NewStreamer(scfg, s.bus, s.m, log)
 	s.streamer.Resolve = s.resolve
+	s.streamer.HeadHint = s.meta.SeqHead
 	s.routes()
 	return s, nil
 }

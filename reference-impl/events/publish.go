@@ -16,9 +16,11 @@ import (
 type Resolver func(ctx context.Context, tenant string) (*store.TenantStore, error)
 
 // Waker is what a durable insert must wake: the outbox notifier (other pods) and the local bus.
+// Both carry the committed seq: it raises the tenant's head hint (meta DB) and this pod's local
+// head, which let a stream resume at the head without a tenant-DB query.
 type Waker interface {
-	Signal(tenant string)  // outbox hint for other pods
-	Publish(tenant string) // local streams
+	Signal(tenant string, seq int64)  // outbox hint (and head hint) for other pods
+	Publish(tenant string, seq int64) // local streams (local head first, then the wake)
 }
 
 // Sweeper is told about every durable hot-path insert (the lazy retention sweep hooks here).
@@ -98,8 +100,8 @@ func (p *Publisher) Publish(ctx context.Context, st *store.TenantStore, ev store
 		return 0
 	}
 	p.Metrics.InsertResults.WithLabelValues("hot", "ok").Inc()
-	p.Wake.Signal(st.TenantID)
-	p.Wake.Publish(st.TenantID)
+	p.Wake.Signal(st.TenantID, seq)
+	p.Wake.Publish(st.TenantID, seq)
 	if p.Sweep != nil {
 		p.Sweep.AfterInsert(st)
 	}
@@ -157,10 +159,10 @@ func (p *Publisher) InsertBuffered(ctx context.Context, tenant string, ev store.
 
 // Flushed is the buffer's onFlushed hook: the mandatory second wake, the same steps as a fresh
 // publish (outbox hint for other pods, local bus for this pod's streams).
-func (p *Publisher) Flushed(tenant string, _ int64) {
+func (p *Publisher) Flushed(tenant string, seq int64) {
 	if p.NoSecondWake {
 		return
 	}
-	p.Wake.Signal(tenant)
-	p.Wake.Publish(tenant)
+	p.Wake.Signal(tenant, seq)
+	p.Wake.Publish(tenant, seq)
 }

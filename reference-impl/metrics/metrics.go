@@ -31,6 +31,7 @@ type Metrics struct {
 	TenantQueries  *prometheus.CounterVec // op=events_since|bounds
 	PodsSwept      prometheus.Counter
 	Mutations      *prometheus.CounterVec // op, result
+	ResumesAtHead  prometheus.Counter
 }
 
 // New builds the instruments and registers them on reg.
@@ -82,10 +83,12 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help: "Stale pods (and their outbox cursor rows) removed by this pod's sweep."}),
 		Mutations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_mutations_total",
 			Help: "Filesystem mutations by op and result (ok, client_error, error)."}, []string{"op", "result"}),
+		ResumesAtHead: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_sse_resumes_at_head_total",
+			Help: "Streams resumed at the tenant's head from the meta head hint, without a tenant-DB query."}),
 	}
 	reg.MustRegister(m.InsertAttempts, m.InsertResults, m.InsertDuration, m.FlushResults, m.BufferDepth, m.Dropped,
 		m.Residency, m.Resets, m.EventsSent, m.Heartbeats, m.Connections, m.Inflight, m.OutboxInserts, m.OutboxPolls,
 		m.OutboxAge, m.OutboxPruned, m.OutboxStalled, m.FSEventsRows, m.FSEventsPruned, m.Sweeps, m.TenantQueries,
-		m.PodsSwept, m.Mutations)
+		m.PodsSwept, m.Mutations, m.ResumesAtHead)
 	return m
 }

@@ -7,8 +7,9 @@ import "sync"
 // Bus wakes the SSE streams of one pod. A wake carries no data: it tells a stream to look for rows
 // after its cursor. Wakes coalesce (one pending wake per subscriber), so Publish never blocks.
 type Bus struct {
-	mu   sync.Mutex
-	subs map[string]map[*Sub]struct{}
+	mu    sync.Mutex
+	subs  map[string]map[*Sub]struct{}
+	heads map[string]int64 // highest seq this pod committed per tenant (NoteHead)
 }
 
 // Sub is one stream's subscription; C receives a value when the tenant may have new events.
@@ -19,7 +20,25 @@ type Sub struct {
 }
 
 // NewBus returns an empty bus.
-func NewBus() *Bus { return &Bus{subs: map[string]map[*Sub]struct{}{}} }
+func NewBus() *Bus { return &Bus{subs: map[string]map[*Sub]struct{}{}, heads: map[string]int64{}} }
+
+// NoteHead records that this pod committed seq for tenant. The publish path calls it before it
+// publishes the wake, so a stream that subscribes after the wake went out still sees the seq in
+// LocalHead (and does not trust an older head hint; see sse's resume at the head).
+func (b *Bus) NoteHead(tenant string, seq int64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if seq > b.heads[tenant] {
+		b.heads[tenant] = seq
+	}
+}
+
+// LocalHead returns the highest seq this pod committed for tenant (0 when none).
+func (b *Bus) LocalHead(tenant string) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.heads[tenant]
+}
 
 // Subscribe registers a stream for tenant.
 func (b *Bus) Subscribe(tenant string) *Sub {

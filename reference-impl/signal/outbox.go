@@ -13,7 +13,10 @@ import (
 
 // Notifier writes the cross-pod wake-up hints to tenant_notify_outbox, coalesced: the first signal
 // after a quiet spell is written at once, later ones wait for the window and share one multi-row
-// INSERT. A failed insert never reaches the mutation; its tenants stay pending for the next window.
+// INSERT. Each signal carries the seq just committed; the same meta transaction raises the
+// tenant's head hint (tenant_seq_head) to the highest seq of the window, which lets a stream resume
+// at the head without querying the tenant DB. A failed insert never reaches the mutation; its
+// tenants (and seqs) stay pending for the next window.
 type Notifier struct {
 	Meta    *store.Meta
 	PodID   string        // written into each row so this pod's poller skips its own hints
@@ -23,14 +26,14 @@ type Notifier struct {
 	Log     *slog.Logger
 
 	mu      sync.Mutex
-	pending map[string]struct{}
+	pending map[string]int64 // tenant -> highest seq signalled in this window
 	wake    chan struct{}
 	once    sync.Once
 }
 
 func (n *Notifier) init() {
 	n.once.Do(func() {
-		n.pending = map[string]struct{}{}
+		n.pending = map[string]int64{}
 		n.wake = make(chan struct{}, 1)
 		if n.Window <= 0 {
 			n.Window = 200 * time.Millisecond
@@ -41,11 +44,11 @@ func (n *Notifier) init() {
 	})
 }
 
-// Signal marks tenant as having new events; it never blocks.
-func (n *Notifier) Signal(tenant string) {
+// Signal marks tenant as having a new committed event seq; it never blocks.
+func (n *Notifier) Signal(tenant string, seq int64) {
 	n.init()
 	n.mu.Lock()
-	n.pending[tenant] = struct{}{}
+	n.pending[tenant] = max(n.pending[tenant], seq)
 	n.mu.Unlock()
 	select {
 	case n.wake <- struct{}{}:
@@ -87,22 +90,23 @@ func (n *Notifier) flush(ctx context.Context) {
 		n.mu.Unlock()
 		return
 	}
-	tenants := make([]string, 0, len(n.pending))
-	for t := range n.pending {
+	heads := n.pending
+	tenants := make([]string, 0, len(heads))
+	for t := range heads {
 		tenants = append(tenants, t)
 	}
-	n.pending = map[string]struct{}{}
+	n.pending = map[string]int64{}
 	n.mu.Unlock()
 	sort.Strings(tenants)
 	ictx, cancel := context.WithTimeout(ctx, n.Timeout)
-	err := n.Meta.InsertNotify(ictx, n.PodID, tenants)
+	err := n.Meta.InsertNotifyHeads(ictx, n.PodID, tenants, heads)
 	cancel()
 	if err != nil {
 		n.Metrics.OutboxInserts.WithLabelValues("error").Inc()
 		n.Log.Warn("outbox insert failed; will retry next window", "tenants", len(tenants), "err", err)
 		n.mu.Lock()
 		for _, t := range tenants {
-			n.pending[t] = struct{}{}
+			n.pending[t] = max(n.pending[t], heads[t])
 		}
 		n.mu.Unlock()
 		select { // retry after the window

@@ -69,7 +69,14 @@ type Streamer struct {
 	// Resolve re-acquires a tenant's store when the stream's handle was closed under it (the pool
 	// idle-closed the backend); nil disables re-acquisition.
 	Resolve func(ctx context.Context, tenant string) (*store.TenantStore, error)
+	// HeadHint reads the tenant's head hint from the meta DB (store.Meta.SeqHead); nil disables the
+	// resume at the head, and every resume queries the tenant DB.
+	HeadHint func(ctx context.Context, tenant string) (int64, bool, error)
 }
+
+// headHintTimeout bounds the meta read of a resume: a meta DB that does not answer costs a
+// reconnect at most this much before it falls back to the tenant DB.
+const headHintTimeout = time.Second
 
 // NewStreamer returns a Streamer; streams wake on bus.
 func NewStreamer(cfg Config, bus *signal.Bus, m *metrics.Metrics, log *slog.Logger) *Streamer {
@@ -212,8 +219,43 @@ func (x *stream) page(ctx context.Context) (evs []store.Event, tooOld bool, err 
 	return evs, false, nil
 }
 
+// atHead reports whether a resume from since is provably at the tenant's head without a
+// tenant-DB query: the meta DB's head hint equals since and this pod committed nothing above it.
+// The hint only ever holds committed seqs, so hint <= head; when it lags (a write committed but its
+// hint not yet written), the write's wake is still to come and was subscribed to already:
+//   - written on another pod: the hint and the outbox row commit in one meta transaction, so an
+//     outbox row carrying seq > since commits after this read and wakes this pod's poller, then
+//     this stream (subscribed before the read), whose drain reads the row;
+//   - written on this pod: the local head is raised before the local wake; a wake published
+//     before the subscription shows up as LocalHead > since here, so the tenant DB is queried.
+//
+// Every doubt (no hint, a hint other than since, a meta error or timeout) queries the tenant DB.
+// A resume at the head gets exactly what a query would have given it: no reset (since is neither
+// above the head nor below the sweep mark, which never exceeds the head) and the heartbeat.
+func (x *stream) atHead(ctx context.Context, since int64) bool {
+	if x.HeadHint == nil || since <= 0 || x.bus.LocalHead(x.st.TenantID) > since {
+		return false
+	}
+	hctx, cancel := context.WithTimeout(ctx, headHintTimeout)
+	defer cancel()
+	h, ok, err := x.HeadHint(hctx, x.st.TenantID)
+	if err != nil {
+		x.log.Debug("head hint unavailable; querying the tenant DB", "tenant_id", x.st.TenantID, "err", err)
+		return false
+	}
+	return ok && h == since
+}
+
 // phase1 sends the initial reset or the replay backlog, then the stream-current heartbeat.
 func (x *stream) phase1(ctx context.Context, since int64) bool {
+	if x.atHead(ctx, since) {
+		x.m.ResumesAtHead.Inc()
+		x.cursor = since
+		// The first drain re-reads the sweep mark: if the hint lagged for a whole retention
+		// (a long meta outage) and rows above since were swept, that drain says seq_too_old.
+		x.checkMark = true
+		return x.heartbeat(ctx)
+	}
 	x.m.TenantQueries.WithLabelValues("bounds").Inc()
 	bctx, cancel := context.WithTimeout(ctx, x.cfg.QueryTimeout)
 	head, swept, err := x.st.Bounds(bctx)

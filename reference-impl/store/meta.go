@@ -120,10 +120,17 @@ func (m *Meta) ActiveTenants(ctx context.Context) ([]Tenant, error) {
 // InsertNotify writes one outbox row per tenant in a single statement: the cross-pod wake-up hint,
 // marked with the writing pod (whose own streams were already woken through its bus).
 func (m *Meta) InsertNotify(ctx context.Context, podID string, tenants []string) error {
+	return insertNotify(ctx, m.DB, podID, tenants, time.Now().UTC())
+}
+
+type execer interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+}
+
+func insertNotify(ctx context.Context, db execer, podID string, tenants []string, now time.Time) error {
 	if len(tenants) == 0 {
 		return nil
 	}
-	now := time.Now().UTC()
 	var b strings.Builder
 	b.WriteString(`INSERT INTO tenant_notify_outbox (tenant_id, work, pod_id, created_at) VALUES `)
 	args := make([]any, 0, 3*len(tenants))
@@ -134,8 +141,59 @@ func (m *Meta) InsertNotify(ctx context.Context, podID string, tenants []string)
 		b.WriteString("(?, 'sse', ?, ?)")
 		args = append(args, t, podID, now)
 	}
-	_, err := m.DB.ExecContext(ctx, b.String(), args...)
+	_, err := db.ExecContext(ctx, b.String(), args...)
 	return err
+}
+
+// InsertNotifyHeads is InsertNotify plus the head hints: in one transaction it raises each
+// tenant's tenant_seq_head row to heads[tenant] (never lowers it) and writes the outbox rows.
+// Because the hint and the wake commit together, a stream that read an older hint is woken by
+// the outbox row that carries the newer one. Tenants with no seq (0) only get the outbox row.
+func (m *Meta) InsertNotifyHeads(ctx context.Context, podID string, tenants []string, heads map[string]int64) error {
+	if len(tenants) == 0 {
+		return nil
+	}
+	now := time.Now().UTC()
+	var b strings.Builder
+	var args []any
+	for _, t := range tenants { // sorted by the caller: pods lock hint rows in one order
+		if heads[t] <= 0 {
+			continue
+		}
+		if b.Len() == 0 {
+			b.WriteString(`INSERT INTO tenant_seq_head (tenant_id, head, updated_at) VALUES (?, ?, ?)`)
+		} else {
+			b.WriteString(", (?, ?, ?)")
+		}
+		args = append(args, t, heads[t], now)
+	}
+	return retryConflicts(ctx, func() error {
+		tx, err := m.DB.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if len(args) > 0 {
+			if _, err := tx.ExecContext(ctx, b.String()+` ON DUPLICATE KEY UPDATE head = GREATEST(head, VALUES(head)), updated_at = VALUES(updated_at)`, args...); err != nil {
+				return err
+			}
+		}
+		if err := insertNotify(ctx, tx, podID, tenants, now); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+// SeqHead returns tenant's head hint: the highest seq any pod signalled for it (ok false when no
+// pod ever did). It never exceeds the tenant's real head; it may lag it by one coalescing window.
+func (m *Meta) SeqHead(ctx context.Context, tenant string) (int64, bool, error) {
+	var h int64
+	err := m.DB.QueryRowContext(ctx, `SELECT head FROM tenant_seq_head WHERE tenant_id = ?`, tenant).Scan(&h)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return h, err == nil, err
 }
 
 // OutboxRow is one wake-up hint.

@@ -10,7 +10,7 @@ import (
 )
 
 // metaSchema is the meta DB: tenants and their hashed keys, dedicated-pool claims, the signal plane
-// (outbox, per-pod cursors, pod registry) and the shared-pool maintenance claims. Only portable
+// (outbox, per-tenant head hints, per-pod cursors, pod registry) and the shared-pool maintenance claims. Only portable
 // MySQL 8 / MariaDB / TiDB DDL: CREATE TABLE IF NOT EXISTS, no engine- or vendor-specific options.
 var metaSchema = []string{
 	`CREATE TABLE IF NOT EXISTS tenants (
@@ -32,6 +32,11 @@ var metaSchema = []string{
 		pod_id VARCHAR(64) NOT NULL DEFAULT '',
 		created_at DATETIME(6) NOT NULL,
 		KEY idx_outbox_created (created_at)
+	)`,
+	`CREATE TABLE IF NOT EXISTS tenant_seq_head (
+		tenant_id VARCHAR(64) NOT NULL PRIMARY KEY,
+		head BIGINT NOT NULL,
+		updated_at DATETIME(6) NOT NULL
 	)`,
 	`CREATE TABLE IF NOT EXISTS tenant_outbox_cursor (
 		pod_id VARCHAR(64) NOT NULL PRIMARY KEY,

@@ -1,0 +1,108 @@
+package api_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/api"
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+// TestColdResumeAtHeadSkipsTenantDB: a consumer of a cold tenant reconnects to another pod with
+// since=<head> (a failover) and the new pod answers from the meta DB's head hint: zero bytes reach
+// the tenant DB (counted by a relay), the stream is current (heartbeat at the head) and still gets
+// the next write. A reconnect with since < head still replays from the tenant DB (and is the
+// relay's negative control: that one does show traffic).
+func TestColdResumeAtHeadSkipsTenantDB(t *testing.T) {
+	e := newEnv(t, poolDef{id: "cold", role: store.RoleDedicated, count: true})
+	a := e.pod("a", nil)
+	b := e.pod("b", nil)
+	tenant, key := a.provision(t, "cold")
+	first := a.subscribe(t, key, 0).start()
+	for i := 0; i < 3; i++ {
+		a.write(t, key, fmt.Sprintf("/f%d", i), "x")
+	}
+	if got, ok := first.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/f2" }); !ok {
+		t.Fatalf("first subscriber missed the writes: %+v", got)
+	}
+	head := first.cursor
+	first.close() // the consumer's connection breaks (its pod went away)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	waitFor(t, 10*time.Second, "the outbox hints and head hint to settle", func() bool {
+		h, ok, err := a.srv.Meta().SeqHead(ctx, tenant)
+		return a.srv.SignalIdle(ctx) && b.srv.SignalIdle(ctx) && err == nil && ok && h == head
+	})
+	time.Sleep(200 * time.Millisecond) // let the write's lazy sweep check finish
+	before := e.counts["cold"].bytes.Load()
+
+	re := b.subscribe(t, key, head).start()
+	got, ok := re.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	if !ok || got[len(got)-1].Seq != head || len(got) != 1 {
+		t.Fatalf("resume at head %d: want one heartbeat at the head, got %+v", head, got)
+	}
+	time.Sleep(300 * time.Millisecond) // several outbox polls on both pods
+	if d := e.counts["cold"].bytes.Load() - before; d != 0 {
+		t.Fatalf("a resume at the head sent %d bytes to the cold tenant's DB", d)
+	}
+	if n := counter(t, b, "eventlogd_sse_resumes_at_head_total", nil); n != 1 {
+		t.Fatalf("eventlogd_sse_resumes_at_head_total = %v, want 1", n)
+	}
+
+	a.write(t, key, "/next", "y") // written on the other pod: reaches b through the outbox
+	if got, ok := re.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/next" }); !ok {
+		t.Fatalf("resumed stream missed the next write: %+v", got)
+	}
+
+	// since < head: the replay must come from the tenant DB.
+	mid := b.subscribe(t, key, head-1).start()
+	got, ok = mid.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/next" })
+	if !ok || got[0].Path != "/f2" {
+		t.Fatalf("resume at head-1 did not replay /f2 then /next: %+v", got)
+	}
+	if e.counts["cold"].bytes.Load() == before {
+		t.Fatal("the relay counted no bytes for a replay: the zero-byte check has no teeth")
+	}
+}
+
+// TestResumeWithLaggingHeadHint makes the head hint lag on purpose (a 2 s outbox coalescing
+// window holds the second write's hint) and resumes at the stale hint: on the writing pod the local
+// head shows the newer seq, so it replays from the tenant DB at once; on the other pod the resume
+// trusts the hint, and the outbox row that carries the newer hint wakes the stream, whose drain
+// delivers the write. Nothing is skipped either way.
+func TestResumeWithLaggingHeadHint(t *testing.T) {
+	e := newEnv(t, poolDef{id: "cold", role: store.RoleDedicated})
+	slow := func(c *api.Config) { c.OutboxCoalesce = 2 * time.Second }
+	a := e.pod("a", slow)
+	b := e.pod("b", slow)
+	tenant, key := a.provision(t, "cold")
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	a.write(t, key, "/one", "x") // first hint after a quiet spell: written at once
+	var seq1 int64
+	waitFor(t, 10*time.Second, "the first head hint", func() bool {
+		h, ok, err := a.srv.Meta().SeqHead(ctx, tenant)
+		seq1 = h
+		return err == nil && ok
+	})
+	a.write(t, key, "/two", "y") // its hint waits for the coalescing window
+	if h, _, err := a.srv.Meta().SeqHead(ctx, tenant); err != nil || h != seq1 {
+		t.Fatalf("head hint %d (%v): want it still at %d (the set-up needs a lagging hint)", h, err, seq1)
+	}
+	// b's poller has read the first hint's outbox row: only the lagging hint's row can wake b now.
+	waitFor(t, 10*time.Second, "pod b's poller to pass the first outbox row", func() bool { return b.srv.SignalIdle(ctx) })
+	for _, p := range []*pod{a, b} {
+		s := p.subscribe(t, key, seq1).start()
+		if got, ok := s.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/two" }); !ok {
+			t.Fatalf("pod %s: resume at the lagging hint %d missed /two: %+v", p.url, seq1, got)
+		}
+	}
+	if n := counter(t, a, "eventlogd_sse_resumes_at_head_total", nil); n != 0 {
+		t.Fatalf("writing pod trusted a hint below its local head (%v resumes at head)", n)
+	}
+	if n := counter(t, b, "eventlogd_sse_resumes_at_head_total", nil); n != 1 {
+		t.Fatalf("other pod: %v resumes at head, want 1 (the lagging-hint path was not exercised)", n)
+	}
+}

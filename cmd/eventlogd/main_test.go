@@ -70,17 +70,20 @@ func TestProcessServesAndStopsOnSIGTERM(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the binary")
 	}
-	ctx := context.Background()
+	// Every step below is bounded by this deadline: the build, the process (killed at the
+	// deadline, which also ends a blocked stdout read) and the HTTP calls.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	srv, err := dbserver.Start(ctx, dbserver.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Stop()
 	bin := filepath.Join(t.TempDir(), "eventlogd")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--pod", "proc1")
+	cmd := exec.CommandContext(ctx, bin, "--listen", "127.0.0.1:0", "--pod", "proc1")
 	cmd.Env = append(os.Environ(), "EVENTLOGD_META_DSN="+srv.DSN("meta"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, _ := cmd.StdoutPipe()
@@ -95,7 +98,7 @@ func TestProcessServesAndStopsOnSIGTERM(t *testing.T) {
 	if err != nil || !ok {
 		t.Fatalf("first stdout line %q (%v); stderr:\n%s", line, err, stderr.String())
 	}
-	client := &http.Client{Transport: &http.Transport{}}
+	client := &http.Client{Transport: &http.Transport{}, Timeout: 30 * time.Second}
 	defer client.CloseIdleConnections()
 	resp, err := client.Get("http://" + addr + "/healthz")
 	if err != nil || resp.StatusCode != 200 {
@@ -121,7 +124,7 @@ func TestProcessServesAndStopsOnSIGTERM(t *testing.T) {
 	resp.Body.Close()
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	if err := cmd.Wait(); err != nil {
-		t.Fatalf("exit after SIGTERM: %v\n%s", err, stderr.String())
+		t.Fatalf("exit after SIGTERM: %v (killed at the test deadline: %v)\n%s", err, ctx.Err() != nil, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "fs_events_retention=1h0m0s") {
 		t.Fatalf("effective retention not logged:\n%s", stderr.String())

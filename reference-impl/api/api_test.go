@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -225,7 +224,7 @@ func TestMetricsLint(t *testing.T) {
 func TestCloseWithoutStart(t *testing.T) {
 	e := newEnv(t)
 	cfg := e.testConfig("never-started")
-	srv, err := api.New(context.Background(), cfg)
+	srv, err := api.New(testCtx(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

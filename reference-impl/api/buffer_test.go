@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
 	"sync/atomic"
 	"testing"
@@ -24,7 +23,7 @@ func breakAfterMutation(e *env, pool string, armed *atomic.Bool) func(string) {
 
 func fsEventsCount(t *testing.T, e *env, pool, path string) int {
 	t.Helper()
-	sdb, err := store.OpenDB(context.Background(), e.pools[0].DSN[:0]+dsnDirect(e, pool))
+	sdb, err := store.OpenDB(testCtx(t), e.pools[0].DSN[:0]+dsnDirect(e, pool))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +135,7 @@ func TestFlushReResolvesClosedStoreAndDropsGoneTenant(t *testing.T) {
 			armed.Store(true)
 			a.write(t, k, "/buffered", "1")
 			if gone {
-				if err := a.srv.Meta().DeleteTenant(context.Background(), tenant); err != nil {
+				if err := a.srv.Meta().DeleteTenant(testCtx(t), tenant); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
@@ -37,30 +38,31 @@ func TestConcurrentMutationsNeverDeadlockOut(t *testing.T) {
 				hot := fmt.Sprintf("/d/hot%d", i%3)
 				var code int
 				var m map[string]any
+				var err error
 				switch i % 6 {
 				case 0, 1:
-					code, m = p.do(t, "PUT", "/v1/fs"+own, key, strings.NewReader("x"), nil)
+					code, m, err = p.try("PUT", "/v1/fs"+own, key, strings.NewReader("x"), nil)
 				case 2:
-					code, m = p.do(t, "PUT", "/v1/fs"+hot, key, strings.NewReader("y"), nil)
+					code, m, err = p.try("PUT", "/v1/fs"+hot, key, strings.NewReader("y"), nil)
 				case 3:
-					code, m = p.do(t, "POST", "/v1/fs"+own+"m?mkdir", key, nil, nil)
+					code, m, err = p.try("POST", "/v1/fs"+own+"m?mkdir", key, nil, nil)
 				case 4:
-					code, m = p.do(t, "POST", "/v1/fs"+own+"r?rename", key, nil, map[string]string{"X-Dat9-Rename-Source": fmt.Sprintf("/d/w%d-%d", w, i-4)})
+					code, m, err = p.try("POST", "/v1/fs"+own+"r?rename", key, nil, map[string]string{"X-Dat9-Rename-Source": fmt.Sprintf("/d/w%d-%d", w, i-4)})
 				case 5:
-					code, m = p.do(t, "POST", "/v1/fs"+own+"c?copy", key, nil, map[string]string{"X-Dat9-Copy-Source": hot})
+					code, m, err = p.try("POST", "/v1/fs"+own+"c?copy", key, nil, map[string]string{"X-Dat9-Copy-Source": hot})
 					if i%12 == 11 {
-						code, m = p.do(t, "DELETE", "/v1/fs"+own+"c", key, nil, nil)
+						code, m, err = p.try("DELETE", "/v1/fs"+own+"c", key, nil, nil)
 					}
 				}
-				if code >= 500 || (code != 200 && code != 404) {
+				if err != nil || code >= 500 || (code != 200 && code != 404) {
 					mu.Lock()
-					fails = append(fails, fmt.Sprintf("%d %v", code, m))
+					fails = append(fails, fmt.Sprintf("%d %v %v", code, m, err))
 					mu.Unlock()
 				}
 			}
 		}()
 	}
-	wg.Wait()
+	mustWithin(t, 3*time.Minute, "the concurrent writers to finish", wg.Wait)
 	var name string
 	var dl int64
 	sdb, _ := sql.Open("mysql", db.DSN(""))

@@ -132,7 +132,10 @@ func (e *env) podWith(name string, mod func(*api.Config), wrapListener func(net.
 	}
 	ts.Start()
 	p := &pod{srv: srv, ts: ts, url: ts.URL, client: &http.Client{Transport: &http.Transport{}}}
-	e.t.Cleanup(p.close)
+	t := e.t
+	t.Cleanup(func() {
+		within(t, time.Minute, "pod "+name+" to close (streams, HTTP server, background loops)", p.close)
+	})
 	return p
 }
 
@@ -148,9 +151,21 @@ func (p *pod) close() {
 
 func (p *pod) do(t *testing.T, method, path, key string, body io.Reader, hdr map[string]string) (int, map[string]any) {
 	t.Helper()
-	req, err := http.NewRequest(method, p.url+path, body)
+	code, m, err := p.try(method, path, key, body, hdr)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return code, m
+}
+
+// try is do without the test: safe from any goroutine. Every request is bounded (a minute), so a
+// stuck pod becomes an error naming the request, never a hung test.
+func (p *pod) try(method, path, key string, body io.Reader, hdr map[string]string) (int, map[string]any, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, p.url+path, body)
+	if err != nil {
+		return 0, nil, err
 	}
 	if key != "" {
 		req.Header.Set("Authorization", "Bearer "+key)
@@ -158,17 +173,15 @@ func (p *pod) do(t *testing.T, method, path, key string, body io.Reader, hdr map
 	for k, v := range hdr {
 		req.Header.Set(k, v)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // never hang a test
-	defer cancel()
-	resp, err := p.client.Do(req.WithContext(ctx))
+	resp, err := p.client.Do(req)
 	if err != nil {
-		t.Fatal(err)
+		return 0, nil, fmt.Errorf("%s %s: %w", method, path, err)
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
 	var m map[string]any
 	_ = json.Unmarshal(b, &m)
-	return resp.StatusCode, m
+	return resp.StatusCode, m, nil
 }
 
 func (p *pod) provision(t *testing.T, pool string) (tenant, key string) {
@@ -202,6 +215,8 @@ type frame struct {
 
 // subscriber is one SSE client collecting frames on a channel.
 type subscriber struct {
+	t       *testing.T
+	ctx     context.Context
 	started bool
 	frames  chan frame
 	resp    *http.Response
@@ -221,16 +236,23 @@ func (p *pod) subscribeWith(t *testing.T, key string, since int64, client *http.
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, "GET", fmt.Sprintf("%s/v1/events?since=%d", p.url, since), nil)
 	req.Header.Set("X-API-Key", key)
+	// The response headers must come within 30 s (the stream itself may last: no client timeout).
+	headers := time.AfterFunc(30*time.Second, cancel)
 	resp, err := client.Do(req)
+	if !headers.Stop() {
+		cancel()
+		t.Fatalf("subscribe since=%d: no response headers within 30s (%v)", since, err)
+	}
 	if err != nil {
 		cancel()
 		t.Fatal(err)
 	}
 	if resp.StatusCode != 200 {
 		cancel()
+		resp.Body.Close()
 		t.Fatalf("subscribe: %d", resp.StatusCode)
 	}
-	s := &subscriber{frames: make(chan frame, 100000), resp: resp, cancel: cancel, done: make(chan struct{})}
+	s := &subscriber{t: t, ctx: ctx, frames: make(chan frame, 100000), resp: resp, cancel: cancel, done: make(chan struct{})}
 	t.Cleanup(s.close)
 	return s
 }
@@ -250,7 +272,12 @@ func (s *subscriber) start() *subscriber {
 			}
 			f := frame{Type: ev.Type}
 			_ = json.Unmarshal([]byte(ev.Data), &f)
-			s.frames <- f
+			select { // a full channel must not pin this goroutine past close
+			case s.frames <- f:
+			case <-s.ctx.Done():
+				s.err = s.ctx.Err()
+				return
+			}
 		}
 	}()
 	return s
@@ -260,7 +287,7 @@ func (s *subscriber) close() {
 	s.cancel()
 	s.resp.Body.Close()
 	if s.started {
-		<-s.done
+		within(s.t, 30*time.Second, "the subscriber's reader goroutine to end after close", func() { <-s.done })
 	}
 }
 
@@ -339,6 +366,43 @@ func counter(t *testing.T, p *pod, name string, labels map[string]string) float6
 	return total
 }
 
+// testCtx bounds every database call and request a test makes directly: a stuck statement ends
+// with a deadline error instead of hanging the package.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// within runs fn and fails the test, naming what it awaited, if fn has not returned after d (the
+// goroutine is left behind; goleak then reports it too). Every wait of these tests that is not a
+// select with a timeout goes through it: a hang becomes a failure with a message, not a CI timeout.
+func within(t testing.TB, d time.Duration, what string, fn func()) bool {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		fn()
+	}()
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-done:
+		return true
+	case <-timer.C:
+		t.Errorf("timed out after %v waiting for %s", d, what)
+		return false
+	}
+}
+
+// mustWithin is within that stops the test (not for cleanups, which use within).
+func mustWithin(t testing.TB, d time.Duration, what string, fn func()) {
+	t.Helper()
+	if !within(t, d, what, fn) {
+		t.FailNow()
+	}
+}
+
 // waitFor polls cond until it holds (fails the test after timeout).
 func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
 	t.Helper()
@@ -410,7 +474,7 @@ func newCountingProxy(t *testing.T, upstream string) *countingProxy {
 			}()
 		}
 	}()
-	t.Cleanup(c.close)
+	t.Cleanup(func() { within(t, 30*time.Second, "the counting proxy's relays to end", c.close) })
 	return c
 }
 

@@ -1,7 +1,7 @@
 package api_test
 
 import (
-	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -30,7 +30,7 @@ func TestLateCommitIsNotSkipped(t *testing.T) {
 			sub := p.subscribe(t, k, 1).start()
 			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
 
-			ctx := context.Background()
+			ctx := testCtx(t)
 			direct, err := store.OpenDB(ctx, dsnDirect(e, "ded"))
 			if err != nil {
 				t.Fatal(err)
@@ -48,7 +48,9 @@ func TestLateCommitIsNotSkipped(t *testing.T) {
 			done := make(chan struct{})
 			go func() {
 				defer close(done)
-				p.write(t, k, "/second", "x")
+				if code, m, err := p.try("PUT", "/v1/fs/second", k, strings.NewReader("x"), nil); err != nil || code != 200 {
+					t.Errorf("write /second: %d %v %v", code, m, err)
+				}
 			}()
 			if skip {
 				// The second event commits above the open one and is delivered first.
@@ -65,7 +67,7 @@ func TestLateCommitIsNotSkipped(t *testing.T) {
 			if err := tx.Commit(); err != nil { // the late commit
 				t.Fatal(err)
 			}
-			<-done
+			mustWithin(t, 30*time.Second, "the held-back insert to return after the late commit", func() { <-done })
 			p.write(t, k, "/third", "x")
 			got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/third" })
 			if !ok {

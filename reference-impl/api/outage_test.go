@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -87,7 +86,7 @@ func TestDirectoryRenameMovesChildrenAndOddNames(t *testing.T) {
 	post("/e?rename", map[string]string{"X-Dat9-Rename-Source": "/d"}, 200)
 	post("/e/sub?rename", map[string]string{"X-Dat9-Rename-Source": "/e"}, 409) // into itself
 	get := func(path string) int {
-		req, _ := http.NewRequestWithContext(context.Background(), "GET", p.url+"/v1/fs"+path, nil)
+		req, _ := http.NewRequestWithContext(testCtx(t), "GET", p.url+"/v1/fs"+path, nil)
 		req.Header.Set("X-API-Key", k)
 		resp, err := p.client.Do(req)
 		if err != nil {
@@ -110,7 +109,7 @@ func TestDeletedTenantKeyStopsWorkingAfterRevalidation(t *testing.T) {
 	p := e.pod("p", func(c *api.Config) { c.AuthCacheTTL = 50 * time.Millisecond })
 	tenant, k := p.provision(t, "")
 	p.write(t, k, "/a", "x")
-	if err := p.srv.Meta().DeleteTenant(context.Background(), tenant); err != nil {
+	if err := p.srv.Meta().DeleteTenant(testCtx(t), tenant); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond)
@@ -146,7 +145,7 @@ func TestDrainErrorBackoffRetriesUntilTheDBRecovers(t *testing.T) {
 	tenant, k := p.provision(t, "ded")
 	sub := p.subscribe(t, k, 0).start()
 	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
-	ctx := context.Background()
+	ctx := testCtx(t)
 	direct, err := store.OpenDB(ctx, dsnDirect(e, "ded"))
 	if err != nil {
 		t.Fatal(err)
@@ -185,7 +184,7 @@ func TestStalledTenantDBRequestIsBounded(t *testing.T) {
 	if code, m := p.do(t, "PUT", "/v1/fs/during", k, strings.NewReader("x"), nil); code != 503 {
 		t.Fatalf("write to a stalled DB: %d %v, want 503", code, m)
 	}
-	if err := px.Toxics.RemoveToxic(context.Background(), "stall"); err != nil {
+	if err := px.Toxics.RemoveToxic(testCtx(t), "stall"); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, "writes to work again", func() bool {

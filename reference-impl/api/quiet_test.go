@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -39,8 +38,9 @@ func TestQuietTenantDBSeesNoQuery(t *testing.T) {
 				}
 			}
 			// Settle: the write's lazy sweep and one maintenance pass over the then-active tenant.
+			qctx := testCtx(t)
 			waitFor(t, 10*time.Second, "signals", func() bool {
-				return a.srv.SignalIdle(context.Background()) && b.srv.SignalIdle(context.Background())
+				return a.srv.SignalIdle(qctx) && b.srv.SignalIdle(qctx)
 			})
 			time.Sleep(300 * time.Millisecond)
 			before := e.counts["quiet"].bytes.Load()

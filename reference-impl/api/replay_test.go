@@ -1,8 +1,8 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,26 +12,48 @@ import (
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
-// writeMany issues n writes with 8 concurrent writers and returns the achieved rate.
+// writeMany issues n writes with 8 concurrent writers and returns the achieved rate. A failed write
+// stops the producer and fails the test with its error (a worker must not t.Fatal: the producer
+// would then block forever on the channel, hanging the whole package).
 func writeMany(t *testing.T, p *pod, key, prefix string, n int) float64 {
 	t.Helper()
 	start := time.Now()
 	var wg sync.WaitGroup
 	ch := make(chan int)
+	failed := make(chan string, 8)
 	for w := 0; w < 8; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := range ch {
-				p.write(t, key, fmt.Sprintf("%s/%d", prefix, i), "x")
+				path := fmt.Sprintf("%s/%d", prefix, i)
+				if code, m, err := p.try("PUT", "/v1/fs"+path, key, strings.NewReader("x"), nil); err != nil || code != 200 {
+					failed <- fmt.Sprintf("write %s: %d %v %v", path, code, m, err)
+					return
+				}
 			}
 		}()
 	}
+	var fail string
+produce:
 	for i := 0; i < n; i++ {
-		ch <- i
+		select {
+		case ch <- i:
+		case fail = <-failed:
+			break produce
+		}
 	}
 	close(ch)
-	wg.Wait()
+	mustWithin(t, 2*time.Minute, "writeMany's writers to finish", wg.Wait)
+	if fail == "" {
+		select {
+		case fail = <-failed:
+		default:
+		}
+	}
+	if fail != "" {
+		t.Fatal(fail)
+	}
 	return float64(n) / time.Since(start).Seconds()
 }
 
@@ -51,7 +73,8 @@ func TestQuietTenantReplaysWholeBacklog(t *testing.T) {
 			rate := writeMany(t, p, k, "/bulk", backlog)
 			t.Logf("%d writes (mutation + event insert) at %.0f/s over HTTP, 8 writers", backlog, rate)
 
-			waitFor(t, 10*time.Second, "wakes to settle", func() bool { return p.srv.SignalIdle(context.Background()) })
+			qctx := testCtx(t)
+			waitFor(t, 10*time.Second, "wakes to settle", func() bool { return p.srv.SignalIdle(qctx) })
 			time.Sleep(100 * time.Millisecond) // a wake already on the bus reaches no stream yet
 			start := time.Now()
 			sub := p.subscribe(t, k, 1).start() // the tenant stays quiet from here on
@@ -105,12 +128,12 @@ func TestOneWakeDrainsBurstAcrossPages(t *testing.T) {
 			tenant, k := p.provision(t, "ded")
 			sub := p.subscribe(t, k, 0).start()
 			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
-			st, err := p.srv.Store(context.Background(), tenant)
+			st, err := p.srv.Store(testCtx(t), tenant)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i := 0; i < burst; i++ { // durable rows, but no wake
-				if _, err := st.InsertEvent(context.Background(), store.Event{Path: fmt.Sprintf("/burst/%d", i), Op: "write", CreatedAt: time.Now()}, true); err != nil {
+				if _, err := st.InsertEvent(testCtx(t), store.Event{Path: fmt.Sprintf("/burst/%d", i), Op: "write", CreatedAt: time.Now()}, true); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -20,11 +19,11 @@ func TestSeqTooOldAfterSweep(t *testing.T) {
 				p.write(t, k, fmt.Sprintf("/old/%d", i), "x")
 			}
 			time.Sleep(1100 * time.Millisecond) // past the retention
-			st, err := p.srv.Store(context.Background(), tenant)
+			st, err := p.srv.Store(testCtx(t), tenant)
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := p.srv.Sweeper().SweepNow(context.Background(), st)
+			res, err := p.srv.Sweeper().SweepNow(testCtx(t), st)
 			if err != nil || res.Deleted != 5 {
 				t.Fatalf("sweep: %+v %v, want 5 deleted", res, err)
 			}
@@ -117,11 +116,11 @@ func TestSharedSweepResetsOnlyTenantsItSwept(t *testing.T) {
 	}
 	time.Sleep(1100 * time.Millisecond)
 	p.write(t, kx, "/x", "x") // seq 4, tenant x, recent
-	st, err := p.srv.Store(context.Background(), ty)
+	st, err := p.srv.Store(testCtx(t), ty)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := p.srv.Sweeper().SweepNow(context.Background(), st); err != nil || res.Deleted != 3 {
+	if res, err := p.srv.Sweeper().SweepNow(testCtx(t), st); err != nil || res.Deleted != 3 {
 		t.Fatalf("shared sweep: %+v %v, want y's 3 rows", res, err)
 	}
 	for _, c := range []struct {

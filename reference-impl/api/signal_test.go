@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -79,7 +78,7 @@ func TestStalledPodCannotPinOutbox(t *testing.T) {
 			e := newEnv(t)
 			a := e.pod("a", func(c *api.Config) { c.OutboxPruneEvery = time.Hour }) // only the test prunes
 			meta := a.srv.Meta()
-			ctx := context.Background()
+			ctx := testCtx(t)
 			old := time.Now().UTC().Add(-2 * time.Hour)
 			for i := 0; i < 10; i++ {
 				if _, err := meta.DB.Exec(`INSERT INTO tenant_notify_outbox (tenant_id, work, created_at) VALUES ('t', 'sse', ?)`, old); err != nil {
@@ -130,8 +129,9 @@ func TestStalledPollerPinsOutboxOnlyUnderDefect(t *testing.T) {
 			w := e.pod("w", mod)
 			s := e.pod("s", mod)
 			_, k := w.provision(t, "")
+			qctx := testCtx(t)
 			waitFor(t, 10*time.Second, "pod s's cursor", func() bool {
-				_, ok, _ := s.srv.Meta().Cursor(context.Background(), "s")
+				_, ok, _ := s.srv.Meta().Cursor(qctx, "s")
 				return ok
 			})
 			s.srv.Poller().Stall(time.Minute)

@@ -1,7 +1,6 @@
 package api_test
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -54,12 +53,12 @@ func TestSlowConsumerIsResetAloneOthersKeepStreaming(t *testing.T) {
 			slow := p.subscribeWith(t, k, 1, slowClient) // not reading yet
 			fast.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
 
-			st, err := p.srv.Store(context.Background(), tenant)
+			st, err := p.srv.Store(testCtx(t), tenant)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i := 0; i < burst; i++ {
-				if _, err := st.InsertEvent(context.Background(), store.Event{Path: fmt.Sprintf("/burst/%d", i), Op: "write", CreatedAt: time.Now()}, true); err != nil {
+				if _, err := st.InsertEvent(testCtx(t), store.Event{Path: fmt.Sprintf("/burst/%d", i), Op: "write", CreatedAt: time.Now()}, true); err != nil {
 					t.Fatal(err)
 				}
 			}

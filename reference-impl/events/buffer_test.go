@@ -89,6 +89,32 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// recvWithin waits for one value on ch, failing the test with what it awaited after 10 s: a lost
+// signal becomes a failure with a message, not a hung package.
+func recvWithin(t *testing.T, ch <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-ch:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("timed out waiting for %s", what)
+	}
+}
+
+// closeWithin closes b with budget and fails the test if Close has not returned 10 s after the
+// budget; it returns Close's count of leftover entries.
+func closeWithin(t *testing.T, b *Buffer, budget time.Duration) int {
+	t.Helper()
+	left := make(chan int, 1)
+	go func() { left <- b.Close(budget) }()
+	select {
+	case n := <-left:
+		return n
+	case <-time.After(budget + 10*time.Second):
+		t.Fatalf("Buffer.Close(%v) did not return", budget)
+		return 0
+	}
+}
+
 func TestCapsDropOldestAndCountByTenantAndReason(t *testing.T) {
 	cases := []struct {
 		name       string
@@ -121,7 +147,7 @@ func TestCapsDropOldestAndCountByTenantAndReason(t *testing.T) {
 			if d := testutil.ToFloat64(h.m.BufferDepth); int(d) != len(c.wantRemain) {
 				t.Fatalf("depth gauge %v, want %d", d, len(c.wantRemain))
 			}
-			h.b.Close(time.Second) // the shutdown drain ignores backoff and flushes everything
+			closeWithin(t, h.b, time.Second) // the shutdown drain ignores backoff and flushes everything
 			if len(h.flushed) != len(c.wantRemain) {
 				t.Fatalf("flushed %v, want %v", h.flushed, c.wantRemain)
 			}
@@ -177,7 +203,7 @@ func TestExpiredStoppedShutdownTenantGone(t *testing.T) {
 		h.setDown("a", true)
 		h.b.Enqueue("a", ev("/1"))
 		h.b.Enqueue("a", ev("/2"))
-		if left := h.b.Close(50 * time.Millisecond); left != 2 {
+		if left := closeWithin(t, h.b, 50*time.Millisecond); left != 2 {
 			t.Fatalf("left %d, want 2", left)
 		}
 		if got := h.drops("a", DropShutdown); got != 2 {
@@ -209,7 +235,10 @@ func TestInFlightEntryIsNeverEvicted(t *testing.T) {
 	ins := inserterFunc(func(ctx context.Context, tenant string, e store.Event) (int64, error) {
 		if e.Path == "/1" {
 			started <- struct{}{}
-			<-release
+			select { // bounded: a test that fails before close(release) must not pin this goroutine
+			case <-release:
+			case <-time.After(10 * time.Second):
+			}
 		}
 		mu.Lock()
 		flushed = append(flushed, e.Path)
@@ -219,12 +248,12 @@ func TestInFlightEntryIsNeverEvicted(t *testing.T) {
 	b := NewBuffer(BufferConfig{TenantCap: 2, BackoffMin: time.Millisecond, Tick: time.Millisecond}, ins, nil, m, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	b.Start()
 	b.Enqueue("a", ev("/1"))
-	<-started // /1 is in flight
+	recvWithin(t, started, "/1's insert to start") // /1 is in flight
 	b.Enqueue("a", ev("/2"))
 	b.Enqueue("a", ev("/3")) // cap 2: evicts /2 (oldest idle), not /1
 	close(release)
 	waitUntil(t, "drain", func() bool { return b.Depth() == 0 })
-	b.Close(time.Second)
+	closeWithin(t, b, time.Second)
 	if got := testutil.ToFloat64(m.Dropped.WithLabelValues("a", DropTenantCap)); got != 1 {
 		t.Fatalf("tenant_cap drops %v, want 1", got)
 	}
@@ -290,7 +319,7 @@ func TestConcurrencyCapAndHungTenantIsolation(t *testing.T) {
 	b := NewBuffer(BufferConfig{Concurrency: 3, BackoffMin: time.Millisecond, Tick: time.Millisecond}, ins, nil, m, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	b.Start()
 	b.Enqueue("hung", ev("/h"))
-	<-hungStarted
+	recvWithin(t, hungStarted, "the hung tenant's insert to start")
 	for i := 0; i < 20; i++ {
 		b.Enqueue(string(rune('a'+i)), ev("/x"))
 	}
@@ -300,7 +329,7 @@ func TestConcurrencyCapAndHungTenantIsolation(t *testing.T) {
 		return done == 20
 	})
 	close(hang)
-	b.Close(0)
+	closeWithin(t, b, 0)
 	if peak > 2 { // 3 slots, one held by the hung tenant
 		t.Fatalf("peak concurrent healthy flushes %d, want <= 2 with Concurrency 3 and one hung", peak)
 	}

@@ -43,6 +43,14 @@ func TestMain(m *testing.M) {
 
 var n atomic.Int64
 
+// testCtx bounds every database call of a test: a stuck statement ends with a deadline error naming
+// itself instead of hanging the package.
+func testCtx(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
 // tenantDB opens a fresh, migrated tenant database (created by OpenDB).
 func tenantDB(tb testing.TB) *sql.DB {
 	tb.Helper()
@@ -60,7 +68,7 @@ func tenantDB(tb testing.TB) *sql.DB {
 }
 
 func TestSweepBatchesCapAndMark(t *testing.T) {
-	ctx := context.Background()
+	ctx := testCtx(t)
 	db := tenantDB(t)
 	a := &store.TenantStore{DB: db, TenantID: "a"}
 	b := &store.TenantStore{DB: db, TenantID: "b"}
@@ -106,7 +114,7 @@ func TestSweepBatchesCapAndMark(t *testing.T) {
 func TestOrderedInsertsCommitInSeqOrder(t *testing.T) {
 	// Many concurrent writers of one tenant: with the sequence-row lock, a reader that polls with
 	// seq > cursor sees every seq (no committed row below the cursor appears later).
-	ctx := context.Background()
+	ctx := testCtx(t)
 	db := tenantDB(t)
 	db.SetMaxOpenConns(16)
 	st := &store.TenantStore{DB: db, TenantID: "t"}
@@ -161,7 +169,7 @@ func TestOrderedInsertsCommitInSeqOrder(t *testing.T) {
 }
 
 func TestClaimMaintenanceOncePerInterval(t *testing.T) {
-	ctx := context.Background()
+	ctx := testCtx(t)
 	db, err := store.OpenDB(ctx, srv.DSN(fmt.Sprintf("meta%d", n.Add(1))))
 	if err != nil {
 		t.Fatal(err)
@@ -227,7 +235,7 @@ func BenchmarkEventInsert(b *testing.B) {
 // TestMigrateMetaAddsColumnsToOldTables: a meta DB made by an older eventlogd (outbox without
 // pod_id) gets the column, concurrently from several pods, and a second run changes nothing.
 func TestMigrateMetaAddsColumnsToOldTables(t *testing.T) {
-	ctx := context.Background()
+	ctx := testCtx(t)
 	db, err := store.OpenDB(ctx, srv.DSN(fmt.Sprintf("old%d", n.Add(1))))
 	if err != nil {
 		t.Fatal(err)
@@ -246,7 +254,13 @@ func TestMigrateMetaAddsColumnsToOldTables(t *testing.T) {
 		wg.Add(1)
 		go func() { defer wg.Done(); errs <- store.MigrateMeta(ctx, db) }()
 	}
-	wg.Wait()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("timed out waiting for three concurrent MigrateMeta calls")
+	}
 	close(errs)
 	for err := range errs {
 		if err != nil {

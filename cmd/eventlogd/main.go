@@ -74,6 +74,8 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.Buffer.BackoffMax, "retry-backoff-max", 5*time.Minute, "retry buffer: retry delay cap")
 	fs.DurationVar(&c.Buffer.MaxAge, "retry-max-age", 0, "retry buffer: drop entries older than this (0: retention clamped to [1h, 24h])")
 	fs.DurationVar(&c.ShutdownBudget, "shutdown-budget", 10*time.Second, "graceful shutdown: time to flush the retry buffer")
+	fs.IntVar(&c.StreamCloseRate, "shutdown-stream-close-rate", 1000, "graceful shutdown: event streams closed per second, in batches every 10ms (negative = all at once)")
+	fs.DurationVar(&c.StreamCloseMax, "shutdown-stream-close-max", 5*time.Second, "graceful shutdown: streams still open after this much pacing close together")
 
 	fs.DurationVar(&c.OutboxCoalesce, "outbox-coalesce", 200*time.Millisecond, "minimum spacing of this pod's outbox inserts")
 	fs.DurationVar(&c.OutboxPoll, "outbox-poll-interval", 200*time.Millisecond, "outbox poller period")

@@ -44,11 +44,16 @@ type Config struct {
 	SweepMaxBatches     int           // DELETEs per sweep [20]
 
 	ShutdownBudget time.Duration // retry-buffer flush budget at shutdown [10s]
-	AuthCacheTTL   time.Duration // API key cache [5s]
-	AuthStaleMax   time.Duration // how long past its TTL a cached key is honoured while the meta DB fails [1h]
-	MaxBody        int64         // write body limit [16MiB]
-	RequestTimeout time.Duration // server-side bound on a filesystem request, event insert included [30s]
-	DB             store.PoolOptions
+	// StreamCloseRate paces StopStreams: at most this many streams closed per second, in batches
+	// every 10 ms, so a shutdown never closes every stream at once (a fleet-wide reconnect storm);
+	// 0 = the default, negative = all at once [1000].
+	StreamCloseRate int
+	StreamCloseMax  time.Duration // streams still open after this much pacing close together [5s]
+	AuthCacheTTL    time.Duration // API key cache [5s]
+	AuthStaleMax    time.Duration // how long past its TTL a cached key is honoured while the meta DB fails [1h]
+	MaxBody         int64         // write body limit [16MiB]
+	RequestTimeout  time.Duration // server-side bound on a filesystem request, event insert included [30s]
+	DB              store.PoolOptions
 
 	Log      *slog.Logger
 	Registry *prometheus.Registry // nil: New makes one
@@ -77,6 +82,10 @@ func (c *Config) defaults() {
 	def(&c.SharedSweepInterval, 30*time.Minute)
 	def(&c.MaintenanceInterval, 10*time.Minute)
 	def(&c.ShutdownBudget, 10*time.Second)
+	if c.StreamCloseRate == 0 {
+		c.StreamCloseRate = 1000
+	}
+	def(&c.StreamCloseMax, 5*time.Second)
 	def(&c.AuthCacheTTL, 5*time.Second)
 	def(&c.AuthStaleMax, time.Hour)
 	if c.SweepBatch <= 0 {

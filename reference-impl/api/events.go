@@ -19,7 +19,8 @@ func (s *Server) handleEvents(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	stop := context.AfterFunc(s.streamCtx, cancel)
+	defer s.streams.add(cancel)()                  // StopStreams closes it in its turn
+	stop := context.AfterFunc(s.streamCtx, cancel) // the final, unpaced close
 	defer stop()
 	s.streamer.Serve(ctx, w, tenantStore(r), since)
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,6 +50,7 @@ type Server struct {
 	wg           sync.WaitGroup
 	authWG       sync.WaitGroup // background key revalidations
 	notifierDone chan struct{}
+	streams      streamSet
 	closeOnce    sync.Once
 	started      bool
 }
@@ -209,8 +211,70 @@ func (s *Server) Handler() http.Handler {
 }
 
 // StopStreams ends every open event stream (the first step of a graceful shutdown, so that an
-// http.Server's Shutdown can finish).
-func (s *Server) StopStreams() { s.stopStreams() }
+// http.Server's Shutdown can finish). It paces the closes (Config.StreamCloseRate, in batches every
+// 10 ms) and returns when every stream was told to end: each close starts a client reconnect, and
+// closing all at once would send every client of the pod to the other pods in the same instant
+// (seed 004: a server-forced mass close is a fleet-wide reconnect storm). Streams still open after
+// Config.StreamCloseMax, or opened during the pacing, are closed together at the end.
+func (s *Server) StopStreams() {
+	if rate := s.cfg.StreamCloseRate; rate > 0 {
+		batch := max(1, rate/100)
+		deadline := time.Now().Add(s.cfg.StreamCloseMax)
+		for time.Now().Before(deadline) {
+			cancels := s.streams.take(batch)
+			if len(cancels) == 0 {
+				break
+			}
+			for _, c := range cancels {
+				c()
+			}
+			s.m.ShutdownCloses.Observe(float64(len(cancels)))
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	s.stopStreams()
+}
+
+// streamSet is the pod's open streams, for the paced close at shutdown.
+type streamSet struct {
+	mu   sync.Mutex
+	next uint64
+	m    map[uint64]context.CancelFunc
+}
+
+// add registers a stream's cancel and returns its removal.
+func (ss *streamSet) add(cancel context.CancelFunc) (remove func()) {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.m == nil {
+		ss.m = map[uint64]context.CancelFunc{}
+	}
+	ss.next++
+	id := ss.next
+	ss.m[id] = cancel
+	return func() {
+		ss.mu.Lock()
+		defer ss.mu.Unlock()
+		delete(ss.m, id)
+	}
+}
+
+// take removes and returns up to n streams' cancels, oldest first.
+func (ss *streamSet) take(n int) []context.CancelFunc {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ids := make([]uint64, 0, len(ss.m))
+	for id := range ss.m {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	out := make([]context.CancelFunc, 0, min(n, len(ids)))
+	for _, id := range ids[:min(n, len(ids))] {
+		out = append(out, ss.m[id])
+		delete(ss.m, id)
+	}
+	return out
+}
 
 // Close shuts the pod down gracefully: streams end, the retry buffer is flushed within the
 // shutdown budget (leftovers counted as shutdown), the last outbox hints are written, background

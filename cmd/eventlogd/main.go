@@ -101,6 +101,8 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.Stream.QueueWait, "sse-queue-wait", 2*time.Second, "a send queue full this long ends the connection with reset(slow_consumer)")
 	fs.DurationVar(&c.Stream.WriteTimeout, "sse-write-timeout", 30*time.Second, "per socket write deadline")
 	fs.DurationVar(&c.Stream.QueryTimeout, "sse-query-timeout", 10*time.Second, "bound on each fs_events read of a stream (a stalled DB becomes a retried error)")
+	fs.IntVar(&c.Stream.ReplayBudgetEvents, "sse-replay-budget-events", 0, "replay: end a connection (heartbeat at its cursor) after a full page takes it past this many events (0: no cap)")
+	fs.DurationVar(&c.Stream.ReplayBudgetTime, "sse-replay-budget-time", 0, "replay: or after this long (0: no cap)")
 	fs.DurationVar(&c.Stream.LivenessPoll, "sse-liveness-poll", 0, "optional poll of a connected tenant not polled for this long (0: off)")
 
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "server-side bound on a filesystem request (mutation + event insert)")

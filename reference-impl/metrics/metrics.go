@@ -33,6 +33,7 @@ type Metrics struct {
 	Mutations      *prometheus.CounterVec // op, result
 	ResumesAtHead  prometheus.Counter
 	ShutdownCloses prometheus.Histogram // streams closed per paced batch at shutdown
+	ReplayHandoffs prometheus.Counter
 }
 
 // New builds the instruments and registers them on reg.
@@ -88,10 +89,12 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help: "Streams resumed at the tenant's head from the meta head hint, without a tenant-DB query."}),
 		ShutdownCloses: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "eventlogd_sse_shutdown_close_batch_size",
 			Help: "Streams closed per paced batch (every 10 ms) at shutdown.", Buckets: prometheus.ExponentialBuckets(1, 2, 12)}),
+		ReplayHandoffs: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_sse_replay_handoffs_total",
+			Help: "Replays ended at the per-connection replay budget (the client resumes from its cursor)."}),
 	}
 	reg.MustRegister(m.InsertAttempts, m.InsertResults, m.InsertDuration, m.FlushResults, m.BufferDepth, m.Dropped,
 		m.Residency, m.Resets, m.EventsSent, m.Heartbeats, m.Connections, m.Inflight, m.OutboxInserts, m.OutboxPolls,
 		m.OutboxAge, m.OutboxPruned, m.OutboxStalled, m.FSEventsRows, m.FSEventsPruned, m.Sweeps, m.TenantQueries,
-		m.PodsSwept, m.Mutations, m.ResumesAtHead, m.ShutdownCloses)
+		m.PodsSwept, m.Mutations, m.ResumesAtHead, m.ShutdownCloses, m.ReplayHandoffs)
 	return m
 }

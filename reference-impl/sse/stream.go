@@ -27,8 +27,14 @@ type Config struct {
 	WriteTimeout         time.Duration // per socket write [30s]
 	Retention            time.Duration // fs_events retention: a cursor this old re-checks the sweep mark [1h]
 	QueryTimeout         time.Duration // bound on each fs_events read; a stalled DB becomes an error + backoff [10s]
-	SinglePageReplay     bool          // defect single-page-replay
-	UnsignalledDrop      bool          // defect unsignalled-queue-drop
+	// ReplayBudgetEvents / ReplayBudgetTime cap one connection's Phase-1 replay (design 000 item 4,
+	// optional): once a full page takes the replay past either, the stream sends a heartbeat at its
+	// cursor and ends; the client resumes with since=<cursor>, so the handoff loses nothing, and a
+	// huge backlog cannot hold one connection (and one pod) for minutes. 0 = no cap [0, 0].
+	ReplayBudgetEvents int
+	ReplayBudgetTime   time.Duration
+	SinglePageReplay   bool // defect single-page-replay
+	UnsignalledDrop    bool // defect unsignalled-queue-drop
 }
 
 func (c *Config) defaults() {
@@ -278,7 +284,7 @@ func (x *stream) phase1(ctx context.Context, since int64) bool {
 	}
 	x.cursor = since
 	x.checkMark = true // a sweep may run between the bounds read above and the first page
-	pages, lastHB := 0, time.Now()
+	pages, lastHB, sent, started := 0, time.Now(), 0, time.Now()
 	for {
 		evs, tooOld, err := x.page(ctx)
 		if err != nil {
@@ -299,6 +305,14 @@ func (x *stream) phase1(ctx context.Context, since int64) bool {
 		}
 		if len(evs) < x.cfg.PageSize || x.cfg.SinglePageReplay {
 			break
+		}
+		sent += len(evs)
+		if (x.cfg.ReplayBudgetEvents > 0 && sent >= x.cfg.ReplayBudgetEvents) ||
+			(x.cfg.ReplayBudgetTime > 0 && time.Since(started) >= x.cfg.ReplayBudgetTime) {
+			// Hand off: the heartbeat carries the cursor, the client resumes from it.
+			x.m.ReplayHandoffs.Inc()
+			x.heartbeat(ctx)
+			return false
 		}
 		pages++
 		if pages%x.cfg.ReplayHeartbeatPages == 0 || time.Since(lastHB) >= x.cfg.ReplayHeartbeatEvery {

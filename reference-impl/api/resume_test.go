@@ -106,3 +106,41 @@ func TestResumeWithLaggingHeadHint(t *testing.T) {
 		t.Fatalf("other pod: %v resumes at head, want 1 (the lagging-hint path was not exercised)", n)
 	}
 }
+
+// TestResumeAtHeadFallsBackWhenMetaIsDown: with the meta DB unreachable the head hint cannot be
+// read, so a resume at the head queries the tenant DB (bytes on its relay) and answers as before:
+// the stream-current heartbeat at the head, no reset.
+func TestResumeAtHeadFallsBackWhenMetaIsDown(t *testing.T) {
+	e := newEnv(t, poolDef{id: "cold", role: store.RoleDedicated, count: true}).withMetaProxy()
+	a := e.pod("a", nil)
+	b := e.pod("b", nil)
+	tenant, key := a.provision(t, "cold")
+	a.write(t, key, "/one", "x")
+	a.write(t, key, "/two", "y")
+	warm := b.subscribe(t, key, 0).start() // caches the key on pod b (auth survives the outage)
+	got, ok := warm.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	if !ok {
+		t.Fatalf("no heartbeat: %+v", got)
+	}
+	head := warm.cursor
+	warm.close()
+	ctx := testCtx(t)
+	waitFor(t, 10*time.Second, "the head hint", func() bool {
+		h, ok, err := a.srv.Meta().SeqHead(ctx, tenant)
+		return err == nil && ok && h == head
+	})
+	e.metaProxy.Stop()
+	defer func() { _ = e.metaProxy.Start() }()
+	before := e.counts["cold"].bytes.Load()
+	re := b.subscribe(t, key, head).start()
+	got, ok = re.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	if !ok || len(got) != 1 || got[0].Seq != head {
+		t.Fatalf("resume at head %d with the meta DB down: want one heartbeat at the head, got %+v", head, got)
+	}
+	if e.counts["cold"].bytes.Load() == before {
+		t.Fatal("no tenant-DB query: the resume trusted a hint it could not read")
+	}
+	if n := counter(t, b, "eventlogd_sse_resumes_at_head_total", nil); n != 0 {
+		t.Fatalf("%v resumes at head with the meta DB down, want 0", n)
+	}
+}

@@ -85,7 +85,7 @@ func TestResumeWithLaggingHeadHint(t *testing.T) {
 	waitFor(t, 10*time.Second, "the first head hint", func() bool {
 		h, ok, err := a.srv.Meta().SeqHead(ctx, tenant)
 		seq1 = h
-		return err == nil && ok
+		return err == nil && ok && h > 0 // provisioning wrote 0
 	})
 	a.write(t, key, "/two", "y") // its hint waits for the coalescing window
 	if h, _, err := a.srv.Meta().SeqHead(ctx, tenant); err != nil || h != seq1 {
@@ -117,21 +117,23 @@ func TestResumeAtHeadFallsBackWhenMetaIsDown(t *testing.T) {
 	tenant, key := a.provision(t, "cold")
 	a.write(t, key, "/one", "x")
 	a.write(t, key, "/two", "y")
+	ctx := testCtx(t)
+	var head int64
+	waitFor(t, 10*time.Second, "the head hint of both writes", func() bool {
+		h, _, err := a.srv.Meta().SeqHead(ctx, tenant)
+		head = h
+		return err == nil && a.srv.SignalIdle(ctx) && h > 0
+	})
 	warm := b.subscribe(t, key, 0).start() // caches the key on pod b (auth survives the outage)
 	got, ok := warm.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
-	if !ok {
-		t.Fatalf("no heartbeat: %+v", got)
+	if !ok || got[0].Seq != head {
+		t.Fatalf("initial sync: want reset at the head %d then a heartbeat, got %+v", head, got)
 	}
-	head := warm.cursor
 	warm.close()
-	ctx := testCtx(t)
-	waitFor(t, 10*time.Second, "the head hint", func() bool {
-		h, ok, err := a.srv.Meta().SeqHead(ctx, tenant)
-		return err == nil && ok && h == head
-	})
 	e.metaProxy.Stop()
 	defer func() { _ = e.metaProxy.Start() }()
 	before := e.counts["cold"].bytes.Load()
+	fromHint := counter(t, b, "eventlogd_sse_resumes_at_head_total", nil) // the warm-up's initial sync
 	re := b.subscribe(t, key, head).start()
 	got, ok = re.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
 	if !ok || len(got) != 1 || got[0].Seq != head {
@@ -140,7 +142,52 @@ func TestResumeAtHeadFallsBackWhenMetaIsDown(t *testing.T) {
 	if e.counts["cold"].bytes.Load() == before {
 		t.Fatal("no tenant-DB query: the resume trusted a hint it could not read")
 	}
-	if n := counter(t, b, "eventlogd_sse_resumes_at_head_total", nil); n != 0 {
+	if n := counter(t, b, "eventlogd_sse_resumes_at_head_total", nil) - fromHint; n != 0 {
 		t.Fatalf("%v resumes at head with the meta DB down, want 0", n)
+	}
+}
+
+// TestNeverWrittenTenantStreamsWithoutTenantDB: provisioning records a head hint of 0, so a
+// subscriber of a tenant that never wrote (since=0, the initial sync, and every reconnect at 0 on
+// any pod) gets reset(initial_sync, 0) and the heartbeat with zero bytes on the tenant DB, and
+// still receives the first write. The control is a tenant whose hint row is deleted: its initial
+// sync queries the tenant DB.
+func TestNeverWrittenTenantStreamsWithoutTenantDB(t *testing.T) {
+	for _, noHint := range []bool{false, true} {
+		t.Run(map[bool]string{false: "hint", true: "control-no-hint"}[noHint], func(t *testing.T) {
+			e := newEnv(t, poolDef{id: "cold", role: store.RoleDedicated, count: true})
+			a := e.pod("a", nil)
+			b := e.pod("b", nil)
+			tenant, key := a.provision(t, "cold")
+			if noHint {
+				if _, err := a.srv.Meta().DB.ExecContext(testCtx(t), `DELETE FROM tenant_seq_head WHERE tenant_id = ?`, tenant); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := e.counts["cold"].bytes.Load()
+			for _, p := range []*pod{a, b, b} {
+				s := p.subscribe(t, key, 0).start()
+				got, ok := s.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+				if !ok || len(got) != 2 || got[0].Reason != "initial_sync" || got[0].Seq != 0 {
+					t.Fatalf("want reset(initial_sync, 0) then a heartbeat, got %+v", got)
+				}
+				s.close()
+			}
+			delta := e.counts["cold"].bytes.Load() - before
+			if noHint {
+				if delta == 0 {
+					t.Fatal("control: no hint, yet no tenant-DB bytes (the relay check has no teeth)")
+				}
+				return
+			}
+			if delta != 0 {
+				t.Fatalf("three initial syncs of a never-written tenant sent %d bytes to its DB", delta)
+			}
+			s := b.subscribe(t, key, 0).start()
+			a.write(t, key, "/first", "x")
+			if got, ok := s.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/first" }); !ok {
+				t.Fatalf("missed the first write: %+v", got)
+			}
+		})
 	}
 }

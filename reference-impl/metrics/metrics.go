@@ -86,7 +86,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		Mutations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_mutations_total",
 			Help: "Filesystem mutations by op and result (ok, client_error, error)."}, []string{"op", "result"}),
 		ResumesAtHead: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_sse_resumes_at_head_total",
-			Help: "Streams resumed at the tenant's head from the meta head hint, without a tenant-DB query."}),
+			Help: "Streams started from the meta head hint (a resume at the head, or an initial sync) without a tenant-DB query."}),
 		ShutdownCloses: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "eventlogd_sse_shutdown_close_batch_size",
 			Help: "Streams closed per paced batch (every 10 ms) at shutdown.", Buckets: prometheus.ExponentialBuckets(1, 2, 12)}),
 		ReplayHandoffs: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_sse_replay_handoffs_total",

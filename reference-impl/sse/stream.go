@@ -225,41 +225,51 @@ func (x *stream) page(ctx context.Context) (evs []store.Event, tooOld bool, err 
 	return evs, false, nil
 }
 
-// atHead reports whether a resume from since is provably at the tenant's head without a
-// tenant-DB query: the meta DB's head hint equals since and this pod committed nothing above it.
+// knownHead returns the tenant's head hint when a resume from since may be answered without a
+// tenant-DB query: the hint equals since (a resume at the head), or since is 0 (initial sync from
+// the hint) and the hint exists; in both cases this pod must have committed nothing above the hint.
 // The hint only ever holds committed seqs, so hint <= head; when it lags (a write committed but its
 // hint not yet written), the write's wake is still to come and was subscribed to already:
 //   - written on another pod: the hint and the outbox row commit in one meta transaction, so an
-//     outbox row carrying seq > since commits after this read and wakes this pod's poller, then
+//     outbox row carrying seq > hint commits after this read and wakes this pod's poller, then
 //     this stream (subscribed before the read), whose drain reads the row;
 //   - written on this pod: the local head is raised before the local wake; a wake published
-//     before the subscription shows up as LocalHead > since here, so the tenant DB is queried.
+//     before the subscription shows up as LocalHead > hint here, so the tenant DB is queried.
 //
-// Every doubt (no hint, a hint other than since, a meta error or timeout) queries the tenant DB.
-// A resume at the head gets exactly what a query would have given it: no reset (since is neither
-// above the head nor below the sweep mark, which never exceeds the head) and the heartbeat.
-func (x *stream) atHead(ctx context.Context, since int64) bool {
-	if x.HeadHint == nil || since <= 0 || x.bus.LocalHead(x.st.TenantID) > since {
-		return false
+// So a resume at the head misses nothing, and an initial sync from a lagging hint only delivers
+// events just before its reset (never a gap). Every doubt (no hint, a hint other than since, a
+// meta error or timeout) queries the tenant DB. A resume at the head gets exactly what a query
+// would have given it: no reset (since is neither above the head nor below the sweep mark, which
+// never exceeds the head) and the heartbeat.
+func (x *stream) knownHead(ctx context.Context, since int64) (int64, bool) {
+	if x.HeadHint == nil || x.bus.LocalHead(x.st.TenantID) > since {
+		return 0, false
 	}
 	hctx, cancel := context.WithTimeout(ctx, headHintTimeout)
 	defer cancel()
 	h, ok, err := x.HeadHint(hctx, x.st.TenantID)
 	if err != nil {
 		x.log.Debug("head hint unavailable; querying the tenant DB", "tenant_id", x.st.TenantID, "err", err)
-		return false
+		return 0, false
 	}
-	return ok && h == since
+	if !ok || (since != 0 && h != since) || x.bus.LocalHead(x.st.TenantID) > h {
+		return 0, false
+	}
+	return h, true
 }
 
 // phase1 sends the initial reset or the replay backlog, then the stream-current heartbeat.
 func (x *stream) phase1(ctx context.Context, since int64) bool {
-	if x.atHead(ctx, since) {
+	if h, ok := x.knownHead(ctx, since); ok {
 		x.m.ResumesAtHead.Inc()
-		x.cursor = since
 		// The first drain re-reads the sweep mark: if the hint lagged for a whole retention
-		// (a long meta outage) and rows above since were swept, that drain says seq_too_old.
+		// (a long meta outage) and rows above it were swept, that drain says seq_too_old.
 		x.checkMark = true
+		if since == 0 {
+			x.cursor = h
+			return x.reset(ctx, h, ReasonInitialSync) && x.heartbeat(ctx)
+		}
+		x.cursor = since
 		return x.heartbeat(ctx)
 	}
 	x.m.TenantQueries.WithLabelValues("bounds").Inc()

@@ -67,6 +67,11 @@ func (m *Meta) CreateTenant(ctx context.Context, poolID string, dedicated bool) 
 		t.ID, HashKey(key), poolID, time.Now().UTC()); err != nil {
 		return Tenant{}, "", err
 	}
+	// A new tenant has no events: its head hint starts at 0, so a stream of a never-written tenant
+	// (since=0, or a reconnect at 0) is answered without its tenant DB.
+	if _, err := tx.ExecContext(ctx, `INSERT INTO tenant_seq_head (tenant_id, head, updated_at) VALUES (?, 0, ?)`, t.ID, time.Now().UTC()); err != nil {
+		return Tenant{}, "", err
+	}
 	return t, key, tx.Commit()
 }
 

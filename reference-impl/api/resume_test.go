@@ -191,3 +191,49 @@ func TestNeverWrittenTenantStreamsWithoutTenantDB(t *testing.T) {
 		})
 	}
 }
+
+// TestPodStartDoesNotWakeMigratedPools: a pod starting after the pools were migrated (recorded in
+// the meta DB) sends zero bytes to a cold tenant's DB, also while it serves that tenant's resume at
+// the head and initial sync (its handle opens lazily); the first write still works through it. The
+// control deletes the records: the next pod start migrates the pool again (bytes).
+func TestPodStartDoesNotWakeMigratedPools(t *testing.T) {
+	e := newEnv(t, poolDef{id: "cold", role: store.RoleDedicated, count: true})
+	a := e.pod("a", nil)
+	_, key := a.provision(t, "cold")
+	a.write(t, key, "/one", "x")
+	ctx := testCtx(t)
+	waitFor(t, 10*time.Second, "a's hints", func() bool { return a.srv.SignalIdle(ctx) })
+	head := int64(0)
+	s := a.subscribe(t, key, 0).start()
+	if got, ok := s.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" }); ok {
+		head = got[0].Seq
+	}
+	s.close()
+	time.Sleep(200 * time.Millisecond) // the write's lazy sweep check
+	before := e.counts["cold"].bytes.Load()
+
+	c := e.pod("c", nil) // a restart: a new pod on the same meta DB
+	for _, since := range []int64{head, 0} {
+		r := c.subscribe(t, key, since).start()
+		if got, ok := r.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" }); !ok || got[len(got)-1].Seq != head {
+			t.Fatalf("since=%d on the new pod: %+v", since, got)
+		}
+		r.close()
+	}
+	if d := e.counts["cold"].bytes.Load() - before; d != 0 {
+		t.Fatalf("a pod start and two streams sent %d bytes to a migrated cold tenant DB", d)
+	}
+	c.write(t, key, "/two", "y") // the lazily opened handle works
+	if e.counts["cold"].bytes.Load() == before {
+		t.Fatal("a write through the new pod sent no bytes: the relay check has no teeth")
+	}
+
+	if _, err := a.srv.Meta().DB.ExecContext(ctx, `DELETE FROM pool_schema`); err != nil {
+		t.Fatal(err)
+	}
+	mid := e.counts["cold"].bytes.Load()
+	e.pod("d", nil)
+	if e.counts["cold"].bytes.Load() == mid {
+		t.Fatal("control: with no record, a pod start did not migrate the pool")
+	}
+}

@@ -93,15 +93,31 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err
 	}
 	pools := store.NewPools(cfg.Pools, cfg.DB)
-	for id, err := range pools.MigrateAll(ctx, 5*time.Second) {
+	// Pools an earlier start already migrated (recorded in the meta DB) are opened lazily: a pod
+	// start must not touch every cold tenant DB. The others are migrated now and recorded.
+	meta := &store.Meta{DB: metaDB}
+	known, err := meta.MigratedPools(ctx, cfg.Pools)
+	if err != nil {
+		cfg.Log.Warn("pool schema records unreadable; migrating every pool", "err", err)
+	}
+	pools.MarkMigrated(known)
+	failed := pools.MigrateAll(ctx, 5*time.Second)
+	for id, err := range failed {
 		cfg.Log.Warn("tenant pool unreachable at start; it will be migrated on first use", "pool", id, "err", err)
+	}
+	for _, spec := range cfg.Pools {
+		if failed[spec.ID] == nil && !known[spec.ID] {
+			if err := meta.RecordMigrated(ctx, spec); err != nil {
+				cfg.Log.Warn("could not record the pool's schema version", "pool", spec.ID, "err", err)
+			}
+		}
 	}
 	reg := cfg.Registry
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
-	s := &Server{cfg: cfg, meta: &store.Meta{DB: metaDB}, pools: pools, reg: reg, m: metrics.New(reg), bus: signal.NewBus(),
+	s := &Server{cfg: cfg, meta: meta, pools: pools, reg: reg, m: metrics.New(reg), bus: signal.NewBus(),
 		auth: &authCache{ttl: cfg.AuthCacheTTL, staleMax: cfg.AuthStaleMax, m: map[string]authEntry{}}, notifierDone: make(chan struct{})}
 	// Process-wide (the store counts every tenant DB statement of this process): a pod is a process.
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "eventlogd_tx_conflict_retries_total",

@@ -201,6 +201,46 @@ func (m *Meta) SeqHead(ctx context.Context, tenant string) (int64, bool, error) 
 	return h, err == nil, err
 }
 
+// MigratedPools returns the pools whose tenant schema some pod already created at
+// TenantSchemaVersion through the DSN they have now (pool_schema): a starting pod need not touch
+// those tenant DBs (a start must not wake every cold tenant DB).
+func (m *Meta) MigratedPools(ctx context.Context, specs []PoolSpec) (map[string]bool, error) {
+	rows, err := m.DB.QueryContext(ctx, `SELECT pool_id, dsn_hash, version FROM pool_schema`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	have := map[string]string{}
+	for rows.Next() {
+		var id, h string
+		var v int
+		if err := rows.Scan(&id, &h, &v); err != nil {
+			return nil, err
+		}
+		if v == TenantSchemaVersion {
+			have[id] = h
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for _, s := range specs {
+		if h, ok := have[s.ID]; ok && h == HashKey(s.DSN) {
+			out[s.ID] = true
+		}
+	}
+	return out, nil
+}
+
+// RecordMigrated notes in pool_schema that spec's tenant schema is at TenantSchemaVersion.
+func (m *Meta) RecordMigrated(ctx context.Context, spec PoolSpec) error {
+	_, err := m.DB.ExecContext(ctx, `INSERT INTO pool_schema (pool_id, dsn_hash, version, updated_at) VALUES (?, ?, ?, ?)
+		ON DUPLICATE KEY UPDATE dsn_hash = VALUES(dsn_hash), version = VALUES(version), updated_at = VALUES(updated_at)`,
+		spec.ID, HashKey(spec.DSN), TenantSchemaVersion, time.Now().UTC())
+	return err
+}
+
 // OutboxRow is one wake-up hint.
 type OutboxRow struct {
 	ID       int64

@@ -87,6 +87,20 @@ type Pools struct {
 	mu       sync.Mutex
 	dbs      map[string]*poolDB
 	migrated map[string]bool
+	known    map[string]bool // schema known current (MarkMigrated): open without touching the DB
+}
+
+// MarkMigrated tells Pools that these pools' schema is current (recorded in the meta DB by an
+// earlier start): Acquire then opens their handles lazily, without a ping or a migration, so the
+// DB sees no traffic until a query needs it.
+func (p *Pools) MarkMigrated(ids map[string]bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for id, ok := range ids {
+		if ok {
+			p.known[id] = true
+		}
+	}
 }
 
 type poolDB struct {
@@ -102,7 +116,7 @@ func NewPools(specs []PoolSpec, opts PoolOptions) *Pools {
 	if opts.ConnMaxIdle == 0 {
 		opts.ConnMaxIdle = 5 * time.Minute
 	}
-	p := &Pools{opts: opts, specs: map[string]PoolSpec{}, dbs: map[string]*poolDB{}, migrated: map[string]bool{}, order: specs}
+	p := &Pools{opts: opts, specs: map[string]PoolSpec{}, dbs: map[string]*poolDB{}, migrated: map[string]bool{}, known: map[string]bool{}, order: specs}
 	for _, s := range specs {
 		p.specs[s.ID] = s
 	}
@@ -146,13 +160,18 @@ func (p *Pools) Acquire(ctx context.Context, id string) (*sql.DB, error) {
 		p.mu.Unlock()
 		return d.db, nil
 	}
+	known := p.known[id]
 	p.mu.Unlock()
-	db, err := OpenDB(ctx, spec.DSN)
+	open := OpenDB
+	if known {
+		open = openLazy
+	}
+	db, err := open(ctx, spec.DSN)
 	if err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
-	done := p.migrated[id]
+	done := p.migrated[id] || known
 	p.mu.Unlock()
 	if !done {
 		if err := MigrateTenant(ctx, db); err != nil {

@@ -48,11 +48,21 @@ var metaSchema = []string{
 		started_at DATETIME(6) NOT NULL,
 		heartbeat_at DATETIME(6) NOT NULL
 	)`,
+	`CREATE TABLE IF NOT EXISTS pool_schema (
+		pool_id VARCHAR(64) NOT NULL PRIMARY KEY,
+		dsn_hash CHAR(64) NOT NULL,
+		version INT NOT NULL,
+		updated_at DATETIME(6) NOT NULL
+	)`,
 	`CREATE TABLE IF NOT EXISTS shared_maintenance_state (
 		name VARCHAR(128) NOT NULL PRIMARY KEY,
 		last_run_at DATETIME(6) NOT NULL
 	)`,
 }
+
+// TenantSchemaVersion names the tenant schema below; bump it whenever tenantSchema changes, so pods
+// migrate pools that an older eventlogd recorded in pool_schema.
+const TenantSchemaVersion = 1
 
 // tenantSchema is the same in a dedicated and a shared tenant DB: every row is keyed by tenant_id.
 // fs_event_seq_lock is the per-tenant row an event insert locks before it takes its AUTO_INCREMENT
@@ -161,6 +171,18 @@ func OpenDB(ctx context.Context, dsn string) (*sql.DB, error) {
 		return nil, fmt.Errorf("connect %s: %w", redact(dsn), err)
 	}
 	return db, nil
+}
+
+// openLazy is OpenDB without the ping: no connection is made until the first query (for a pool
+// whose database and schema are known to exist).
+func openLazy(_ context.Context, dsn string) (*sql.DB, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("bad DSN %q: %w", redact(dsn), err)
+	}
+	cfg.ParseTime = true
+	cfg.InterpolateParams = true
+	return sql.Open("mysql", cfg.FormatDSN())
 }
 
 func createDatabase(ctx context.Context, cfg *mysql.Config) error {

@@ -30,7 +30,7 @@ func IsLockConflict(err error) bool {
 }
 
 // retryConflicts runs fn until it returns something other than a lock conflict, at most
-// MaxTxAttempts times, sleeping a short jittered, doubling delay (1-2 ms up to 32-64 ms) between
+// MaxTxAttempts times, sleeping a short jittered, doubling delay (1-2 ms, doubling, up to 16-32 ms before the last attempt) between
 // attempts so the two parties of a deadlock do not collide again at once. fn must be a whole
 // transaction (or one autocommit statement): InnoDB has rolled back all of it.
 func retryConflicts(ctx context.Context, fn func() error) error {

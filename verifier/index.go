@@ -18,10 +18,13 @@ import (
 // consumers' delivery state and the final audit. Checkers read it; only the driver writes it, before the
 // checkers see the same record. Memory grows with mutations and consumers, not with ledger length.
 type index struct {
-	run     runInfo
-	hasRun  bool
-	ended   bool
-	drained bool
+	run    runInfo
+	hasRun bool
+	ended  bool
+	// interrupted: the end record says the run was stopped early (Ctrl-C); nothing after the stop was
+	// drained or audited, so losses and stalls are not provable.
+	interrupted bool
+	drained     bool
 
 	tenantIDs   map[string]uint16
 	tenantNames []string
@@ -326,6 +329,7 @@ func (ix *index) observe(r *ledger.Record) error {
 		c.hasRecord, c.firstSince, c.finalCursor, c.durable = true, r.FirstSince, r.FinalCursor, r.Durable
 	case ledger.KindEnd:
 		ix.ended, ix.drained = true, r.Drained
+		ix.interrupted = r.Reason == EndReasonInterrupted
 	}
 	return nil
 }

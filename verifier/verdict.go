@@ -12,6 +12,10 @@ const (
 	CheckColdWakeups = "cold_wakeups"
 )
 
+// EndReasonInterrupted is the end record's reason for a run stopped before it finished (seqgate run
+// writes it on Ctrl-C); such a ledger verifies but is inconclusive, like one with no end record.
+const EndReasonInterrupted = "interrupted"
+
 // decide applies the spec's verdict rules and the thresholds. A ledger without an end record, or with
 // an empty W, is inconclusive, except that a leak still fails: a leak is proven by its one delivery,
 // whatever is missing after it (a threshold on a partial run proves nothing).
@@ -41,10 +45,13 @@ func decide(s *Summary, ix *index, th Thresholds) {
 	switch {
 	case hardFail:
 		s.Verdict = VerdictFail
-	case !ix.ended || s.Acked == 0:
+	case !ix.ended || ix.interrupted || s.Acked == 0:
 		s.Verdict = VerdictInconclusive
 		if !ix.ended {
 			s.Warnings = append(s.Warnings, "inconclusive: the ledger has no end record (the run did not finish)")
+		}
+		if ix.interrupted {
+			s.Warnings = append(s.Warnings, "inconclusive: the end record says the run was interrupted (not drained, not fully audited)")
 		}
 		if s.Acked == 0 {
 			s.Warnings = append(s.Warnings, "inconclusive: W is empty (no acked event-producing mutation)")

@@ -220,9 +220,12 @@ func TestE2EPodKilledMidRun(t *testing.T) {
 func TestE2EInterrupted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	hook := Hook{At: 2 * time.Second, Name: "ctrl-c", Do: func(context.Context, faults.Env) error { cancel(); return nil }}
-	res, _, recs := runE2E(t, []Hook{hook}, ctx)
+	res, s, recs := runE2E(t, []Hook{hook}, ctx)
 	if !res.Interrupted {
 		t.Error("result not marked interrupted")
+	}
+	if s == nil || s.Verdict != verifier.VerdictInconclusive {
+		t.Errorf("an interrupted run's ledger must verify as inconclusive, got %+v", s)
 	}
 	last := recs[len(recs)-1]
 	if last.K != ledger.KindEnd || last.Reason != "interrupted" {

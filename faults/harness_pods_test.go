@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -56,24 +55,10 @@ func fakePod() {
 	_ = http.Serve(ln, mux)
 }
 
-// podSink collects harness/pods' pod records.
-type podSink struct {
-	mu   sync.Mutex
-	recs []ledger.Record
-}
-
-func (s *podSink) Write(r *ledger.Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recs = append(s.recs, *r)
-	return nil
-}
-
-func (s *podSink) phases(pod string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+// podPhases lists one pod's record phases (with the signal of a crash) in order.
+func podPhases(s *ledger.Memory, pod string) []string {
 	var out []string
-	for _, r := range s.recs {
+	for _, r := range s.Records() {
 		if r.Pod == pod {
 			p := r.Phase
 			if r.Signal != "" {
@@ -124,7 +109,7 @@ func TestRunnerWithHarnessPods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	sink := &podSink{}
+	sink := &ledger.Memory{}
 	ctx := context.Background()
 	fleet, err := pods.Start(ctx, pods.Config{Binary: exe, LogDir: t.TempDir(), Start: time.Now(), Sink: sink, ReadyAfter: 20 * time.Second}, 2)
 	if err != nil {
@@ -178,7 +163,7 @@ func TestRunnerWithHarnessPods(t *testing.T) {
 		"pod-2": {"start", "ready", "exit", "start", "ready"},
 	}
 	for pod, w := range want {
-		if got := sink.phases(pod); fmt.Sprint(got) != fmt.Sprint(w) {
+		if got := podPhases(sink, pod); fmt.Sprint(got) != fmt.Sprint(w) {
 			t.Errorf("%s pod records %v, want %v", pod, got, w)
 		}
 	}

@@ -12,11 +12,6 @@ import (
 	"github.com/seqgate/seqgate/verifier/ledger"
 )
 
-// Sink receives ledger records; ledger.Writer is one.
-type Sink interface {
-	Write(*ledger.Record) error
-}
-
 // Head returns the tenant's highest fs_events seq (0 when it has none).
 func Head(ctx context.Context, db *sql.DB, tenant string) (int64, error) {
 	var head sql.NullInt64
@@ -32,7 +27,7 @@ func likePrefix(prefix string) string {
 
 // Tenant writes one persisted record per fs_events row of tenant whose path starts with prefix (the
 // run's own rows), in seq order, and returns how many it wrote.
-func Tenant(ctx context.Context, db *sql.DB, tenant, prefix string, sink Sink) (int, error) {
+func Tenant(ctx context.Context, db *sql.DB, tenant, prefix string, sink ledger.Sink) (int, error) {
 	rows, err := db.QueryContext(ctx, "SELECT seq, op, path, created_at FROM fs_events WHERE tenant_id = ? AND path LIKE ? ORDER BY seq",
 		tenant, likePrefix(prefix))
 	if err != nil {

@@ -3,25 +3,12 @@ package audit
 import (
 	"context"
 	"database/sql"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/seqgate/seqgate/harness/dbserver"
 	"github.com/seqgate/seqgate/verifier/ledger"
 )
-
-type sink struct {
-	mu   sync.Mutex
-	recs []ledger.Record
-}
-
-func (s *sink) Write(r *ledger.Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recs = append(s.recs, *r)
-	return nil
-}
 
 func TestAuditReadsOnlyTheRunsRows(t *testing.T) {
 	if _, err := dbserver.FindBinary(); err != nil {
@@ -58,13 +45,13 @@ func TestAuditReadsOnlyTheRunsRows(t *testing.T) {
 		{"t_9", nil, 0},
 	}
 	for _, tc := range tests {
-		s := &sink{}
+		s := &ledger.Memory{}
 		n, err := Tenant(ctx, db, tc.tenant, "/seqgate/r_1/", s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var seqs []int64
-		for _, r := range s.recs {
+		for _, r := range s.Records() {
 			if r.K != ledger.KindPersisted || r.Tenant != tc.tenant || r.CreatedUnixNs <= 0 {
 				t.Errorf("record %+v", r)
 			}

@@ -21,11 +21,6 @@ import (
 	"github.com/seqgate/seqgate/verifier/ledger"
 )
 
-// Sink receives ledger records; ledger.Writer is one.
-type Sink interface {
-	Write(*ledger.Record) error
-}
-
 // Endpoint is one place the stream can be read from (a pod, or the external target).
 type Endpoint struct {
 	Name string
@@ -59,7 +54,7 @@ type Config struct {
 	Wait      func(ctx context.Context) bool
 	Home      int // index of the preferred endpoint
 	Start     time.Time
-	Sink      Sink
+	Sink      ledger.Sink
 	Endpoints func() []Endpoint
 	Client    *http.Client // must have no overall timeout: streams are long
 }

@@ -17,24 +17,6 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-type sink struct {
-	mu   sync.Mutex
-	recs []ledger.Record
-}
-
-func (s *sink) Write(r *ledger.Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recs = append(s.recs, *r)
-	return nil
-}
-
-func (s *sink) all() []ledger.Record {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]ledger.Record(nil), s.recs...)
-}
-
 // script serves connection i (0-based) with frames[i], then holds it open (hold) or ends it.
 type script struct {
 	mu     sync.Mutex
@@ -81,9 +63,9 @@ const (
 	slow     = "event: reset\ndata: {\"seq\":2,\"reason\":\"slow_consumer\"}\n\n"
 )
 
-func run(t *testing.T, eps []Endpoint, cfg Config, until func(*Consumer) bool) (*Consumer, *sink) {
+func run(t *testing.T, eps []Endpoint, cfg Config, until func(*Consumer) bool) (*Consumer, *ledger.Memory) {
 	t.Helper()
-	s := &sink{}
+	s := &ledger.Memory{}
 	cfg.Name, cfg.Tenant, cfg.Key, cfg.Start, cfg.Sink = "c1", "ten", "key", time.Now(), s
 	cfg.BackoffMin, cfg.BackoffMax, cfg.Jitter = time.Millisecond, 5*time.Millisecond, 0.5
 	cfg.Endpoints = func() []Endpoint { return eps }
@@ -122,14 +104,14 @@ func TestResumeWithCursor(t *testing.T) {
 		t.Errorf("since per connection = %q, want [\"\" \"2\" ...]", got)
 	}
 	want := []string{"conn:open", "reset:0", "ev:1", "ev:2", "conn:close", "conn:open", "conn:close"}
-	if got := kinds(s.all()); len(got) < len(want) || fmt.Sprint(got[:len(want)]) != fmt.Sprint(want) {
+	if got := kinds(s.Records()); len(got) < len(want) || fmt.Sprint(got[:len(want)]) != fmt.Sprint(want) {
 		t.Errorf("records = %v, want %v", got, want)
 	}
 	sum := c.Summary()
 	if sum.FinalCursor != 5 || sum.FirstSince != 0 || !sum.Durable || sum.ToT < sum.FromT || c.Heartbeats() != 1 {
 		t.Errorf("summary %+v heartbeats %d", sum, c.Heartbeats())
 	}
-	for _, r := range s.all() {
+	for _, r := range s.Records() {
 		if r.K == ledger.KindEv && (r.Pod != "pod-1" || r.Conn != "c1.1" || r.Tenant != "ten") {
 			t.Errorf("ev record %+v", r)
 		}
@@ -144,7 +126,7 @@ func TestFailoverToLivePod(t *testing.T) {
 	srv := httptest.NewServer(sc)
 	defer srv.Close()
 	_, s := run(t, []Endpoint{{"pod-1", deadURL}, {"pod-2", srv.URL}}, Config{Durable: true}, func(c *Consumer) bool { return c.Cursor() == 1 })
-	recs := s.all()
+	recs := s.Records()
 	if len(recs) < 2 || recs[0].Phase != "fail" || recs[0].Pod != "pod-1" || recs[0].Err == "" || recs[1].Phase != "open" || recs[1].Pod != "pod-2" {
 		t.Errorf("records %+v: want a fail on pod-1 then an open on pod-2", recs)
 	}
@@ -159,7 +141,7 @@ func TestSlowConsumerResetReconnectsFromCursor(t *testing.T) {
 		t.Errorf("since per connection = %q, want a second connection from 2", got)
 	}
 	var closeErr string
-	for _, r := range s.all() {
+	for _, r := range s.Records() {
 		if r.K == ledger.KindConn && r.Phase == "close" && r.Conn == "c1.1" {
 			closeErr = r.Err
 		}

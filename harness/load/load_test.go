@@ -72,18 +72,6 @@ func TestMixDeterministicAndWeighted(t *testing.T) {
 	}
 }
 
-type sink struct {
-	mu   sync.Mutex
-	recs []ledger.Record
-}
-
-func (s *sink) Write(r *ledger.Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recs = append(s.recs, *r)
-	return nil
-}
-
 func TestDriverSendsMutations(t *testing.T) {
 	var mu sync.Mutex
 	seen := map[string]int{}
@@ -106,7 +94,7 @@ func TestDriverSendsMutations(t *testing.T) {
 		_, _ = w.Write([]byte(`{"revision":1,"status":"ok"}`))
 	}))
 	defer srv.Close()
-	s := &sink{}
+	s := &ledger.Memory{}
 	d := NewDriver(Config{RunID: "r1", Seed: 3, Start: time.Now(), Sink: s,
 		Endpoints: func() []Endpoint { return []Endpoint{{Name: "pod-1", URL: srv.URL}} }})
 	l := scenario.Load{Executor: "constant-arrival-rate", Rate: 200, TimeUnit: dur(time.Second), Duration: dur(500 * time.Millisecond),
@@ -116,7 +104,7 @@ func TestDriverSendsMutations(t *testing.T) {
 		t.Errorf("offered %d, want 100", got)
 	}
 	mids := map[string]bool{}
-	for _, r := range s.recs {
+	for _, r := range s.Records() {
 		if r.Res != ledger.ResOK || r.Status != 200 || r.Pod != "pod-1" || r.Tenant != "ten1" {
 			t.Errorf("record %+v", r)
 		}
@@ -137,8 +125,8 @@ func TestDriverSendsMutations(t *testing.T) {
 			t.Errorf("%s without a source: %+v", r.Op, r)
 		}
 	}
-	if int64(len(s.recs))+d.Stats.Dropped.Load() != 100 {
-		t.Errorf("%d records + %d dropped != 100 offered", len(s.recs), d.Stats.Dropped.Load())
+	if int64(len(s.Records()))+d.Stats.Dropped.Load() != 100 {
+		t.Errorf("%d records + %d dropped != 100 offered", len(s.Records()), d.Stats.Dropped.Load())
 	}
 	ops := []string{}
 	for op := range seen {
@@ -158,7 +146,7 @@ func TestDriverOpenModelDropsWhenSaturated(t *testing.T) {
 		<-release
 	}))
 	defer srv.Close()
-	s := &sink{}
+	s := &ledger.Memory{}
 	d := NewDriver(Config{RunID: "r", Seed: 1, Start: time.Now(), Sink: s,
 		Endpoints: func() []Endpoint { return []Endpoint{{Name: "p", URL: srv.URL}} }})
 	l := scenario.Load{Executor: "constant-arrival-rate", Rate: 100, TimeUnit: dur(time.Second), Duration: dur(200 * time.Millisecond),
@@ -187,14 +175,14 @@ func TestDriverRecordsTimeoutAndError(t *testing.T) {
 		time.Sleep(300 * time.Millisecond)
 	}))
 	defer srv.Close()
-	s := &sink{}
+	s := &ledger.Memory{}
 	d := NewDriver(Config{RunID: "r", Seed: 1, Start: time.Now(), Sink: s,
 		Endpoints: func() []Endpoint { return []Endpoint{{Name: "p", URL: srv.URL}} }})
 	l := scenario.Load{Executor: "constant-arrival-rate", Rate: 10, TimeUnit: dur(time.Second), Duration: dur(200 * time.Millisecond),
 		MaxInFlight: 4, Timeout: dur(50 * time.Millisecond), Mix: map[string]int{"write": 1}}
 	d.Run(context.Background(), time.Now(), []Block{{Load: l, Tenants: []Tenant{{ID: "t", Key: "k", Index: 1}}}})
 	got := map[string]string{}
-	for _, r := range s.recs {
+	for _, r := range s.Records() {
 		got[r.MID] = r.Res
 	}
 	want := map[string]string{"t1.b0.0": ledger.ResErr, "t1.b0.1": ledger.ResTimeout}
@@ -228,7 +216,7 @@ func TestStalledTenantDoesNotStarveItsBlock(t *testing.T) {
 				_, _ = w.Write([]byte(`{"revision":1,"status":"ok"}`))
 			}))
 			defer srv.Close()
-			s := &sink{}
+			s := &ledger.Memory{}
 			d := NewDriver(Config{RunID: "r", Seed: 1, Start: time.Now(), Sink: s,
 				Endpoints: func() []Endpoint { return []Endpoint{{Name: "p", URL: srv.URL}} }})
 			l := scenario.Load{Executor: "constant-arrival-rate", Rate: 100, TimeUnit: dur(time.Second), Duration: dur(400 * time.Millisecond),
@@ -253,7 +241,7 @@ func TestStalledTenantDoesNotStarveItsBlock(t *testing.T) {
 					drops["stalled"], d.Stats.Dropped.Load(), offered-slots, slots)
 			}
 			var ok, stalled int
-			for _, r := range s.recs {
+			for _, r := range s.Records() {
 				switch {
 				case r.Tenant == "healthy" && r.Res == ledger.ResOK:
 					ok++

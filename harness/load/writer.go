@@ -16,11 +16,6 @@ import (
 	"github.com/seqgate/seqgate/verifier/ledger"
 )
 
-// Sink receives ledger records; ledger.Writer is one.
-type Sink interface {
-	Write(*ledger.Record) error
-}
-
 // Endpoint is one place mutations can be sent (a pod, or the external target).
 type Endpoint struct {
 	Name string // the ledger's pod name
@@ -47,7 +42,7 @@ type Config struct {
 	Prefix    string // first path segment (default "seqgate")
 	Seed      int64
 	Start     time.Time // the run's clock origin
-	Sink      Sink
+	Sink      ledger.Sink
 	Endpoints func() []Endpoint // where to send; called per mutation so dead pods can be left out
 	Client    *http.Client
 }

@@ -21,18 +21,13 @@ import (
 	"github.com/seqgate/seqgate/verifier/ledger"
 )
 
-// Sink receives ledger records; ledger.Writer is one.
-type Sink interface {
-	Write(*ledger.Record) error
-}
-
 // Config is what every pod of a fleet shares.
 type Config struct {
 	Binary     string        // the eventlogd executable
 	Args       []string      // flags every pod gets (meta DSN, pools file, retention...), without --listen/--pod
 	LogDir     string        // one <pod>.log per pod
 	Start      time.Time     // the run's clock origin
-	Sink       Sink          // pod records
+	Sink       ledger.Sink   // pod records
 	ReadyAfter time.Duration // how long a pod may take to answer /healthz (default 30s)
 }
 

@@ -6,7 +6,6 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,23 +43,9 @@ func fakePod() {
 	_ = http.Serve(ln, mux)
 }
 
-type sink struct {
-	mu   sync.Mutex
-	recs []ledger.Record
-}
-
-func (s *sink) Write(r *ledger.Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recs = append(s.recs, *r)
-	return nil
-}
-
-func (s *sink) phases(pod string) []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+func phases(s *ledger.Memory, pod string) []string {
 	var out []string
-	for _, r := range s.recs {
+	for _, r := range s.Records() {
 		if r.Pod == pod {
 			p := r.Phase
 			if r.Signal != "" {
@@ -78,7 +63,7 @@ func TestFleetLifecycle(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &sink{}
+	s := &ledger.Memory{}
 	ctx := context.Background()
 	f, err := Start(ctx, Config{Binary: exe, LogDir: t.TempDir(), Start: time.Now(), Sink: s}, 2)
 	if err != nil {
@@ -120,7 +105,7 @@ func TestFleetLifecycle(t *testing.T) {
 		{"pod-2", []string{"start", "ready", "exit:SIGTERM"}},
 	}
 	for _, tc := range tests {
-		got := s.phases(tc.pod)
+		got := phases(s, tc.pod)
 		if fmt.Sprint(got) != fmt.Sprint(tc.want) {
 			t.Errorf("%s records = %v, want %v", tc.pod, got, tc.want)
 		}
@@ -134,7 +119,7 @@ func TestPodExitingByItselfIsACrash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := &sink{}
+	s := &ledger.Memory{}
 	f, err := Start(context.Background(), Config{Binary: exe, LogDir: t.TempDir(), Start: time.Now(), Sink: s}, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -147,9 +132,8 @@ func TestPodExitingByItselfIsACrash(t *testing.T) {
 	if err := p.Wait(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	s.mu.Lock()
-	last := s.recs[len(s.recs)-1]
-	s.mu.Unlock()
+	recs := s.Records()
+	last := recs[len(recs)-1]
 	if last.Phase != "crash" || last.Code == nil || *last.Code != 3 || last.Signal != "" {
 		t.Errorf("last record %+v, want a crash with code 3", last)
 	}

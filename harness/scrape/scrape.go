@@ -18,11 +18,6 @@ import (
 	"github.com/seqgate/seqgate/verifier/ledger"
 )
 
-// Sink receives ledger records; ledger.Writer is one.
-type Sink interface {
-	Write(*ledger.Record) error
-}
-
 // Families are the metric families the verifier reads (drop counters explain losses; the others are
 // context for a report).
 var Families = []string{
@@ -44,7 +39,7 @@ type Scraper struct {
 	Names    []string // families to keep (Families plus the scenario's)
 	Period   time.Duration
 	Start    time.Time
-	Sink     Sink
+	Sink     ledger.Sink
 	Client   *http.Client
 	Failures atomic.Int64 // scrapes that failed (a pod down is an ordinary cause)
 	Samples  atomic.Int64

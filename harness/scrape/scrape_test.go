@@ -4,7 +4,6 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,18 +14,6 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
-
-type sink struct {
-	mu   sync.Mutex
-	recs []ledger.Record
-}
-
-func (s *sink) Write(r *ledger.Record) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.recs = append(s.recs, *r)
-	return nil
-}
 
 func TestScrapeKeepsNamedFamilies(t *testing.T) {
 	reg := prometheus.NewRegistry()
@@ -44,7 +31,7 @@ func TestScrapeKeepsNamedFamilies(t *testing.T) {
 	dead := httptest.NewServer(http.NotFoundHandler())
 	dead.Close()
 
-	s := &sink{}
+	s := &ledger.Memory{}
 	sc := &Scraper{Targets: func() []Target { return []Target{{"pod-1", srv.URL}, {"pod-2", dead.URL}} },
 		Start: time.Now(), Sink: s, Client: &http.Client{Timeout: time.Second}}
 	keep := map[string]bool{}
@@ -53,7 +40,7 @@ func TestScrapeKeepsNamedFamilies(t *testing.T) {
 	}
 	sc.Once(context.Background(), keep)
 	got := map[string]ledger.Record{}
-	for _, r := range s.recs {
+	for _, r := range s.Records() {
 		got[r.Name] = r
 	}
 	tests := []struct {
@@ -82,7 +69,7 @@ func TestScrapeKeepsNamedFamilies(t *testing.T) {
 	if _, _, ok := sc.Latest("pod-2", "drive9_sse_event_retry_buffer_depth"); ok {
 		t.Error("Latest reports a value for a pod that was never scraped")
 	}
-	if len(s.recs) != 2 || sc.Failures.Load() != 1 {
-		t.Errorf("%d records, %d failures; want 2 and 1 (the dead pod)", len(s.recs), sc.Failures.Load())
+	if len(s.Records()) != 2 || sc.Failures.Load() != 1 {
+		t.Errorf("%d records, %d failures; want 2 and 1 (the dead pod)", len(s.Records()), sc.Failures.Load())
 	}
 }

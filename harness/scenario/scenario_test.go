@@ -94,6 +94,9 @@ func TestParseErrors(t *testing.T) {
 		{"ramp too long", func(s string) string {
 			return strings.Replace(strings.Replace(s, "constant-arrival-rate", "ramping-arrival-rate", 1), "    rate: 5\n", "    stages:\n      - {target: 3, duration: 11s}\n", 1)
 		}, 13, "load[0].duration", "start + duration"},
+		{"ramp duration disagrees with its stages", func(s string) string {
+			return strings.Replace(strings.Replace(s, "constant-arrival-rate", "ramping-arrival-rate", 1), "    rate: 5\n", "    duration: 5s\n    stages:\n      - {target: 3, duration: 4s}\n", 1)
+		}, 15, "load[0].duration", "sum of the stages"},
 		{"unknown op", func(s string) string {
 			return strings.Replace(s, "    rate: 5\n", "    rate: 5\n    mix: {write: 1, truncate: 2}\n", 1)
 		}, 16, "load[0].mix.truncate", "chmod"},

@@ -265,8 +265,8 @@ func (v *validator) load(s *Scenario, i int, groups map[string]bool, groupNames 
 		if len(l.Stages) == 0 {
 			return v.err(f+".stages", v.at("load", i, "stages"), []string{"a list of {target, duration}"}, "ramping-arrival-rate needs stages")
 		}
-		if l.Rate != 0 || l.Duration != 0 {
-			return v.err(f+".rate", v.at("load", i, "rate"), []string{"start_rate", "stages"}, "rate and duration belong to constant-arrival-rate; the stages set the length")
+		if l.Rate != 0 {
+			return v.err(f+".rate", v.at("load", i, "rate"), []string{"start_rate", "stages"}, "rate belongs to constant-arrival-rate; the stages set the rates")
 		}
 		var sum Duration
 		for j, st := range l.Stages {
@@ -274,6 +274,11 @@ func (v *validator) load(s *Scenario, i int, groups map[string]bool, groupNames 
 				return v.err(fmt.Sprintf("%s.stages[%d]", f, j), v.at("load", i, "stages", j), []string{"target >= 0", "duration > 0"}, "target %g, duration %v", st.Target, st.Duration.D())
 			}
 			sum += st.Duration
+		}
+		// The stages set the length; a duration may be given only if it agrees (the resolved scenario
+		// written to the run directory carries it, and must parse again).
+		if l.Duration != 0 && l.Duration != sum {
+			return v.err(f+".duration", v.at("load", i, "duration"), []string{"omit it", sum.D().String() + " (the sum of the stages)"}, "duration %v disagrees with the stages (%v)", l.Duration.D(), sum.D())
 		}
 		l.Duration = sum
 		if l.StartRate < 0 {

@@ -68,6 +68,9 @@ const TenantSchemaVersion = 1
 // fs_event_seq_lock is the per-tenant row an event insert locks before it takes its AUTO_INCREMENT
 // seq, so a tenant's events commit in seq order (see InsertEvent). fs_events_sweep_mark remembers the
 // highest seq a sweep deleted, which is what makes seq_too_old exact even though seq has holes.
+// The /*T![auto_id_cache] ...*/ comment is TiDB's feature-gated syntax (an ordinary comment to MySQL
+// and MariaDB): TiDB then hands out fs_events ids from one counter, in order, across TiDB servers,
+// which the in-order commit argument needs.
 var tenantSchema = []string{
 	`CREATE TABLE IF NOT EXISTS fs_events (
 		seq BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
@@ -78,7 +81,7 @@ var tenantSchema = []string{
 		created_at DATETIME(6) NOT NULL,
 		KEY idx_fs_events_tenant_seq (tenant_id, seq),
 		KEY idx_fs_events_created (created_at)
-	)`,
+	) /*T![auto_id_cache] AUTO_ID_CACHE=1 */`,
 	`CREATE TABLE IF NOT EXISTS fs_event_seq_lock (
 		tenant_id VARCHAR(64) NOT NULL PRIMARY KEY,
 		n BIGINT NOT NULL

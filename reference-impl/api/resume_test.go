@@ -35,7 +35,7 @@ func TestColdResumeAtHeadSkipsTenantDB(t *testing.T) {
 		h, ok, err := a.srv.Meta().SeqHead(ctx, tenant)
 		return a.srv.SignalIdle(ctx) && b.srv.SignalIdle(ctx) && err == nil && ok && h == head
 	})
-	time.Sleep(200 * time.Millisecond) // let the write's lazy sweep check finish
+	waitFor(t, 10*time.Second, "the write's lazy sweep to finish", func() bool { return !a.srv.Sweeper().Busy() })
 	before := e.counts["cold"].bytes.Load()
 
 	re := b.subscribe(t, key, head).start()
@@ -211,7 +211,7 @@ func TestPodStartDoesNotWakeMigratedPools(t *testing.T) {
 		head = got[0].Seq
 	}
 	s.close()
-	time.Sleep(200 * time.Millisecond) // the write's lazy sweep check
+	waitFor(t, 10*time.Second, "the write's lazy sweep to finish", func() bool { return !a.srv.Sweeper().Busy() })
 	before := e.counts["cold"].bytes.Load()
 
 	c := e.pod("c", nil) // a restart: a new pod on the same meta DB

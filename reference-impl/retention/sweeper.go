@@ -8,6 +8,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seqgate/seqgate/reference-impl/metrics"
@@ -36,7 +37,11 @@ type Sweeper struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
+	busy   atomic.Int64 // sweeps spawned and not finished
 }
+
+// Busy reports whether a spawned sweep is still running (tests wait for it instead of sleeping).
+func (s *Sweeper) Busy() bool { return s.busy.Load() > 0 }
 
 func (s *Sweeper) init() {
 	s.once.Do(func() {
@@ -97,8 +102,10 @@ func (s *Sweeper) spawn(fn func(ctx context.Context)) {
 		return
 	}
 	s.wg.Add(1)
+	s.busy.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer s.busy.Add(-1)
 		fn(s.ctx)
 	}()
 }

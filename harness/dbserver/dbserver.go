@@ -48,6 +48,30 @@ type Server struct {
 	stopErr error
 }
 
+const (
+	dirPrefix = "seqgate-db-"
+	ownerFile = "owner.pid"
+)
+
+// removeStale removes the directories of servers whose owning process is gone (it was killed before
+// Stop could run). A directory without an owner file, or whose owner lives, is left alone.
+func removeStale(tmp string) {
+	dirs, _ := filepath.Glob(filepath.Join(tmp, dirPrefix+"*"))
+	for _, d := range dirs {
+		b, err := os.ReadFile(filepath.Join(d, ownerFile))
+		if err != nil {
+			continue
+		}
+		pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil || pid <= 0 {
+			continue
+		}
+		if err := syscall.Kill(pid, 0); errors.Is(err, syscall.ESRCH) {
+			_ = os.RemoveAll(d)
+		}
+	}
+}
+
 // FindBinary returns the path of the server binary Start would use.
 func FindBinary() (string, error) {
 	for _, name := range []string{"mariadbd", "mysqld"} {
@@ -86,8 +110,15 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if opts.ReadyTimeout == 0 {
 		opts.ReadyTimeout = 30 * time.Second
 	}
-	dir, err := os.MkdirTemp("", "seqgate-db-")
+	removeStale(os.TempDir())
+	dir, err := os.MkdirTemp("", dirPrefix)
 	if err != nil {
+		return nil, fmt.Errorf("dbserver: temp dir: %w", err)
+	}
+	// The owner file lets a later Start remove this directory if our process dies by SIGKILL (the
+	// server dies with us through Pdeathsig, but nothing else would remove its files).
+	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("dbserver: temp dir: %w", err)
 	}
 	s := &Server{Dir: dir, done: make(chan struct{})}

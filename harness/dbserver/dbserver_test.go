@@ -4,6 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"testing"
 
 	"go.uber.org/goleak"
@@ -44,5 +47,39 @@ func TestStartBadBinary(t *testing.T) {
 	_, err := Start(context.Background(), Options{Binary: "/bin/false"})
 	if err == nil {
 		t.Fatal("expected an error from a binary that exits at once")
+	}
+}
+
+// A directory left by a process that died before Stop (its owner pid is gone) is removed by the next
+// Start; one whose owner lives, or that has no owner file, is kept.
+func TestRemoveStale(t *testing.T) {
+	tmp := t.TempDir()
+	dead := exec.Command("true")
+	if err := dead.Run(); err != nil {
+		t.Fatal(err)
+	}
+	mk := func(name, owner string) string {
+		d := filepath.Join(tmp, dirPrefix+name)
+		if err := os.MkdirAll(filepath.Join(d, "data"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if owner != "" {
+			if err := os.WriteFile(filepath.Join(d, ownerFile), []byte(owner), 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return d
+	}
+	gone := mk("gone", strconv.Itoa(dead.ProcessState.Pid()))
+	alive := mk("alive", strconv.Itoa(os.Getpid()))
+	unowned := mk("unowned", "")
+	removeStale(tmp)
+	if _, err := os.Stat(gone); !os.IsNotExist(err) {
+		t.Errorf("%s of a dead owner survived: %v", gone, err)
+	}
+	for _, d := range []string{alive, unowned} {
+		if _, err := os.Stat(d); err != nil {
+			t.Errorf("%s was removed: %v", d, err)
+		}
 	}
 }

@@ -96,23 +96,29 @@ func (d *decoder) idUnique() (string, error) {
 	return d.str(false)
 }
 
-// int decodes an integer. A number with a fraction or exponent is accepted when its value is integral
-// (1e9, 5.0): some JSON writers print every number as a float.
-func (d *decoder) int() (int64, error) {
+// numberToken reads a JSON number's bytes; null is errNull, any other literal a type mismatch (or the
+// syntax error of a malformed one).
+func (d *decoder) numberToken() ([]byte, error) {
 	if d.i >= len(d.b) {
-		return 0, d.syntax("unexpected end of line, want a value")
+		return nil, d.syntax("unexpected end of line, want a value")
 	}
 	c := d.b[d.i]
 	if c != '-' && (c < '0' || c > '9') {
 		if d.isNull() {
-			return 0, errNull
+			return nil, errNull
 		}
 		if err := d.checkLiteral(); err != nil {
-			return 0, err
+			return nil, err
 		}
-		return 0, errTypeMismatch
+		return nil, errTypeMismatch
 	}
-	num, err := d.number()
+	return d.number()
+}
+
+// int decodes an integer. A number with a fraction or exponent is accepted when its value is integral
+// (1e9, 5.0): some JSON writers print every number as a float.
+func (d *decoder) int() (int64, error) {
+	num, err := d.numberToken()
 	if err != nil {
 		return 0, err
 	}
@@ -150,20 +156,7 @@ func (d *decoder) int() (int64, error) {
 }
 
 func (d *decoder) float() (float64, error) {
-	if d.i >= len(d.b) {
-		return 0, d.syntax("unexpected end of line, want a value")
-	}
-	c := d.b[d.i]
-	if c != '-' && (c < '0' || c > '9') {
-		if d.isNull() {
-			return 0, errNull
-		}
-		if err := d.checkLiteral(); err != nil {
-			return 0, err
-		}
-		return 0, errTypeMismatch
-	}
-	num, err := d.number()
+	num, err := d.numberToken()
 	if err != nil {
 		return 0, err
 	}

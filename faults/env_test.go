@@ -20,8 +20,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seqgate/seqgate/harness/consumer"
-	"github.com/seqgate/seqgate/harness/dbserver"
 	"github.com/seqgate/seqgate/harness/pods"
+	"github.com/seqgate/seqgate/internal/dbserver"
 )
 
 // The harness's pod and consumer handles must satisfy Pod and Consumer as they are: these lines break

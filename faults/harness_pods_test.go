@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/harness/pods"
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 const fakePodEnv = "SEQGATE_FAULTS_FAKE_POD"

@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // Recorder receives the `fault` ledger records (phase start and stop) the Runner produces. It must be

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // records collects the Runner's ledger records.

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier/synth"
 )
 

@@ -3,7 +3,7 @@ package verifier
 import (
 	"slices"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // coldCheck counts wakeups of cold tenants' databases: a cold tenant whose proxy's conns, bytes_up or

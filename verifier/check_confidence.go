@@ -1,6 +1,6 @@
 package verifier
 
-import "github.com/seqgate/seqgate/verifier/ledger"
+import "github.com/seqgate/seqgate/ledger"
 
 // confidenceCheck bounds the loss fraction from above (one-sided 95% Clopper-Pearson) and says whether
 // |W| was large enough for that bound to be at or under the budget: a pass on 100 events proves little.

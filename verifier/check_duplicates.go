@@ -1,6 +1,6 @@
 package verifier
 
-import "github.com/seqgate/seqgate/verifier/ledger"
+import "github.com/seqgate/seqgate/ledger"
 
 // duplicatesCheck counts event paths delivered more than once to the same consumer (every delivery
 // after the first is one duplicate).

@@ -3,7 +3,7 @@ package verifier
 import (
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // latencyCheck measures delivery latency (first delivery t minus the mutation's done_t, 0 when the

@@ -1,6 +1,6 @@
 package verifier
 
-import "github.com/seqgate/seqgate/verifier/ledger"
+import "github.com/seqgate/seqgate/ledger"
 
 // leaksCheck counts deliveries of another tenant's mutation to a consumer: a cross-tenant leak, a
 // security failure.

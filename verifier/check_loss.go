@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // Loss reasons that are not counter reasons.

@@ -1,6 +1,6 @@
 package verifier
 
-import "github.com/seqgate/seqgate/verifier/ledger"
+import "github.com/seqgate/seqgate/ledger"
 
 // Projection defaults (docs/ledger-v1.md, the run record's optional fields).
 const (

@@ -3,7 +3,7 @@ package verifier
 import (
 	"slices"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // reconnectCheck measures reconnect storms: the most conn opens in any 1-second window, and the total

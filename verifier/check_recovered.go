@@ -1,6 +1,6 @@
 package verifier
 
-import "github.com/seqgate/seqgate/verifier/ledger"
+import "github.com/seqgate/seqgate/ledger"
 
 // recoveredCheck counts ambiguous mutations (res err or timeout) whose event appeared anyway. They
 // are never lost; recovered says how often an error answer still committed.

@@ -1,6 +1,6 @@
 package verifier
 
-import "github.com/seqgate/seqgate/verifier/ledger"
+import "github.com/seqgate/seqgate/ledger"
 
 // reorderCheck finds, per consumer and in delivery order, events overtaken by an event of a mutation
 // sent after their ack (done_t): reorder_ms = the latest such send time minus the overtaken one's

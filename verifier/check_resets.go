@@ -1,6 +1,6 @@
 package verifier
 
-import "github.com/seqgate/seqgate/verifier/ledger"
+import "github.com/seqgate/seqgate/ledger"
 
 // resetsCheck counts delivered resets by reason, overall, per tenant and per consumer.
 type resetsCheck struct {

@@ -1,6 +1,6 @@
 package verifier
 
-import "github.com/seqgate/seqgate/verifier/ledger"
+import "github.com/seqgate/seqgate/ledger"
 
 // skippedCheck finds expected events a durable consumer's cursor passed without delivering them and
 // without a seq_too_old reset telling it to resync (a late commit, a lost page). Events a seq_too_old

@@ -1,6 +1,6 @@
 package verifier
 
-import "github.com/seqgate/seqgate/verifier/ledger"
+import "github.com/seqgate/seqgate/ledger"
 
 // spuriousCheck counts seq_too_old resets that jumped a consumer's cursor from k to s although the
 // audit still holds a row in (k, s]: nothing had been swept, the consumer resynced for nothing.

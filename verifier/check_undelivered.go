@@ -1,6 +1,6 @@
 package verifier
 
-import "github.com/seqgate/seqgate/verifier/ledger"
+import "github.com/seqgate/seqgate/ledger"
 
 // undeliveredCheck finds expected events beyond a durable consumer's final cursor: its stream never
 // got there (a stall).

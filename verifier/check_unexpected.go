@@ -1,6 +1,6 @@
 package verifier
 
-import "github.com/seqgate/seqgate/verifier/ledger"
+import "github.com/seqgate/seqgate/ledger"
 
 // unexpectedCheck counts deliveries whose path matches no mutation at all (of any tenant): events the
 // harness never caused.

@@ -6,7 +6,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // FuzzVerify feeds mutated ledgers through the reader and the verifier: whatever the reader accepts,

@@ -5,7 +5,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // genCfg configures the test-local ledger generator: a clean run of tenants x consumers x events with

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // line is one named line of a hand-written ledger, so cases can drop or replace lines by name.

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // Metrics summarises the scraped `metric` records so thresholds can address them.

@@ -2,75 +2,19 @@ package verifier
 
 import (
 	"os"
+	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/seqgate/seqgate/threshold"
 )
-
-func TestParseThresholds(t *testing.T) {
-	cases := []struct {
-		in     map[string][]string
-		want   []string // names
-		errHas []string
-	}{
-		{in: map[string][]string{"latency_ms.p99": {"< 500"}, "duplicates": {"== 0"}, "reorder.max_ms": {"<= 60000"}},
-			want: []string{"threshold:duplicates==0", "threshold:latency_ms.p99<500", "threshold:reorder.max_ms<=60000"}},
-		{in: map[string][]string{"event_loss_fraction": {"<1e-4", ">= 0"}},
-			want: []string{"threshold:event_loss_fraction<1e-4", "threshold:event_loss_fraction>=0"}},
-		{in: map[string][]string{"lost_by_reason.buffer_full": {"== 0"}}, want: []string{"threshold:lost_by_reason.buffer_full==0"}},
-		{in: map[string][]string{"latency.p99": {"< 5"}}, errHas: []string{`"latency.p99"`, "valid paths", "latency_ms.p99", "reorder.max_ms", "lost_by_reason.<key>"}},
-		{in: map[string][]string{"verdict": {"== 0"}}, errHas: []string{`"verdict"`}},
-		{in: map[string][]string{"duplicates": {"=< 0"}}, errHas: []string{`"=< 0"`, "< <= > >= =="}},
-		{in: map[string][]string{"duplicates": {"< abc"}}, errHas: []string{`"< abc"`}},
-		{in: map[string][]string{"duplicates": {"< 1e999"}}, errHas: []string{"finite"}},
-		{in: map[string][]string{"duplicates": {}}, errHas: []string{"no expressions"}},
-	}
-	for _, c := range cases {
-		th, err := ParseThresholds(c.in)
-		if c.errHas != nil {
-			if err == nil {
-				t.Errorf("%v: no error", c.in)
-				continue
-			}
-			for _, h := range c.errHas {
-				if !strings.Contains(err.Error(), h) {
-					t.Errorf("%v: error %q lacks %q", c.in, err, h)
-				}
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%v: %v", c.in, err)
-			continue
-		}
-		var names []string
-		for _, x := range th {
-			names = append(names, x.Name())
-		}
-		if !slices.Equal(names, c.want) {
-			t.Errorf("%v: %v, want %v", c.in, names, c.want)
-		}
-	}
-}
-
-func TestThresholdHolds(t *testing.T) {
-	for _, c := range []struct {
-		op   string
-		v    float64
-		want bool
-	}{{"<", 1, false}, {"<", 0.5, true}, {"<=", 1, true}, {">", 1, false}, {">=", 1, true}, {"==", 1, true}, {"==", 2, false}} {
-		if got := (Threshold{Op: c.op, Value: 1}).Holds(c.v); got != c.want {
-			t.Errorf("%g %s 1 = %v, want %v", c.v, c.op, got, c.want)
-		}
-	}
-}
 
 // TestValidPathsFollowSummary: every valid path resolves in a real summary's JSON, and the list holds
 // the spec's headline numbers.
 func TestValidPathsFollowSummary(t *testing.T) {
 	doc := summaryDoc(verifyText(t, edit{}.build(), Options{}))
-	for _, p := range ValidPaths() {
+	for _, p := range threshold.Paths() {
 		if strings.HasSuffix(p, ".<key>") {
 			continue
 		}
@@ -89,34 +33,10 @@ func TestValidPathsFollowSummary(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"acked", "lost", "skipped", "latency_ms.p99", "latency_ms.p999", "reorder.max_ms", "reconnects.max_per_s", "projection.fraction", "loss_upper_95"} {
-		if !slices.Contains(ValidPaths(), p) {
+		if !slices.Contains(threshold.Paths(), p) {
 			t.Errorf("ValidPaths lacks %s", p)
 		}
 	}
-}
-
-func FuzzParseThresholds(f *testing.F) {
-	for _, s := range []string{"< 500", "== 0", "<= 1e-4", ">=-3.5E+2", "< .5", "=< 1", "", "<", "< 1 2"} {
-		f.Add("latency_ms.p99", s)
-	}
-	f.Add("nope", "< 1")
-	f.Fuzz(func(t *testing.T, path, expr string) {
-		th, err := ParseThresholds(map[string][]string{path: {expr}})
-		if err != nil {
-			if !strings.Contains(err.Error(), strconv.Quote(path)) {
-				t.Errorf("error %q does not name the path %q", err, path)
-			}
-			return
-		}
-		if len(th) != 1 || th[0].Path != path || !validPath(path) {
-			t.Fatalf("accepted %q %q as %+v", path, expr, th)
-		}
-		// A parsed threshold re-parses from its own name's parts to the same value.
-		again, err := ParseThresholds(map[string][]string{path: {th[0].Op + " " + th[0].Num}})
-		if err != nil || again[0].Value != th[0].Value {
-			t.Fatalf("round trip of %+v: %v %+v", th[0], err, again)
-		}
-	})
 }
 
 // TestThresholdDocListsEveryPath keeps docs/thresholds.md in step with the Summary type.
@@ -125,9 +45,46 @@ func TestThresholdDocListsEveryPath(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range ValidPaths() {
+	for _, p := range threshold.Paths() {
 		if !strings.Contains(string(b), p) {
 			t.Errorf("docs/thresholds.md does not list %s", p)
+		}
+	}
+}
+
+// TestPathsMatchSummary: the contract's list of threshold paths is exactly the numeric leaves of the
+// Summary type, so a field added to the summary is addressable and no listed path is stale.
+func TestPathsMatchSummary(t *testing.T) {
+	var derived []string
+	walkPaths(reflect.TypeFor[Summary](), "", &derived)
+	slices.Sort(derived)
+	if got := threshold.Paths(); !slices.Equal(got, derived) {
+		t.Errorf("threshold.Paths() = %v\nSummary's numeric leaves = %v", got, derived)
+	}
+}
+
+func walkPaths(t reflect.Type, prefix string, out *[]string) {
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if f.Anonymous && name == "" {
+			walkPaths(f.Type, prefix, out)
+			continue
+		}
+		if name == "" || name == "-" {
+			continue
+		}
+		switch ft := f.Type; ft.Kind() {
+		case reflect.Int, reflect.Int32, reflect.Int64, reflect.Uint64, reflect.Float64:
+			*out = append(*out, prefix+name)
+		case reflect.Struct:
+			if name != "run" {
+				walkPaths(ft, prefix+name+".", out)
+			}
+		case reflect.Map:
+			if k := ft.Elem().Kind(); k == reflect.Int64 || k == reflect.Float64 {
+				*out = append(*out, prefix+name+".<key>")
+			}
 		}
 	}
 }

@@ -1,6 +1,10 @@
 package verifier
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/seqgate/seqgate/threshold"
+)
 
 // Check names of the spec's verdict rules, as they appear in failed_checks and JUnit.
 const (
@@ -19,7 +23,7 @@ const EndReasonInterrupted = "interrupted"
 // decide applies the spec's verdict rules and the thresholds. A ledger without an end record, or with
 // an empty W, is inconclusive, except that a leak still fails: a leak is proven by its one delivery,
 // whatever is missing after it (a threshold on a partial run proves nothing).
-func decide(s *Summary, ix *index, th Thresholds) {
+func decide(s *Summary, ix *index, th threshold.List) {
 	add := func(name string, measured float64, limit string, ok bool) {
 		s.Checks = append(s.Checks, Check{Name: name, Passed: ok, Measured: measured, Limit: limit})
 		if !ok {

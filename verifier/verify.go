@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
+	"github.com/seqgate/seqgate/threshold"
 )
 
 // DefaultWitnesses is how many instances of each anomaly a Summary keeps when Options.Witnesses is 0.
@@ -88,7 +89,7 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	w := newWitnessSet(opts.Witnesses)
 	cs := checkers(ix, w)
 	var n int64
-	var th Thresholds
+	var th threshold.List
 	for {
 		r, err := src.Next()
 		if errors.Is(err, io.EOF) {
@@ -103,7 +104,7 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 			return nil, &UnusableError{fmt.Errorf("record %d: %w", n, err)}
 		}
 		if !wasRun && ix.hasRun {
-			if th, err = ParseThresholds(ix.run.Thresholds); err != nil {
+			if th, err = threshold.Parse(ix.run.Thresholds); err != nil {
 				return nil, &UnusableError{fmt.Errorf("run record thresholds: %w", err)}
 			}
 		}

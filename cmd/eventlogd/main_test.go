@@ -16,7 +16,7 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/seqgate/seqgate/harness/dbserver"
+	"github.com/seqgate/seqgate/internal/dbserver"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

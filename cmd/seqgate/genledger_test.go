@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier/synth"
 )
 

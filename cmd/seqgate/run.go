@@ -15,8 +15,8 @@ import (
 
 	"github.com/seqgate/seqgate/harness/run"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
-	"github.com/seqgate/seqgate/verifier/ledger"
 )
 
 type runFlags struct {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
-	"github.com/seqgate/seqgate/verifier/ledger"
 )
 
 type verifyFlags struct {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // Head returns the tenant's highest fs_events seq (0 when it has none).

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seqgate/seqgate/harness/dbserver"
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/internal/dbserver"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 func TestAuditReadsOnlyTheRunsRows(t *testing.T) {

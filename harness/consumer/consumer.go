@@ -17,8 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/seqgate/seqgate/harness/sse"
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/internal/eventstream"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // Endpoint is one place the stream can be read from (a pod, or the external target).
@@ -283,7 +283,7 @@ func (c *Consumer) connect(ctx context.Context, ep Endpoint, conn string, first 
 	if c.cfg.ReadChunk > 0 {
 		body = chunkReader{resp.Body, c.cfg.ReadChunk}
 	}
-	r := sse.NewReader(body)
+	r := eventstream.NewReader(body)
 	for {
 		ev, rerr := r.Next()
 		if rerr != nil {
@@ -325,7 +325,7 @@ func cause(ctx context.Context, err error) error {
 
 // handle turns one frame into ledger records and cursor moves; it reports whether the consumer must
 // reconnect now (slow_consumer).
-func (c *Consumer) handle(ev sse.Event, conn, pod string, firstFrame bool) bool {
+func (c *Consumer) handle(ev eventstream.Event, conn, pod string, firstFrame bool) bool {
 	var f frame
 	if err := json.Unmarshal([]byte(ev.Data), &f); err != nil || f.Seq == nil {
 		return false // not ours to judge here: the stream goes on; the verifier sees what was delivered

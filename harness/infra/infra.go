@@ -14,7 +14,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/seqgate/seqgate/harness/dbserver"
+	"github.com/seqgate/seqgate/internal/dbserver"
 )
 
 // Kinds of infrastructure.

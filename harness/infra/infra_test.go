@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seqgate/seqgate/harness/dbserver"
+	"github.com/seqgate/seqgate/internal/dbserver"
 )
 
 func TestPrivateAndDSN(t *testing.T) {

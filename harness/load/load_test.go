@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/harness/scenario"
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 	"go.uber.org/goleak"
 )
 

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/harness/scenario"
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // Endpoint is one place mutations can be sent (a pod, or the external target).

@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // Config is what every pod of a fleet shares.

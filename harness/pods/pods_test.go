@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 	"go.uber.org/goleak"
 )
 

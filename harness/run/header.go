@@ -3,7 +3,7 @@ package run
 import (
 	"sync"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // headedSink holds records back until the run header is written: pods start (and are recorded)

@@ -12,7 +12,7 @@ import (
 	"github.com/seqgate/seqgate/harness/consumer"
 	"github.com/seqgate/seqgate/harness/load"
 	"github.com/seqgate/seqgate/harness/scrape"
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // startConsumers starts every consumer the scenario declares, spread over the pods.

@@ -26,7 +26,7 @@ import (
 	"github.com/seqgate/seqgate/harness/proxy"
 	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/harness/scrape"
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // Hook is something a test does to a running system at a time after the load starts (e.g. kill a pod

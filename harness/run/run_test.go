@@ -15,10 +15,10 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seqgate/seqgate/faults"
-	"github.com/seqgate/seqgate/harness/dbserver"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/internal/dbserver"
+	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
-	"github.com/seqgate/seqgate/verifier/ledger"
 )
 
 var eventlogdBin string

@@ -18,7 +18,7 @@ import (
 	"github.com/seqgate/seqgate/harness/pods"
 	"github.com/seqgate/seqgate/harness/proxy"
 	"github.com/seqgate/seqgate/harness/scenario"
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // databases lists the logical databases of the run: meta and one per pool.

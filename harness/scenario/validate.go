@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/seqgate/seqgate/verifier"
+	"github.com/seqgate/seqgate/threshold"
 )
 
 // Defaults applied when a field is absent.
@@ -207,7 +207,7 @@ func (v *validator) check(s *Scenario) error {
 		if len(exprs) == 0 {
 			return v.err("thresholds."+k, v.at("thresholds", k), []string{`a list of expressions such as ["< 0.0001"]`}, "empty")
 		}
-		if _, err := verifier.ParseThresholds(map[string][]string{k: exprs}); err != nil {
+		if _, err := threshold.Parse(map[string][]string{k: exprs}); err != nil {
 			return v.err("thresholds."+k, v.at("thresholds", k), nil, "%v", err)
 		}
 	}

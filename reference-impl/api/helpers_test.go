@@ -21,8 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
 
-	"github.com/seqgate/seqgate/harness/dbserver"
-	"github.com/seqgate/seqgate/harness/sse"
+	"github.com/seqgate/seqgate/internal/dbserver"
+	"github.com/seqgate/seqgate/internal/eventstream"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
@@ -263,7 +263,7 @@ func (s *subscriber) start() *subscriber {
 	go func() {
 		defer close(s.done)
 		defer close(s.frames)
-		r := sse.NewReader(s.resp.Body)
+		r := eventstream.NewReader(s.resp.Body)
 		for {
 			ev, err := r.Next()
 			if err != nil {

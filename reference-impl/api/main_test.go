@@ -11,7 +11,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"go.uber.org/goleak"
 
-	"github.com/seqgate/seqgate/harness/dbserver"
+	"github.com/seqgate/seqgate/internal/dbserver"
 )
 
 // db is the one private MariaDB of this test package; every test makes its own databases on it.

@@ -16,7 +16,7 @@ import (
 	"github.com/go-sql-driver/mysql"
 	"go.uber.org/goleak"
 
-	"github.com/seqgate/seqgate/harness/dbserver"
+	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 

@@ -4,7 +4,7 @@ import (
 	"io"
 	"testing"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // BenchmarkGenerate writes a ledger of about 800k records (to io.Discard) per iteration.

@@ -3,7 +3,7 @@ package synth
 import (
 	"strconv"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 type armKind uint8

@@ -8,8 +8,8 @@ import (
 
 	"pgregory.net/rapid"
 
+	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
-	"github.com/seqgate/seqgate/verifier/ledger"
 	"github.com/seqgate/seqgate/verifier/synth"
 )
 

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 const (

@@ -3,7 +3,7 @@ package synth
 import (
 	"math"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // mainPhase generates the open-model load: mutations arrive at the configured rate (plus the extra

@@ -1,6 +1,6 @@
 package synth
 
-import "github.com/seqgate/seqgate/verifier/ledger"
+import "github.com/seqgate/seqgate/ledger"
 
 // queue holds records generated ahead of time until everything earlier has been generated: the
 // ledger must come out in observation order (t; done_t for a mutation), but a mutation's records

@@ -6,8 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
-	"github.com/seqgate/seqgate/verifier/ledger"
 	"github.com/seqgate/seqgate/verifier/synth"
 )
 

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seqgate/seqgate/verifier/ledger"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 func generate(t testing.TB, cfg Config) ([]byte, Truth) {

@@ -1,7 +1,7 @@
-// Package sse parses a text/event-stream to the letter of the HTML Living Standard's
+// Package eventstream parses a text/event-stream to the letter of the HTML Living Standard's
 // "Interpreting an event stream": any of CRLF, LF or CR ends a line, a leading BOM is dropped, comment
 // lines are ignored, a blank line dispatches, an event with empty data is not dispatched.
-package sse
+package eventstream
 
 import (
 	"bufio"

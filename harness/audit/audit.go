@@ -7,11 +7,14 @@ package audit
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/seqgate/seqgate/ledger"
 )
@@ -96,15 +99,22 @@ func (t Table) Rows(ctx context.Context, tenant, prefix string, sink ledger.Sink
 	return n, nil
 }
 
+// errUnknownDatabase is MySQL's ER_BAD_DB_ERROR: connecting to a database that does not exist.
+const errUnknownDatabase = 1049
+
 // SchemaError is a table or column the audit needs and the database lacks.
 type SchemaError struct {
 	Database string
 	Table    string
 	Missing  []string // missing columns; empty when the table itself is missing
 	Have     []string // the table's columns, when it exists
+	NoDB     bool     // the database itself does not exist
 }
 
 func (e *SchemaError) Error() string {
+	if e.NoDB {
+		return fmt.Sprintf("there is no database %s (so no table %s)", e.Database, e.Table)
+	}
 	if len(e.Missing) == 0 {
 		return fmt.Sprintf("database %s has no table %s", e.Database, e.Table)
 	}
@@ -120,6 +130,10 @@ func (t Table) Check(ctx context.Context) error {
 	}
 	rows, err := t.DB.QueryContext(ctx,
 		"SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ?", t.Database, EventsTable)
+	var me *mysql.MySQLError
+	if errors.As(err, &me) && me.Number == errUnknownDatabase {
+		return &SchemaError{Database: t.Database, Table: EventsTable, NoDB: true}
+	}
 	if err != nil {
 		return fmt.Errorf("database %s: read the schema of %s: %w", t.Database, EventsTable, err)
 	}
@@ -138,7 +152,9 @@ func (t Table) Check(ctx context.Context) error {
 		return fmt.Errorf("database %s: read the schema of %s: %w", t.Database, EventsTable, err)
 	}
 	if len(have) == 0 {
-		return &SchemaError{Database: t.Database, Table: EventsTable}
+		var n int
+		err := t.DB.QueryRowContext(ctx, "SELECT COUNT(*) FROM information_schema.schemata WHERE schema_name = ?", t.Database).Scan(&n)
+		return &SchemaError{Database: t.Database, Table: EventsTable, NoDB: err == nil && n == 0}
 	}
 	need := slices.Clone(Columns)
 	if t.TenantColumn != "" {

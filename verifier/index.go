@@ -55,7 +55,7 @@ type index struct {
 type runInfo struct {
 	RunInfo
 	StartUnixNs       int64
-	Budget            float64
+	Budget            *float64 // nil: the run record has none (DefaultBudget)
 	Tenants           []ledger.Tenant
 	CrashesPerPodYear *float64
 	PodsInFleet       *int
@@ -275,7 +275,7 @@ func (ix *index) observe(r *ledger.Record) error {
 		ix.run = runInfo{
 			RunInfo:           RunInfo{RunID: r.RunID, Scenario: r.Scenario, Seed: r.Seed, Target: r.Target},
 			StartUnixNs:       r.StartUnixNs,
-			Budget:            r.Budget,
+			Budget:            clonePtr(r.Budget),
 			Tenants:           append([]ledger.Tenant(nil), r.Tenants...),
 			CrashesPerPodYear: r.CrashesPerPodYear,
 			PodsInFleet:       r.PodsInFleet,
@@ -336,8 +336,8 @@ func (ix *index) observe(r *ledger.Record) error {
 
 // checkRunNumbers rejects run-record numbers the projection and the verdict cannot use.
 func checkRunNumbers(r *ledger.Record) error {
-	if r.Budget < 0 || r.Budget > 1 || math.IsNaN(r.Budget) {
-		return fmt.Errorf("run record: budget %g: want a fraction in [0, 1]", r.Budget)
+	if b := r.Budget; b != nil && !(*b >= 0 && *b <= 1) {
+		return fmt.Errorf("run record: budget %g: want a fraction in [0, 1]", *b)
 	}
 	if v := r.CrashesPerPodYear; v != nil && !(*v >= 0 && *v <= 1e6) {
 		return fmt.Errorf("run record: crashes_per_pod_year %g: want a number in [0, 1e6]", *v)
@@ -513,4 +513,12 @@ func sortRows(rows []auditRow) {
 		}
 		return 0
 	})
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

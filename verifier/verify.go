@@ -17,8 +17,8 @@ const DefaultBudget = 1e-4
 
 // Options tune a verification.
 type Options struct {
-	// Budget, when > 0, overrides the run record's loss budget.
-	Budget float64
+	// Budget, when set, overrides the run record's loss budget (0 is zero tolerance).
+	Budget *float64
 	// Witnesses is the number of instances kept per check: 0 means DefaultWitnesses, < 0 none.
 	Witnesses int
 }
@@ -120,11 +120,11 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	s.Run = ix.run.RunInfo
 	s.Run.Ended, s.Run.Drained = ix.ended, ix.drained
 	s.Budget = DefaultBudget
-	if ix.run.Budget > 0 {
-		s.Budget = ix.run.Budget
+	if ix.run.Budget != nil {
+		s.Budget = *ix.run.Budget // 0 is zero tolerance: any loss fails
 	}
-	if opts.Budget > 0 {
-		s.Budget = opts.Budget
+	if opts.Budget != nil {
+		s.Budget = *opts.Budget
 	}
 	for _, t := range ix.tenantNames {
 		s.tenant(t)

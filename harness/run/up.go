@@ -183,8 +183,9 @@ func (r *runner) header() error {
 		r.env.pool[t.Name()] = t.Pool
 		r.env.ids[t.Name()] = t.ID
 	}
+	budget := r.sc.Budget
 	rec := &ledger.Record{K: ledger.KindRun, V: ledger.Version, RunID: r.runID, Scenario: r.sc.Name, Seed: r.sc.Seed,
-		StartUnixNs: r.start.UnixNano(), Budget: r.sc.Budget, Target: "eventlogd", Thresholds: r.sc.Thresholds}
+		StartUnixNs: r.start.UnixNano(), Budget: &budget, Target: "eventlogd", Thresholds: r.sc.Thresholds}
 	if r.o.Target != "" {
 		rec.Target = "external"
 	}

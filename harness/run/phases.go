@@ -274,7 +274,7 @@ func (r *runner) drain(ctx context.Context, timeout time.Duration) bool {
 	var lastMove time.Time
 	prev := map[*consumer.Consumer]int64{}
 	ok := audit.Wait(ctx, timeout, 100*time.Millisecond, func(ctx context.Context) bool {
-		if len(r.direct) == 0 {
+		if len(r.tables) == 0 {
 			moved := false
 			for _, c := range r.cons {
 				if c.Cursor() != prev[c] {
@@ -288,7 +288,7 @@ func (r *runner) drain(ctx context.Context, timeout time.Duration) bool {
 		}
 		heads := map[string]int64{}
 		for _, t := range r.tenants {
-			h, err := audit.Head(ctx, r.direct[t.Pool], t.ID)
+			h, err := r.tables[t.ID].Head(ctx, t.ID)
 			if err != nil {
 				return false
 			}
@@ -319,23 +319,4 @@ func (r *runner) buffersEmpty(since time.Time) bool {
 		}
 	}
 	return true
-}
-
-// auditPhase writes the persisted records: every fs_events row of this run, tenant by tenant.
-func (r *runner) auditPhase() {
-	if len(r.direct) == 0 {
-		return
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	total := 0
-	for _, t := range r.tenants {
-		n, err := audit.Tenant(ctx, r.direct[t.Pool], t.ID, r.driver.Path(t.ID, ""), r.w)
-		if err != nil {
-			r.log.Error("audit failed", "phase", "audit", "tenant", t.ID, "err", err)
-			continue
-		}
-		total += n
-	}
-	r.log.Info("audit finished", "phase", "audit", "persisted", total)
 }

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/faults"
+	"github.com/seqgate/seqgate/harness/audit"
 	"github.com/seqgate/seqgate/harness/consumer"
 	"github.com/seqgate/seqgate/harness/infra"
 	"github.com/seqgate/seqgate/harness/load"
@@ -26,6 +27,7 @@ import (
 	"github.com/seqgate/seqgate/harness/proxy"
 	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/harness/scrape"
+	"github.com/seqgate/seqgate/harness/target"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -47,9 +49,16 @@ type Options struct {
 	DSN   string
 	Infra string
 	// Target and APIKey run against an external drive9-compatible service: no pods, no proxies, and
-	// no audit unless DSN is given.
+	// no audit unless DSN is given (then DSN names the service's database server).
 	Target, APIKey string
-	Hooks          []Hook
+	// TenantID is the id of the tenant APIKey belongs to (the ledger's tenant, and where a profile
+	// that names databases after tenants finds its events); default "external".
+	TenantID string
+	// Profile says how the external service provisions tenants and where their events live.
+	Profile target.Options
+	// ReadyTimeout bounds the wait for every provisioned tenant to become active (default 60 s).
+	ReadyTimeout time.Duration
+	Hooks        []Hook
 	// Replay is a previous run directory whose schedule.json is used instead of expanding the
 	// scenario's faults again.
 	Replay string
@@ -75,6 +84,8 @@ type Result struct {
 	Events          int64 // file_changed events delivered to all consumers
 	LoadSeconds     float64
 	Wall            time.Duration
+	// Audit is the audit's outcome (nil for a run without one: an external target without --dsn).
+	Audit *AuditResult
 }
 
 // resultFile is result.json in the run directory: the harness's own figures, which the ledger does
@@ -91,11 +102,13 @@ type resultFile struct {
 	Events      int64            `json:"events_delivered"`
 	LoadSeconds float64          `json:"load_seconds"`
 	WallSeconds float64          `json:"wall_seconds"`
+	Audit       *AuditResult     `json:"audit,omitempty"`
 }
 
 func (res *Result) save() error {
 	f := resultFile{RunID: res.RunID, Interrupted: res.Interrupted, Drained: res.Drained, Offered: res.Offered,
-		Dropped: res.Dropped, DroppedBy: res.DroppedByTenant, Acked: res.Acked, Events: res.Events, LoadSeconds: res.LoadSeconds, WallSeconds: res.Wall.Seconds()}
+		Dropped: res.Dropped, DroppedBy: res.DroppedByTenant, Acked: res.Acked, Events: res.Events, LoadSeconds: res.LoadSeconds, WallSeconds: res.Wall.Seconds(),
+		Audit: res.Audit}
 	if res.FaultErr != nil {
 		f.FaultError = res.FaultErr.Error()
 	}
@@ -116,17 +129,21 @@ type runner struct {
 	sink  *headedSink
 	w     *ledger.Writer
 
-	db      *infra.DB
-	direct  map[string]*sql.DB // pool -> direct connection (audit, drain)
-	proxies *proxy.Set
-	fleet   *pods.Fleet
-	env     *env
-	tenants []tenant
-	cons    []*consumer.Consumer
-	driver  *load.Driver
-	faults  *faults.Runner
-	client  *http.Client
-	res     Result
+	db        *infra.DB
+	direct    map[string]*sql.DB // pool -> direct connection (audit, drain)
+	profile   *target.Profile
+	server    *target.Server         // an external target's database server (--dsn)
+	tables    map[string]audit.Table // tenant id -> where its events are (drain, audit); empty: no audit
+	extTables *target.Tables         // the external target's database handles
+	proxies   *proxy.Set
+	fleet     *pods.Fleet
+	env       *env
+	tenants   []tenant
+	cons      []*consumer.Consumer
+	driver    *load.Driver
+	faults    *faults.Runner
+	client    *http.Client
+	res       Result
 
 	scraper   *scrape.Scraper
 	loadStart time.Time     // set once, before the load, the fault runner and the hooks start
@@ -180,6 +197,12 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 		return nil, r.fail("up", err)
 	}
 	if err := r.provision(ctx); err != nil {
+		return nil, r.fail("provision", err)
+	}
+	if err := r.waitReady(ctx); err != nil {
+		return nil, r.fail("provision", err)
+	}
+	if err := r.openTables(ctx); err != nil {
 		return nil, r.fail("provision", err)
 	}
 	if err := r.header(); err != nil {
@@ -273,7 +296,10 @@ func (r *runner) cleanup() {
 		r.proxies.Close()
 	}
 	for _, db := range r.direct {
-		db.Close() // the external DSN's handle is shared by every pool: closing it twice is harmless
+		db.Close()
+	}
+	if r.extTables != nil {
+		_ = r.extTables.Close()
 	}
 	if r.db != nil {
 		if r.db.Kind == infra.DSN {

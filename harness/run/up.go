@@ -1,13 +1,10 @@
 package run
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -36,23 +33,24 @@ func (r *runner) databases() []string {
 
 // up starts the DB server, the proxies and the pods (or, for an external target, only what --dsn gives).
 func (r *runner) up(ctx context.Context) error {
+	if err := r.resolveProfile(); err != nil {
+		return err
+	}
 	if r.o.Target != "" {
+		if r.sc.Pods.Count > 0 {
+			r.log.Warn("pods: is ignored with --target (the service runs its own)", "phase", "up")
+		}
 		if r.o.DSN == "" {
-			r.log.Info("external target: no pods, no proxies, no audit", "phase", "up", "target", r.o.Target)
+			r.log.Info("external target: no pods, no proxies, no audit", "phase", "up", "target", r.o.Target, "profile", r.profile.Name)
 			return nil
 		}
-		// The external service's own database: every tenant's fs_events rows are read from it as is
-		// (nothing is created or dropped there).
-		d, err := sql.Open("mysql", r.o.DSN)
-		if err != nil {
-			return fmt.Errorf("--dsn: %w", err)
-		}
-		d.SetMaxOpenConns(4)
-		for _, name := range r.databases() {
-			r.direct[name] = d
-		}
-		r.log.Info("external target, audited through --dsn", "phase", "up", "target", r.o.Target)
-		return d.PingContext(ctx)
+		// The external service's own databases: every tenant's fs_events rows are read from them as
+		// is (nothing is created or dropped there), once provisioning has said which they are.
+		r.log.Info("external target, audited through --dsn", "phase", "up", "target", r.o.Target, "profile", r.profile.Name, "layout", r.profile.Layout())
+		return nil
+	}
+	if r.sc.Pods.Count < 1 {
+		return fmt.Errorf("the scenario declares no pods (pods: {count: N}): seqgate runs eventlogd pods unless --target names a service")
 	}
 	prefix := ""
 	if r.o.DSN != "" {
@@ -143,33 +141,20 @@ func (r *runner) provision(ctx context.Context) error {
 		if len(slots) != 1 {
 			return fmt.Errorf("--api-key names one tenant, but the scenario declares %d: give it one tenant, or omit --api-key to provision them", len(slots))
 		}
-		r.tenants = []tenant{{Tenant: slots[0], ID: "external", Key: r.o.APIKey}}
+		id := r.o.TenantID
+		if id == "" {
+			id = "external"
+		}
+		r.tenants = []tenant{{Tenant: slots[0], ID: id, Key: r.o.APIKey}}
 		return nil
 	}
 	for _, s := range slots {
-		body := []byte("{}")
-		if r.o.Target == "" {
-			body, _ = json.Marshal(map[string]string{"pool": s.Pool})
-		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.baseURL()+"/v1/provision", bytes.NewReader(body))
+		t, err := r.profile.Provision(ctx, r.client, r.baseURL(), s.Pool)
 		if err != nil {
 			return err
 		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := r.client.Do(req)
-		if err != nil {
-			return err
-		}
-		var out struct {
-			TenantID string `json:"tenant_id"`
-			APIKey   string `json:"api_key"`
-		}
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		resp.Body.Close()
-		if resp.StatusCode/100 != 2 || json.Unmarshal(b, &out) != nil || out.TenantID == "" || out.APIKey == "" {
-			return fmt.Errorf("POST /v1/provision (pool %s): HTTP %d %s", s.Pool, resp.StatusCode, strings.TrimSpace(string(b)))
-		}
-		r.tenants = append(r.tenants, tenant{Tenant: s, ID: out.TenantID, Key: out.APIKey})
+		s.Pool = t.Pool
+		r.tenants = append(r.tenants, tenant{Tenant: s, ID: t.ID, Key: t.Key})
 	}
 	r.log.Info("tenants provisioned", "phase", "provision", "count", len(r.tenants))
 	return nil
@@ -185,7 +170,8 @@ func (r *runner) header() error {
 	}
 	budget := r.sc.Budget
 	rec := &ledger.Record{K: ledger.KindRun, V: ledger.Version, RunID: r.runID, Scenario: r.sc.Name, Seed: r.sc.Seed,
-		StartUnixNs: r.start.UnixNano(), Budget: &budget, Target: "eventlogd", Thresholds: r.sc.Thresholds}
+		StartUnixNs: r.start.UnixNano(), Budget: &budget, Target: "eventlogd", Thresholds: r.sc.Thresholds,
+		Audit: r.auditing(), Profile: r.profile.Name}
 	if r.o.Target != "" {
 		rec.Target = "external"
 	}

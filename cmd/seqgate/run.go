@@ -99,8 +99,12 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	if f.target != "" {
 		// Resolve the profile now, so a bad --target-profile, --audit-db or --tenant-column is reported
 		// before anything starts.
-		if _, err := target.New(target.Options{Profile: f.profile, AuditDB: f.auditDB, TenantColumn: f.tenantCol}, f.dsn != ""); err != nil {
+		p, err := target.New(target.Options{Profile: f.profile, AuditDB: f.auditDB, TenantColumn: f.tenantCol}, f.dsn != "")
+		if err != nil {
 			return &exitError{exitUnusable, err}
+		}
+		if f.apiKey != "" && f.tenantID == "" && f.dsn != "" && p.NeedsTenantID() {
+			return &exitError{exitUnusable, fmt.Errorf("--target-profile %s finds a tenant's events by its id (%s): give --tenant-id with --api-key, or drop --dsn to run without an audit", p.Name, p.Layout())}
 		}
 	}
 	if ctx == nil {

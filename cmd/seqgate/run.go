@@ -57,7 +57,7 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.out, "out", "", "run directory (default runs/<scenario>-<UTC time>)")
-	fl.StringVar(&f.dsn, "dsn", "", "use this existing MySQL-compatible server (go-sql-driver DSN, e.g. 'root:pw@tcp(127.0.0.1:3306)/') instead of a private one")
+	fl.StringVar(&f.dsn, "dsn", "", "use this existing MySQL-compatible server (go-sql-driver DSN, e.g. 'root:pw@tcp(127.0.0.1:3306)/') instead of a private one; with --target: the service's own server, each tenant's database is opened from it and audited")
 	fl.StringVar(&f.infra, "infra", "private", "where the DB server comes from when --dsn is not given: private (mariadbd/mysqld on PATH) or docker")
 	fl.StringVar(&f.eventlogd, "eventlogd", "", "eventlogd binary (default: next to seqgate, else on PATH, else go build ./cmd/eventlogd)")
 	fl.StringVar(&f.target, "target", "", "run against this external drive9-compatible base URL instead of eventlogd pods")

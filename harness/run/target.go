@@ -26,6 +26,7 @@ func (r *runner) resolveProfile() error {
 		return err
 	}
 	r.profile = p
+	p.SendPool = r.o.Target == "" // our own pods hold the scenario's pools (tenant_<n>, shared_pool)
 	if r.o.Target != "" && r.o.DSN != "" {
 		if r.server, err = target.ParseServer(r.o.DSN); err != nil {
 			return err

@@ -56,7 +56,9 @@ type Options struct {
 type Profile struct {
 	Name  string
 	Ready Readiness
-	// SendPool: the provision request names the pool ({"pool": ...}, eventlogd); else its body is {}.
+	// SendPool: the provision request names the pool ({"pool": ...}); else its body is {}. Only
+	// seqgate's own eventlogd pods are asked for a pool: their pools are the scenario's. An external
+	// eventlogd has its operator's pools, puts a tenant in the first free one and answers which.
 	SendPool bool
 	// TenantColumn is the events table's column naming the tenant; "" when each tenant has its own database.
 	TenantColumn string
@@ -76,7 +78,7 @@ func New(o Options, audit bool) (*Profile, error) {
 	var p *Profile
 	switch name {
 	case Eventlogd:
-		p = &Profile{Name: name, Ready: ReadyAtOnce, SendPool: true, TenantColumn: "tenant_id"}
+		p = &Profile{Name: name, Ready: ReadyAtOnce, TenantColumn: "tenant_id"}
 		if err := p.setTemplate("{pool}"); err != nil {
 			return nil, err
 		}

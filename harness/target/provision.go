@@ -58,6 +58,7 @@ type NotReadyError struct {
 	Message string // the service's message, or the last transport error
 	Waited  time.Duration
 	Failed  bool // the service said the tenant failed: waiting longer would not help
+	Refused bool // GET /v1/status answered a 4xx (a wrong key, no such endpoint): waiting would not help
 }
 
 func (e *NotReadyError) Error() string {
@@ -70,6 +71,10 @@ func (e *NotReadyError) Error() string {
 	}
 	if e.Failed {
 		return fmt.Sprintf("tenant %s: GET /v1/status says %s: it will not become active", e.Tenant, last)
+	}
+	if e.Refused {
+		return fmt.Sprintf("tenant %s: GET /v1/status answers %s; this profile waits for it to say %q (a service without /v1/status: --target-profile generic)",
+			e.Tenant, last, StatusActive)
 	}
 	return fmt.Sprintf("tenant %s is not active after %s (GET /v1/status: %s); raise --ready-timeout if the service is slow to provision",
 		e.Tenant, e.Waited.Round(time.Millisecond), last)
@@ -131,7 +136,8 @@ func (p *Profile) pollStatus(ctx context.Context, c *http.Client, base string, t
 	if resp.StatusCode != http.StatusOK || json.Unmarshal(b, &st) != nil {
 		nr.Status, nr.Message = fmt.Sprintf("HTTP %d", resp.StatusCode), snippet(b)
 		// 4xx other than 429 will not get better (a wrong key, no status endpoint for drive9).
-		return false, resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusTooManyRequests
+		nr.Refused = resp.StatusCode/100 == 4 && resp.StatusCode != http.StatusTooManyRequests
+		return false, nr.Refused
 	}
 	nr.Status, nr.Message = st.Status, st.Message
 	switch st.Status {

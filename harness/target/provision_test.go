@@ -63,6 +63,7 @@ func TestProvisionAndWaitReady(t *testing.T) {
 		err      string // "" = ready
 		polls    int    // status polls expected
 		body     string
+		sendPool bool
 	}{
 		{name: "drive9 waits for active", profile: Drive9, statuses: []string{"provisioning", "provisioning", "active"}, polls: 3, body: "{}"},
 		{name: "drive9 failed tenant", profile: Drive9, statuses: []string{"provisioning", "failed"}, polls: 2, err: "says failed: m: it will not become active"},
@@ -71,7 +72,8 @@ func TestProvisionAndWaitReady(t *testing.T) {
 		{name: "drive9 wrong key", profile: Drive9, statuses: []string{"active"}, key: "nope", err: "HTTP 401"},
 		{name: "generic without status endpoint is ready", profile: Generic, code: http.StatusNotFound, body: "{}"},
 		{name: "generic with status endpoint waits", profile: Generic, statuses: []string{"pending", "active"}, polls: 2},
-		{name: "eventlogd is ready at once and names its pool", profile: Eventlogd, statuses: []string{"provisioning"}, polls: 0, body: `{"pool":"tenant_1"}`},
+		{name: "eventlogd is ready at once", profile: Eventlogd, statuses: []string{"provisioning"}, polls: 0, body: `{}`},
+		{name: "seqgate's own eventlogd pods are asked for the pool", profile: Eventlogd, sendPool: true, statuses: []string{"provisioning"}, polls: 0, body: `{"pool":"tenant_1"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeService{statuses: tc.statuses, code: tc.code}
@@ -81,6 +83,7 @@ func TestProvisionAndWaitReady(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			p.SendPool = tc.sendPool
 			c := srv.Client()
 			tn, err := p.Provision(context.Background(), c, srv.URL, "tenant_1")
 			if err != nil {
@@ -120,6 +123,7 @@ func TestProvisionRefusalNamesTheAnswer(t *testing.T) {
 	}))
 	defer srv.Close()
 	p, _ := New(Options{}, false)
+	p.SendPool = true
 	_, err := p.Provision(context.Background(), srv.Client(), srv.URL, "tenant_3")
 	for _, want := range []string{"/v1/provision (pool tenant_3)", "HTTP 503", "no free pool", "profile eventlogd"} {
 		if err == nil || !strings.Contains(err.Error(), want) {

@@ -6,9 +6,12 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seqgate/seqgate/harness/target"
 )
 
 // Flags that cannot work together are refused before anything starts, naming the flag.
@@ -50,5 +53,38 @@ func TestRunRefusesBadTargetFlags(t *testing.T) {
 				t.Error("a run directory was made for flags that were refused")
 			}
 		})
+	}
+}
+
+// docs/run.md lists every flag of `seqgate run`, and docs/external.md every target profile, placeholder
+// and target flag, so the docs cannot drift from the code.
+func TestRunDocsListFlagsAndProfiles(t *testing.T) {
+	runDoc, err := os.ReadFile("../../docs/run.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	extDoc, err := os.ReadFile("../../docs/external.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile(`(?m)^\s+--([a-z-]+)`).FindAllStringSubmatch(newRunCmd().Flags().FlagUsages(), -1)
+	if len(names) < 10 {
+		t.Fatalf("found %d flags in the usage text", len(names))
+	}
+	for _, m := range names {
+		if !strings.Contains(string(runDoc), "| `--"+m[1]) {
+			t.Errorf("docs/run.md has no row for --%s", m[1])
+		}
+	}
+	for _, name := range target.Names {
+		if !strings.Contains(string(extDoc), "| `"+name+"` |") {
+			t.Errorf("docs/external.md has no row for profile %s", name)
+		}
+	}
+	for _, s := range []string{"{tenant}", "{tenant_nodash}", "{pool}", "--audit-db", "--tenant-column", "--ready-timeout", "--api-key", "--tenant-id", "parseTime=true",
+		"It was not re-run in the session"} {
+		if !strings.Contains(string(extDoc), s) {
+			t.Errorf("docs/external.md does not mention %s", s)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seqgate/seqgate/harness/child"
 	"github.com/seqgate/seqgate/harness/scenario"
 )
 
@@ -143,7 +144,7 @@ func TestRunTabulates(t *testing.T) {
 		"d2/seed-11/correct": {0, map[string]any{"verdict": "pass"}},
 	}
 	out := filepath.Join(dir, "out")
-	run := func(_ context.Context, scenPath, runDir string) (int, error) {
+	run := func(_ context.Context, scenPath, runDir string) (child.Result, error) {
 		rel, _ := filepath.Rel(out, runDir)
 		o, ok := outcomes[rel]
 		if !ok {
@@ -162,7 +163,7 @@ func TestRunTabulates(t *testing.T) {
 			b, _ := json.Marshal(o.sum)
 			os.WriteFile(filepath.Join(runDir, "summary.json"), b, 0o644)
 		}
-		return o.exit, nil
+		return child.Result{Exit: o.exit}, nil
 	}
 	var progress bytes.Buffer
 	res, err := Run(context.Background(), m, m.Entries, 2, out, run, &progress)

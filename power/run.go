@@ -11,11 +11,9 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-)
 
-// RunFunc runs one scenario file into outDir (as `seqgate run SCENARIO --out DIR` does) and returns
-// its exit code; err is for a run that could not be started at all.
-type RunFunc func(ctx context.Context, scenario, outDir string) (exit int, err error)
+	"github.com/seqgate/seqgate/harness/child"
+)
 
 // Arm is one run of a pair: the defect on, or the correct build, for one seed.
 type Arm struct {
@@ -66,7 +64,7 @@ var numbers = []string{"acked", "lost", "lost_by_reason.silent", "skipped", "und
 // Run measures the matrix for entries over seeds seeds, writing every run under out. progress gets one
 // line per finished run. A run that cannot be started stops the whole measurement (the matrix would
 // be incomplete); a run that ends with exit 3 is recorded (for a correct arm it is a false alarm).
-func Run(ctx context.Context, m *Matrix, entries []Entry, seeds int, out string, run RunFunc, progress io.Writer) (*Result, error) {
+func Run(ctx context.Context, m *Matrix, entries []Entry, seeds int, out string, run child.Func, progress io.Writer) (*Result, error) {
 	if seeds < 1 {
 		return nil, fmt.Errorf("--seeds %d: need at least 1", seeds)
 	}
@@ -127,7 +125,7 @@ func Run(ctx context.Context, m *Matrix, entries []Entry, seeds int, out string,
 	return res, nil
 }
 
-func runArm(ctx context.Context, src []byte, seed int64, defect string, e Entry, out string, run RunFunc) (Arm, error) {
+func runArm(ctx context.Context, src []byte, seed int64, defect string, e Entry, out string, run child.Func) (Arm, error) {
 	arm := Arm{Seed: seed, Defect: defect}
 	label := "correct"
 	if defect != "" {
@@ -145,10 +143,11 @@ func runArm(ctx context.Context, src []byte, seed int64, defect string, e Entry,
 	if err := os.WriteFile(scen, v, 0o644); err != nil {
 		return arm, err
 	}
-	arm.Exit, err = run(ctx, scen, arm.Dir)
+	cr, err := run(ctx, scen, arm.Dir)
 	if err != nil {
 		return arm, err
 	}
+	arm.Exit = cr.Exit
 	if err := readSummary(filepath.Join(arm.Dir, "summary.json"), &arm); err != nil {
 		arm.Verdict = "none"
 		arm.Error = err.Error()

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
 	"strings"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seqgate/seqgate/harness/child"
 	"github.com/seqgate/seqgate/power"
 )
 
@@ -96,7 +96,7 @@ func runPower(ctx context.Context, stdout, stderr io.Writer, f powerFlags) error
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	fmt.Fprintf(stderr, "power: %d defect(s) x %d seed(s) x 2 builds = %d runs into %s\n", len(entries), f.seeds, len(entries)*f.seeds*2, out)
-	res, err := power.Run(ctx, m, entries, f.seeds, out, seqgateRun(bin, stderr), stderr)
+	res, err := power.Run(ctx, m, entries, f.seeds, out, child.Seqgate(bin), stderr)
 	if err != nil {
 		return &exitError{exitUnusable, err}
 	}
@@ -125,37 +125,4 @@ func writeResult(path string, r *power.Result, write func(io.Writer, *power.Resu
 		return err
 	}
 	return fh.Close()
-}
-
-// seqgateRun runs `bin run SCENARIO --out DIR` as a child in its own process group that dies with
-// seqgate (Pdeathsig); Ctrl-C is passed on as SIGINT so the child heals its faults and stops its pods,
-// and the child's own output goes to DIR/power-run.log.
-func seqgateRun(bin string, stderr io.Writer) power.RunFunc {
-	return func(ctx context.Context, scen, dir string) (int, error) {
-		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return 0, err
-		}
-		logf, err := os.Create(filepath.Join(dir, "power-run.log"))
-		if err != nil {
-			return 0, err
-		}
-		defer logf.Close()
-		cmd := exec.CommandContext(ctx, bin, "run", scen, "--out", dir)
-		cmd.Stdout, cmd.Stderr = logf, logf
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-		cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
-		cmd.WaitDelay = time.Minute
-		err = cmd.Run()
-		var ee *exec.ExitError
-		switch {
-		case err == nil:
-			return 0, nil
-		case ctx.Err() != nil:
-			return 0, ctx.Err()
-		case errors.As(err, &ee) && ee.ExitCode() >= 0:
-			return ee.ExitCode(), nil
-		}
-		fmt.Fprintf(stderr, "power: %s: %v\n", scen, err)
-		return 0, err
-	}
 }

@@ -3,7 +3,7 @@ GO      ?= go
 BIN     := bin
 PKGS    := ./...
 
-.PHONY: build test lint run bench clean ci-scenarios
+.PHONY: build test lint run bench clean ci-scenarios power power-ci
 
 build:
 	$(GO) build -o $(BIN)/seqgate ./cmd/seqgate
@@ -28,6 +28,14 @@ ci-scenarios: build
 	  d=runs/ci/$$(basename $$s .yaml); rm -rf $$d; \
 	  $(BIN)/seqgate run $$s --out $$d || { echo "ci-scenarios: $$s FAILED (exit $$?)"; fail=1; }; \
 	done; exit $$fail
+
+# seqgate power: every seeded defect against its exposing scenario beside the correct build
+# (docs/power.md). power-ci is the fast subset CI runs, one seed each.
+power: build
+	$(BIN)/seqgate power --seeds 3 --out runs/power
+
+power-ci: build
+	rm -rf runs/power-ci && $(BIN)/seqgate power --ci --seeds 1 --out runs/power-ci
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./verifier/...

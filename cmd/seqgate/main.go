@@ -46,6 +46,7 @@ func newRootCmd() *cobra.Command {
 		newRunCmd(),
 		newScenarioCmd(),
 		newFaultsCmd(),
+		newPowerCmd(),
 	)
 	return root
 }

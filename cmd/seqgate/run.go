@@ -35,6 +35,9 @@ type runFlags struct {
 	ready     time.Duration
 	junit     string
 	replay    string
+	sets      []string
+	seed      string
+	duration  string
 }
 
 func newRunCmd() *cobra.Command {
@@ -69,11 +72,14 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 	fl.DurationVar(&f.ready, "ready-timeout", run.DefaultReadyTimeout, "with --target: how long to wait for every provisioned tenant to become active")
 	fl.StringVar(&f.replay, "replay", "", "replay the fault schedule of this earlier run directory (its schedule.json) instead of expanding the scenario's faults")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML (one testcase per check) to PATH")
+	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field, PATH=VALUE (repeatable), e.g. --set load[0].rate=600 --set pods.count=5; the run directory's scenario.yaml records the result")
+	fl.StringVar(&f.seed, "seed", "", "override the scenario's seed (same as --set seed=N)")
+	fl.StringVar(&f.duration, "duration", "", "override the scenario's duration (same as --set duration=D)")
 	return cmd
 }
 
 func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFlags) error {
-	sc, err := scenario.ReadFile(path)
+	sc, err := readScenario(path, f)
 	if err != nil {
 		return &exitError{exitUnusable, err}
 	}
@@ -164,6 +170,31 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// readScenario reads the scenario file with the command line's overrides (--seed, --duration, then
+// every --set in order) applied before it is validated, so an override is checked like the file.
+func readScenario(path string, f runFlags) (*scenario.Scenario, error) {
+	var sets []string
+	if f.seed != "" {
+		sets = append(sets, "seed="+f.seed)
+	}
+	if f.duration != "" {
+		sets = append(sets, "duration="+f.duration)
+	}
+	sets = append(sets, f.sets...)
+	if len(sets) == 0 {
+		return scenario.ReadFile(path)
+	}
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	out, err := scenario.Override(src, sets)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return scenario.Parse(path+" (with --set/--seed/--duration)", out)
 }
 
 // verifyRun judges the ledger the run wrote and saves summary.json (and JUnit) next to it.

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/seqgate/seqgate/harness/child"
+	"github.com/seqgate/seqgate/power"
+)
+
+type powerFlags struct {
+	matrix  string
+	defects string
+	seeds   int
+	out     string
+	ci      bool
+	seqgate string
+}
+
+func newPowerCmd() *cobra.Command {
+	var f powerFlags
+	cmd := &cobra.Command{
+		Use:   "power",
+		Short: "Measure the gate's teeth: every seeded defect against its exposing scenario, and the correct build beside it, over N seeds",
+		Long: `power runs, for each defect of the matrix (scenarios/power/matrix.yaml), its exposing scenario with
+the defect switched on (eventlogd --defect) and the same scenario on the correct build, once per seed
+(the scenario's own seed, then seed+1, ...). Every run is a full 'seqgate run' into its own directory
+under --out. It prints and writes power.json and power.md: per defect and seed, whether the expected
+check caught the defect, the checks that failed and their numbers, and whether the correct build
+passed; the detection and false-alarm rates at the bottom.
+
+Exit 0 only when every defect is caught by its expected check on every seed and every correct run
+passes; 1 otherwise; 3 when the matrix or a flag is unusable or a run could not be started.
+See docs/power.md.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runPower(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.matrix, "matrix", "scenarios/power/matrix.yaml", "the matrix file: defect, exposing scenario, expected check(s)")
+	fl.StringVar(&f.defects, "defects", "", "comma-separated defects to run (default: all of the matrix)")
+	fl.IntVar(&f.seeds, "seeds", 3, "seeds per defect (each seed runs the defect and the correct build)")
+	fl.StringVar(&f.out, "out", "", "output directory (default runs/power-<UTC time>)")
+	fl.BoolVar(&f.ci, "ci", false, "only the defects the matrix marks ci: true (the fast subset CI runs)")
+	fl.StringVar(&f.seqgate, "seqgate", "", "the seqgate binary each run uses (default: this one)")
+	return cmd
+}
+
+func runPower(ctx context.Context, stdout, stderr io.Writer, f powerFlags) error {
+	m, err := power.ReadMatrix(f.matrix)
+	if err != nil {
+		return &exitError{exitUnusable, err}
+	}
+	var names []string
+	if f.defects != "" {
+		for _, n := range strings.Split(f.defects, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				names = append(names, n)
+			}
+		}
+	}
+	entries, err := m.Select(names, f.ci)
+	if err != nil {
+		return &exitError{exitUnusable, fmt.Errorf("--defects: %w", err)}
+	}
+	if f.seeds < 1 {
+		return &exitError{exitUnusable, fmt.Errorf("--seeds %d: need at least 1", f.seeds)}
+	}
+	bin := f.seqgate
+	if bin == "" {
+		if bin, err = os.Executable(); err != nil {
+			return &exitError{exitUnusable, err}
+		}
+	}
+	out := f.out
+	if out == "" {
+		out = filepath.Join("runs", "power-"+time.Now().UTC().Format("20060102T150405"))
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return &exitError{exitUnusable, err}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(stderr, "power: %d defect(s) x %d seed(s) x 2 builds = %d runs into %s\n", len(entries), f.seeds, len(entries)*f.seeds*2, out)
+	res, err := power.Run(ctx, m, entries, f.seeds, out, child.Seqgate(bin), stderr)
+	if err != nil {
+		return &exitError{exitUnusable, err}
+	}
+	for name, write := range map[string]func(io.Writer, *power.Result) error{"power.json": power.WriteJSON, "power.md": power.WriteMarkdown} {
+		if err := writeResult(filepath.Join(out, name), res, write); err != nil {
+			return &exitError{exitUnusable, err}
+		}
+	}
+	if err := power.WriteMarkdown(stdout, res); err != nil {
+		return &exitError{exitUnusable, err}
+	}
+	fmt.Fprintf(stdout, "power: matrix in %s\n", out)
+	if !res.Pass() {
+		return &exitError{exitFail, errors.New("the gate missed a defect or failed a correct build (see the matrix)")}
+	}
+	return nil
+}
+
+func writeResult(path string, r *power.Result, write func(io.Writer, *power.Result) error) error {
+	fh, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := write(fh, r); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}

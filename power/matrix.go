@@ -1,0 +1,117 @@
+// Package power measures the gate's teeth: for every seeded defect of eventlogd it runs the defect's
+// exposing scenario with the defect switched on and the same scenario on the correct build, over
+// several seeds, and tabulates whether the expected check caught the defect (detection) and whether
+// the correct build passed (no false alarm). It reads only what a run leaves behind (summary.json and
+// the exit code), never the verifier's internals.
+package power
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Entry is one row of the matrix file: a defect, the scenario that exposes it and the check(s) that
+// must catch it. A check name ending in ":" or "." matches every failed check with that prefix (e.g.
+// "threshold:metrics.max." for any threshold on a scraped maximum).
+type Entry struct {
+	Defect   string   `yaml:"defect"`
+	Scenario string   `yaml:"scenario"` // relative to the matrix file's folder
+	Expect   []string `yaml:"expect"`
+	CI       bool     `yaml:"ci,omitempty"` // part of the fast subset CI runs
+	Why      string   `yaml:"why"`          // the bug in the field it models, one line
+}
+
+// Matrix is the parsed matrix file.
+type Matrix struct {
+	Entries []Entry `yaml:"defects"`
+	dir     string
+}
+
+var defectName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
+
+// ReadMatrix reads and checks a matrix file: every defect named once, every scenario present, every
+// entry with at least one expected check. Errors name the file, the entry and the field.
+func ReadMatrix(path string) (*Matrix, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var m Matrix
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	dec.KnownFields(true)
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	m.dir = filepath.Dir(path)
+	seen := map[string]bool{}
+	for i, e := range m.Entries {
+		at := fmt.Sprintf("%s: defects[%d]", path, i)
+		switch {
+		case !defectName.MatchString(e.Defect):
+			return nil, fmt.Errorf("%s: defect %q is not a defect name ([a-z0-9-]+)", at, e.Defect)
+		case seen[e.Defect]:
+			return nil, fmt.Errorf("%s: defect %q is listed twice", at, e.Defect)
+		case e.Scenario == "" || filepath.IsAbs(e.Scenario) || strings.Contains(e.Scenario, ".."):
+			return nil, fmt.Errorf("%s (%s): scenario %q must be a file name relative to %s", at, e.Defect, e.Scenario, m.dir)
+		case len(e.Expect) == 0:
+			return nil, fmt.Errorf("%s (%s): expect lists no check; name the check(s) that must fail, e.g. [skipped]", at, e.Defect)
+		}
+		if _, err := os.Stat(m.ScenarioPath(e)); err != nil {
+			return nil, fmt.Errorf("%s (%s): %w", at, e.Defect, err)
+		}
+		seen[e.Defect] = true
+	}
+	if len(m.Entries) == 0 {
+		return nil, fmt.Errorf("%s: no defects", path)
+	}
+	return &m, nil
+}
+
+// ScenarioPath is where e's scenario file is.
+func (m *Matrix) ScenarioPath(e Entry) string { return filepath.Join(m.dir, e.Scenario) }
+
+// Select returns the entries named in names (all when names is empty; only the CI subset when ci).
+// An unknown name is an error that lists the known ones.
+func (m *Matrix) Select(names []string, ci bool) ([]Entry, error) {
+	var known []string
+	for _, e := range m.Entries {
+		known = append(known, e.Defect)
+	}
+	if len(names) == 0 {
+		var out []Entry
+		for _, e := range m.Entries {
+			if !ci || e.CI {
+				out = append(out, e)
+			}
+		}
+		return out, nil
+	}
+	var out []Entry
+	for _, n := range names {
+		i := slices.Index(known, n)
+		if i < 0 {
+			return nil, fmt.Errorf("unknown defect %q; the matrix has: %s", n, strings.Join(known, ", "))
+		}
+		out = append(out, m.Entries[i])
+	}
+	return out, nil
+}
+
+// Caught reports whether any of the failed checks matches one of the expected ones.
+func Caught(expect, failed []string) bool {
+	for _, x := range expect {
+		for _, f := range failed {
+			if f == x || (strings.HasSuffix(x, ":") || strings.HasSuffix(x, ".")) && strings.HasPrefix(f, x) {
+				return true
+			}
+		}
+	}
+	return false
+}

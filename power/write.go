@@ -1,0 +1,74 @@
+package power
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+)
+
+// WriteJSON writes the result as indented JSON (power.json).
+func WriteJSON(w io.Writer, r *Result) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteMarkdown writes the matrix as a Markdown table (power.md): one line per defect and seed with
+// the defect arm (caught by the expected check or not, its failed checks and numbers) beside the
+// correct arm (passed or not), then the detection and false-alarm rates.
+func WriteMarkdown(w io.Writer, r *Result) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "| defect | scenario | expected check | seed | defect on: caught | failed checks | numbers | correct build |\n")
+	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|\n")
+	for _, row := range r.Rows {
+		for i, d := range row.Defected {
+			c := Arm{}
+			if i < len(row.Correct) {
+				c = row.Correct[i]
+			}
+			caught := "**no**"
+			if d.OK {
+				caught = "yes"
+			}
+			correct := fmt.Sprintf("**%s** (%s)", c.Verdict, strings.Join(c.Failed, ", "))
+			if c.OK {
+				correct = "pass"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %d | %s | %s | %s | %s |\n", row.Defect, row.Scenario,
+				strings.Join(row.Expect, ", "), d.Seed, caught, orDash(strings.Join(d.Failed, ", ")), nums(d), correct)
+		}
+	}
+	fmt.Fprintf(&b, "\nDetection: %d of %d defect runs caught by their expected check (%.0f%%). "+
+		"False alarms: %d of %d correct-build runs did not pass (%.0f%%).\n",
+		r.Detected, r.DefectRuns, 100*r.DetectionRate, r.FalseAlarms, r.CorrectRuns, 100*r.FalseAlarmRate)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// nums shows the non-zero numbers of an arm, in a stable order.
+func nums(a Arm) string {
+	var keys []string
+	for k, v := range a.Numbers {
+		if v != 0 || k == "acked" {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	var parts []string
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%g", k, a.Numbers[k]))
+	}
+	if a.Error != "" {
+		parts = append(parts, "error: "+a.Error)
+	}
+	return orDash(strings.Join(parts, " "))
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -111,6 +111,13 @@ func (c *lossCheck) Finish(s *Summary) {
 		g := group{ix.podNames[m.pod], ix.tenantName(m.tenant)}
 		lostBy[g] = append(lostBy[g], int32(id))
 	}
+	// A consumer's acked is its tenant's: the acked events it was there to receive, beside its
+	// deliveries (it stayed 0, so per_consumer.<id>.acked could not be compared with anything).
+	for _, cs := range ix.cons {
+		if ts, ok := s.PerTenant[ix.tenantName(cs.tenant)]; ok {
+			s.consumer(cs.id).Acked = ts.Acked
+		}
+	}
 	reason := map[int32]string{}
 	for g, ids := range lostBy {
 		slices.SortStableFunc(ids, func(a, b int32) int { return cmpInt64(ix.muts.at(a).t, ix.muts.at(b).t) })

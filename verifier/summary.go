@@ -35,7 +35,7 @@ type Summary struct {
 }
 
 // Stats are the numbers the verifier computes, overall and again per tenant and per consumer. Fields
-// that have no meaning for a scope (acked for a consumer) stay zero there.
+// that have no meaning for a scope stay zero there; a consumer's acked is its tenant's.
 type Stats struct {
 	Acked             int64            `json:"acked"`
 	Lost              int64            `json:"lost"`

@@ -36,6 +36,7 @@ type Step struct {
 	BufferMax    float64            `json:"buffer_depth_max"`
 
 	CPUCores    float64 `json:"cpu_cores"`     // CPU of the whole run (seqgate, pods, DB) per wall second
+	MachineBusy float64 `json:"machine_busy"`  // share of the machine's CPU busy during the step (any process)
 	SlipP99Ms   float64 `json:"slip_p99_ms"`   // the harness's schedule slip: send time minus intended time
 	Concurrency float64 `json:"concurrency"`   // mean mutations in flight (Little's law over the ledger)
 	MaxInFlight float64 `json:"max_in_flight"` // highest number of mutations in flight at once
@@ -182,6 +183,8 @@ func judge(st *Step, lim Limits) {
 		st.Harness = fmt.Sprintf("the load generator slipped behind its schedule (p99 %.1f ms > %.1f ms)", st.SlipP99Ms, lim.MaxSlipMs)
 	case lim.Cores > 0 && st.CPUCores >= 0.9*float64(lim.Cores):
 		st.Harness = fmt.Sprintf("the machine was saturated (%.2f of %d cores for seqgate, pods and DB together)", st.CPUCores, lim.Cores)
+	case st.MachineBusy >= 0.9:
+		st.Harness = fmt.Sprintf("the machine's CPU was %.0f%% busy during the step (other processes included): the service, the DB and seqgate competed for it", 100*st.MachineBusy)
 	}
 }
 

@@ -78,6 +78,7 @@ func Run(ctx context.Context, p Plan, out string, run child.Func, progress io.Wr
 			return nil, fmt.Errorf("step %d (%s %g): %w", i+1, p.Axis, v, err)
 		}
 		st.Exit = cr.Exit
+		st.MachineBusy = cr.MachineBusy
 		if cr.Wall > 0 {
 			st.CPUCores = cr.CPU.Seconds() / cr.Wall.Seconds()
 		}
@@ -86,8 +87,8 @@ func Run(ctx context.Context, p Plan, out string, run child.Func, progress io.Wr
 			st.Broke = append(st.Broke, "the run did not complete: "+err.Error())
 		}
 		res.Steps = append(res.Steps, st)
-		fmt.Fprintf(progress, "sweep: step %d: offered %.0f/s acked %.0f/s p99 %.0f ms lost %g dropped %.1f%% cpu %.2f cores slip p99 %.1f ms -> %s\n",
-			i+1, st.OfferedPerS, st.AckedPerS, st.P99Ms, st.Lost, 100*st.DroppedFrac, st.CPUCores, st.SlipP99Ms, stepWord(st))
+		fmt.Fprintf(progress, "sweep: step %d: offered %.0f/s acked %.0f/s p99 %.0f ms lost %g dropped %.1f%% cpu %.2f cores (machine %.0f%% busy) slip p99 %.1f ms -> %s\n",
+			i+1, st.OfferedPerS, st.AckedPerS, st.P99Ms, st.Lost, 100*st.DroppedFrac, st.CPUCores, 100*st.MachineBusy, st.SlipP99Ms, stepWord(st))
 		if len(st.Broke) > 0 {
 			res.BrokeAt, res.BrokeBy, res.Harness = v, st.Broke, st.Harness
 			break

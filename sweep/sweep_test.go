@@ -166,6 +166,8 @@ func TestJudge(t *testing.T) {
 		{st: Step{Verdict: "pass", DroppedFrac: 0.2}, broke: "dropped 20.0%"},
 		{st: Step{Verdict: "pass", SlipP99Ms: 50}, harness: "slipped behind its schedule"},
 		{st: Step{Verdict: "pass", CPUCores: 1.95}, harness: "machine was saturated"},
+		{st: Step{Verdict: "pass", CPUCores: 0.5, MachineBusy: 0.97}, harness: "97% busy"},
+		{st: Step{Verdict: "pass", CPUCores: 0.5, MachineBusy: 0.5}},
 	} {
 		st := c.st
 		judge(&st, lim)

@@ -24,7 +24,7 @@ func WriteJSON(w io.Writer, r *Result) error {
 // WriteMarkdown writes the capacity table and its conclusions (sweep.md).
 func WriteMarkdown(w io.Writer, r *Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| step | %s | offered/s | sent/s | acked/s | delivered/s | p50 ms | p99 ms | lost | dropped | buffer max | in flight (mean/max) | CPU cores | slip p99 ms | projection | result |\n", r.Axis)
+	fmt.Fprintf(&b, "| step | %s | offered/s | sent/s | acked/s | delivered/s | p50 ms | p99 ms | lost | dropped | buffer max | in flight (mean/max) | CPU cores (machine busy) | slip p99 ms | projection | result |\n", r.Axis)
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Steps {
 		result := "held"
@@ -38,9 +38,9 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		for k, v := range s.LostByReason {
 			lost += fmt.Sprintf(" %s=%g", k, v)
 		}
-		fmt.Fprintf(&b, "| %d | %g | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %d (%.1f%%) | %g | %.1f / %.0f | %.2f | %.2f | %.2g | %s |\n",
+		fmt.Fprintf(&b, "| %d | %g | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %d (%.1f%%) | %g | %.1f / %.0f | %.2f (%.0f%%) | %.2f | %.2g | %s |\n",
 			s.Index, s.Value, s.OfferedPerS, s.SentPerS, s.AckedPerS, s.DeliveredPerS, s.P50Ms, s.P99Ms, lost,
-			s.Dropped, 100*s.DroppedFrac, s.BufferMax, s.Concurrency, s.MaxInFlight, s.CPUCores, s.SlipP99Ms, s.Projection, result)
+			s.Dropped, 100*s.DroppedFrac, s.BufferMax, s.Concurrency, s.MaxInFlight, s.CPUCores, 100*s.MachineBusy, s.SlipP99Ms, s.Projection, result)
 	}
 	b.WriteString("\n")
 	b.WriteString(Conclusion(r))

@@ -22,23 +22,16 @@ func (p *progress) run(ctx context.Context, start time.Time) {
 	if p.terminal {
 		period = time.Second
 	}
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			if p.terminal {
-				fmt.Fprint(p.w, "\r\033[K")
-			}
-			return
-		case <-t.C:
-			s := p.line(time.Since(start).Truncate(time.Second))
-			if p.terminal {
-				fmt.Fprint(p.w, "\r\033[K"+s)
-			} else {
-				fmt.Fprintln(p.w, "progress: "+s)
-			}
+	every(ctx, period, func() {
+		s := p.line(time.Since(start).Truncate(time.Second))
+		if p.terminal {
+			fmt.Fprint(p.w, "\r\033[K"+s)
+		} else {
+			fmt.Fprintln(p.w, "progress: "+s)
 		}
+	})
+	if p.terminal {
+		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
 

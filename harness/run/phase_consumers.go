@@ -9,6 +9,7 @@ import (
 
 	"github.com/seqgate/seqgate/harness/audit"
 	"github.com/seqgate/seqgate/harness/consumer"
+	"github.com/seqgate/seqgate/internal/sleep"
 )
 
 // consumersPhase starts every consumer the scenario declares, spread over the pods, and gives them a
@@ -41,7 +42,7 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 				case <-ctx.Done():
 					return false
 				}
-				return sleepUntil(ctx, s.clock.at.Add(at))
+				return sleep.Until(ctx, s.clock.at.Add(at))
 			}
 		}
 		for _, t := range s.tenants {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/harness/load"
+	"github.com/seqgate/seqgate/internal/sleep"
 )
 
 // loadPhase drives the load for the scenario's duration, with sampling, the fault runner, the hooks
@@ -41,7 +42,7 @@ func loadPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	s.driver.Run(loadCtx, start, blocks)
 	// The load phase lasts the scenario's duration even when every block ended earlier: the writers
 	// idle, while faults, hooks, consumers and sampling carry on (a quiet phase at the end).
-	if !sleepUntil(ctx, start.Add(s.sc.Duration.D())) {
+	if !sleep.Until(ctx, start.Add(s.sc.Duration.D())) {
 		log.Info("load phase cut short")
 	}
 	stopProg()
@@ -77,7 +78,7 @@ func startSide(ctx context.Context, s *state, log *slog.Logger, start time.Time)
 		side.Add(1)
 		go func() {
 			defer side.Done()
-			if !sleepUntil(ctx, start.Add(h.At)) {
+			if !sleep.Until(ctx, start.Add(h.At)) {
 				return
 			}
 			log.Info("hook", "hook", h.Name)

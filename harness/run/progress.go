@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/seqgate/seqgate/internal/sleep"
 )
 
 // progress prints the run's live state: one rewritten line on a terminal, a plain line every
@@ -22,7 +24,7 @@ func (p *progress) run(ctx context.Context, start time.Time) {
 	if p.terminal {
 		period = time.Second
 	}
-	every(ctx, period, func() {
+	sleep.Every(ctx, period, func() {
 		s := p.line(time.Since(start).Truncate(time.Second))
 		if p.terminal {
 			fmt.Fprint(p.w, "\r\033[K"+s)

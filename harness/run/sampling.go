@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/harness/scrape"
+	"github.com/seqgate/seqgate/internal/sleep"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -31,7 +32,7 @@ func startSampling(s *state) {
 		p.wg.Add(1)
 		go func() {
 			defer p.wg.Done()
-			every(ctx, time.Second, func() { sampleProxies(s) })
+			sleep.Every(ctx, time.Second, func() { sampleProxies(s) })
 		}()
 	}
 }

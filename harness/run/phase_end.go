@@ -27,7 +27,7 @@ func endPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	if err := s.w.Write(rec); err != nil {
 		return err
 	}
-	if err := s.w.Close(); err != nil {
+	if err := s.closeLedger(); err != nil {
 		return err
 	}
 	s.res.Wall = time.Since(s.wall)

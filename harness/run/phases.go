@@ -52,5 +52,5 @@ func (s *state) cleanup() {
 	if s.sys != nil {
 		s.sys.close(s.databases())
 	}
-	_ = s.w.Close()
+	_ = s.closeLedger()
 }

@@ -2,8 +2,6 @@ package run
 
 import (
 	"encoding/json"
-	"os"
-	"path/filepath"
 )
 
 // resultFile is result.json in the run directory: the harness's own figures, which the ledger does
@@ -32,5 +30,5 @@ func (res *Result) save() error {
 	if err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(res.Dir, "result.json"), append(b, '\n'), 0o644)
+	return writeFile(res.Dir, "result.json", append(b, '\n'), 0o644)
 }

@@ -21,17 +21,18 @@ import (
 // state is what the phases hand on: the run's identity, clock and outputs (set before the first
 // phase), then one part per phase, each filled by the phase named beside it and read by later ones.
 type state struct {
-	o      Options
-	sc     *scenario.Scenario
-	target target
-	id     string    // run id: <scenario>-<UTC time>
-	wall   time.Time // when Run was called (result.json's wall time)
-	start  time.Time // the ledger's clock origin
-	w      *ledger.Writer
-	sink   *headedSink // holds records back until the run record is line one
-	res    Result
-	log    *slog.Logger // names the run; each phase adds its own name
-	clock  *loadClock   // the load's start, which consumers and faults set up earlier wait for
+	o          Options
+	sc         *scenario.Scenario
+	target     target
+	id         string    // run id: <scenario>-<UTC time>
+	wall       time.Time // when Run was called (result.json's wall time)
+	start      time.Time // the ledger's clock origin
+	w          *ledger.Writer
+	ledgerFile *os.File    // under w, which does not close it (closeLedger does)
+	sink       *headedSink // holds records back until the run record is line one
+	res        Result
+	log        *slog.Logger // names the run; each phase adds its own name
+	clock      *loadClock   // the load's start, which consumers and faults set up earlier wait for
 
 	sys     *system        // up
 	tenants []tenant       // provision
@@ -95,10 +96,13 @@ func (c *loadClock) mark() {
 // first phase gets. closeLog closes run.log, after everything else.
 func newState(o Options) (s *state, closeLog func(), err error) {
 	s = &state{o: o, sc: o.Scenario, target: targetFor(o), wall: time.Now(), clock: &loadClock{begun: make(chan struct{})}}
+	if err := checkRunDir(o.Dir, s.sc.Pods.Count); err != nil {
+		return nil, nil, err
+	}
 	if err := os.MkdirAll(filepath.Join(o.Dir, "pods"), 0o755); err != nil {
 		return nil, nil, err
 	}
-	logf, err := os.Create(filepath.Join(o.Dir, "run.log"))
+	logf, err := CreateFile(o.Dir, "run.log", 0o644)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -111,12 +115,13 @@ func newState(o Options) (s *state, closeLog func(), err error) {
 	s.log = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: dropTime})).With("run", s.id)
 	s.res = Result{RunID: s.id, Dir: o.Dir, Ledger: filepath.Join(o.Dir, "ledger.jsonl.gz")}
 	if b, err := s.sc.Marshal(); err == nil {
-		_ = os.WriteFile(filepath.Join(o.Dir, "scenario.yaml"), b, 0o644)
+		_ = writeFile(o.Dir, "scenario.yaml", b, 0o644)
 	}
-	if s.w, err = ledger.Create(s.res.Ledger); err != nil {
+	if s.ledgerFile, err = CreateFile(o.Dir, filepath.Base(s.res.Ledger), 0o644); err != nil {
 		logf.Close()
 		return nil, nil, err
 	}
+	s.w = ledger.NewGzipWriter(s.ledgerFile)
 	s.sink = &headedSink{w: s.w}
 	s.start = time.Now()
 	return s, func() { logf.Close() }, nil
@@ -131,3 +136,12 @@ func dropTime(_ []string, a slog.Attr) slog.Attr {
 
 // now is the ledger's clock.
 func (s *state) now() int64 { return time.Since(s.start).Nanoseconds() }
+
+// closeLedger ends the ledger's gzip stream and closes its file (again: a no-op error, ignored by cleanup).
+func (s *state) closeLedger() error {
+	err := s.w.Close()
+	if cerr := s.ledgerFile.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

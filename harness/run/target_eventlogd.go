@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -69,7 +68,7 @@ func (eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *
 	}
 	b, _ := json.MarshalIndent(map[string]any{"pools": pools}, "", "  ")
 	poolsPath := filepath.Join(s.o.Dir, "pools.json")
-	if err := os.WriteFile(poolsPath, b, 0o600); err != nil {
+	if err := writeFile(s.o.Dir, "pools.json", b, 0o600); err != nil {
 		return err
 	}
 	e := s.sc.Pods.Eventlogd

@@ -1,0 +1,106 @@
+package run
+
+import (
+	"context"
+	"database/sql"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/seqgate/seqgate/harness/infra"
+	"github.com/seqgate/seqgate/harness/load"
+	"github.com/seqgate/seqgate/harness/pods"
+	"github.com/seqgate/seqgate/harness/proxy"
+)
+
+// A target is what a run drives. up brings it up or connects to it, filling sys as it goes (what is
+// in sys when up fails is still torn down); provision creates the scenario's tenants on it.
+type target interface {
+	up(ctx context.Context, s *state, log *slog.Logger, sys *system) error
+	provision(ctx context.Context, s *state, log *slog.Logger) ([]tenant, error)
+}
+
+// targetFor picks the target the options describe. A new target profile is its file and its case here.
+func targetFor(o Options) target {
+	if o.Target != "" {
+		return externalTarget{url: strings.TrimRight(o.Target, "/"), dsn: o.DSN, apiKey: o.APIKey}
+	}
+	return eventlogdTarget{}
+}
+
+// system is what the up phase brought up or connected to. The later phases use what is there and
+// do without what is not (no pods: no scraping and no pod faults; no direct connections: no audit).
+type system struct {
+	name    string             // the run record's target: eventlogd | external
+	url     string             // an external target's base URL ("": the pods)
+	db      *infra.DB          // a DB server the run opened (created databases in it)
+	direct  map[string]*sql.DB // database -> direct connection, not proxied (audit, drain)
+	proxies *proxy.Set         // one proxy per database (nil: none)
+	fleet   *pods.Fleet        // the pods (nil: none)
+}
+
+// endpoints lists where writers and consumers send: the pods (only those whose process runs, when
+// alive is set), or the external target.
+func (sys *system) endpoints(alive bool) []load.Endpoint {
+	if sys.url != "" {
+		return []load.Endpoint{{Name: "external", URL: sys.url}}
+	}
+	var out []load.Endpoint
+	for _, p := range sys.fleet.Pods() {
+		if !alive || p.Alive() {
+			out = append(out, load.Endpoint{Name: p.Name, URL: p.URL()})
+		}
+	}
+	return out
+}
+
+// baseURL is where provisioning and the first requests go.
+func (sys *system) baseURL() string {
+	if sys.url != "" {
+		return sys.url
+	}
+	return sys.fleet.Pods()[0].URL()
+}
+
+// podNames are the run record's pods.
+func (sys *system) podNames() []string {
+	if sys.fleet == nil {
+		return []string{"external"}
+	}
+	return sys.fleet.Names()
+}
+
+// close stops the pods and proxies, closes the direct connections and drops or removes the run's
+// databases.
+func (sys *system) close(databases []string) {
+	if sys.fleet != nil {
+		sys.fleet.Stop(10 * time.Second)
+	}
+	if sys.proxies != nil {
+		sys.proxies.Close()
+	}
+	for _, db := range sys.direct {
+		db.Close() // the external DSN's handle is shared by every pool: closing it twice is harmless
+	}
+	if sys.db != nil {
+		if sys.db.Kind == infra.DSN {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			_ = sys.db.Drop(ctx, databases...)
+			cancel()
+		}
+		_ = sys.db.Close()
+	}
+}
+
+// databases lists the logical databases of the run: meta and one per pool.
+func (s *state) databases() []string {
+	seen := map[string]bool{}
+	out := []string{"meta"}
+	for _, t := range s.sc.Expand() {
+		if !seen[t.Pool] {
+			seen[t.Pool] = true
+			out = append(out, t.Pool)
+		}
+	}
+	return out
+}

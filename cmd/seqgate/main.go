@@ -47,6 +47,7 @@ func newRootCmd() *cobra.Command {
 		newScenarioCmd(),
 		newFaultsCmd(),
 		newPowerCmd(),
+		newSweepCmd(),
 	)
 	return root
 }

@@ -101,7 +101,7 @@ func runPower(ctx context.Context, stdout, stderr io.Writer, f powerFlags) error
 		return &exitError{exitUnusable, err}
 	}
 	for name, write := range map[string]func(io.Writer, *power.Result) error{"power.json": power.WriteJSON, "power.md": power.WriteMarkdown} {
-		if err := writeResult(filepath.Join(out, name), res, write); err != nil {
+		if err := writeAny(filepath.Join(out, name), res, write); err != nil {
 			return &exitError{exitUnusable, err}
 		}
 	}
@@ -113,16 +113,4 @@ func runPower(ctx context.Context, stdout, stderr io.Writer, f powerFlags) error
 		return &exitError{exitFail, errors.New("the gate missed a defect or failed a correct build (see the matrix)")}
 	}
 	return nil
-}
-
-func writeResult(path string, r *power.Result, write func(io.Writer, *power.Result) error) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	if err := write(fh, r); err != nil {
-		fh.Close()
-		return err
-	}
-	return fh.Close()
 }

@@ -208,22 +208,27 @@ func verifyRun(res *run.Result, f runFlags) (*verifier.Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("verify %s: %w", res.Ledger, err)
 	}
-	if err := writeFile(filepath.Join(res.Dir, "summary.json"), s, verifier.WriteJSON); err != nil {
+	summary, err := run.CreateFile(res.Dir, "summary.json", 0o644) // not through a link in the run directory
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFile(summary, s, verifier.WriteJSON); err != nil {
 		return nil, err
 	}
 	if f.junit != "" {
-		if err := writeFile(f.junit, s, verifier.WriteJUnit); err != nil {
+		fh, err := os.Create(f.junit)
+		if err != nil {
+			return nil, err
+		}
+		if err := writeFile(fh, s, verifier.WriteJUnit); err != nil {
 			return nil, err
 		}
 	}
 	return s, nil
 }
 
-func writeFile(path string, s *verifier.Summary, write func(io.Writer, *verifier.Summary) error) error {
-	fh, err := os.Create(path)
-	if err != nil {
-		return err
-	}
+// writeFile writes s to fh and closes it.
+func writeFile(fh *os.File, s *verifier.Summary, write func(io.Writer, *verifier.Summary) error) error {
 	if err := write(fh, s); err != nil {
 		fh.Close()
 		return err

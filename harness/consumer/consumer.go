@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/internal/eventstream"
+	"github.com/seqgate/seqgate/internal/sleep"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -171,7 +172,7 @@ func (c *Consumer) Run(ctx context.Context) {
 	for ctx.Err() == nil {
 		eps := c.cfg.Endpoints()
 		if len(eps) == 0 {
-			if !sleep(ctx, c.backoff(attempt)) {
+			if !sleep.For(ctx, c.backoff(attempt)) {
 				return
 			}
 			attempt++
@@ -195,7 +196,7 @@ func (c *Consumer) Run(ctx context.Context) {
 		default:
 			attempt++
 		}
-		if !sleep(ctx, c.backoff(attempt)) {
+		if !sleep.For(ctx, c.backoff(attempt)) {
 			return
 		}
 	}
@@ -209,17 +210,6 @@ func (c *Consumer) backoff(attempt int) time.Duration {
 	}
 	d = min(d, c.cfg.BackoffMax)
 	return d - time.Duration(c.cfg.Jitter*c.rng.Float64()*float64(d))
-}
-
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }
 
 type frame struct {
@@ -296,7 +286,7 @@ func (c *Consumer) connect(ctx context.Context, ep Endpoint, conn string, first 
 			reconnectNow, err = true, errors.New("reset slow_consumer: reconnecting from the cursor")
 			break
 		}
-		if d := time.Duration(c.readDelay.Load()); d > 0 && !sleep(cctx, d) {
+		if d := time.Duration(c.readDelay.Load()); d > 0 && !sleep.For(cctx, d) {
 			err = cause(cctx, cctx.Err())
 			break
 		}

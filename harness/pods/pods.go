@@ -155,7 +155,7 @@ func (p *Pod) start(ctx context.Context) error {
 		listen = "127.0.0.1:0"
 	}
 	p.mu.Unlock()
-	logf, err := os.OpenFile(filepath.Join(p.cfg.LogDir, p.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logf, err := os.OpenFile(filepath.Join(p.cfg.LogDir, p.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644) // never through a link planted in the run directory
 	if err != nil {
 		return err
 	}
@@ -179,7 +179,7 @@ func (p *Pod) start(ctx context.Context) error {
 
 	// Copy stdout to the log, catching the bound address on the way.
 	addrc := make(chan string, 1)
-	logOut, err := os.OpenFile(filepath.Join(p.cfg.LogDir, p.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	logOut, err := os.OpenFile(filepath.Join(p.cfg.LogDir, p.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644) // never through a link planted in the run directory
 	if err != nil {
 		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		return err

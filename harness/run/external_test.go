@@ -16,7 +16,7 @@ import (
 
 	"github.com/seqgate/seqgate/faults"
 	"github.com/seqgate/seqgate/harness/scenario"
-	"github.com/seqgate/seqgate/harness/target"
+	tgt "github.com/seqgate/seqgate/harness/target"
 	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
@@ -153,24 +153,6 @@ func runExternal(t *testing.T, o Options) (*Result, *verifier.Summary, []ledger.
 	return res, s, recs, nil
 }
 
-func readLedger(t *testing.T, path string) []ledger.Record {
-	t.Helper()
-	r, err := ledger.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	var recs []ledger.Record
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			break
-		}
-		recs = append(recs, *rec)
-	}
-	return recs
-}
-
 func find(recs []ledger.Record, k string) []ledger.Record {
 	var out []ledger.Record
 	for _, r := range recs {
@@ -186,11 +168,11 @@ func find(recs []ledger.Record, k string) []ledger.Record {
 func TestExternalProfilesAudit(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
-		profile target.Options
+		profile tgt.Options
 		want    string
 	}{
-		{"eventlogd", target.Options{}, target.Eventlogd},
-		{"generic without a tenant column", target.Options{Profile: target.Generic, AuditDB: "ev_{pool}", TenantColumn: "none"}, target.Generic},
+		{"eventlogd", tgt.Options{}, tgt.Eventlogd},
+		{"generic without a tenant column", tgt.Options{Profile: tgt.Generic, AuditDB: "ev_{pool}", TenantColumn: "none"}, tgt.Generic},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startExternal(t) // its two dedicated pools take one provisioning each
@@ -228,7 +210,7 @@ func TestExternalAuditFailureIsRecorded(t *testing.T) {
 		return err
 	}}
 	res, _, recs, err := runExternal(t, Options{Target: e.URL, DSN: e.ServerDSN, Hooks: []Hook{hook},
-		Profile: target.Options{Profile: target.Generic, AuditDB: "ev_{pool}", TenantColumn: "none"}})
+		Profile: tgt.Options{Profile: tgt.Generic, AuditDB: "ev_{pool}", TenantColumn: "none"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +228,7 @@ func TestExternalSchemaCheckedBeforeLoad(t *testing.T) {
 	e := startExternal(t)
 	e.tenantViews(t)
 	_, _, recs, err := runExternal(t, Options{Target: e.URL, DSN: e.ServerDSN,
-		Profile: target.Options{Profile: target.Generic, AuditDB: "ev_{pool}", TenantColumn: "tenant_id"}})
+		Profile: tgt.Options{Profile: tgt.Generic, AuditDB: "ev_{pool}", TenantColumn: "tenant_id"}})
 	if err == nil {
 		t.Fatal("the run started its load against a table without the tenant column")
 	}

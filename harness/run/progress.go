@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/seqgate/seqgate/internal/sleep"
 )
 
 // progress prints the run's live state: one rewritten line on a terminal, a plain line every
@@ -22,23 +24,16 @@ func (p *progress) run(ctx context.Context, start time.Time) {
 	if p.terminal {
 		period = time.Second
 	}
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			if p.terminal {
-				fmt.Fprint(p.w, "\r\033[K")
-			}
-			return
-		case <-t.C:
-			s := p.line(time.Since(start).Truncate(time.Second))
-			if p.terminal {
-				fmt.Fprint(p.w, "\r\033[K"+s)
-			} else {
-				fmt.Fprintln(p.w, "progress: "+s)
-			}
+	sleep.Every(ctx, period, func() {
+		s := p.line(time.Since(start).Truncate(time.Second))
+		if p.terminal {
+			fmt.Fprint(p.w, "\r\033[K"+s)
+		} else {
+			fmt.Fprintln(p.w, "progress: "+s)
 		}
+	})
+	if p.terminal {
+		fmt.Fprint(p.w, "\r\033[K")
 	}
 }
 

@@ -2,125 +2,117 @@ package run
 
 import (
 	"context"
-	"fmt"
+	"database/sql"
+	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/seqgate/seqgate/harness/audit"
-	"github.com/seqgate/seqgate/harness/target"
-	"github.com/seqgate/seqgate/ledger"
+	"github.com/seqgate/seqgate/harness/infra"
+	"github.com/seqgate/seqgate/harness/load"
+	"github.com/seqgate/seqgate/harness/pods"
+	"github.com/seqgate/seqgate/harness/proxy"
+	tgt "github.com/seqgate/seqgate/harness/target"
 )
 
-// DefaultReadyTimeout bounds the wait for provisioned tenants to become active (drive9 says
-// "provisioning" for about 3 s).
-const DefaultReadyTimeout = 60 * time.Second
-
-// resolveProfile picks the target profile: the flags' for an external target, eventlogd's (with no
-// flag overrides: seqgate lays those databases out itself) for the run's own pods.
-func (r *runner) resolveProfile() error {
-	o := target.Options{}
-	if r.o.Target != "" {
-		o = r.o.Profile
-	}
-	p, err := target.New(o, r.o.Target == "" || r.o.DSN != "")
-	if err != nil {
-		return err
-	}
-	r.profile = p
-	p.SendPool = r.o.Target == "" // our own pods hold the scenario's pools (tenant_<n>, shared_pool)
-	if r.o.Target != "" && r.o.DSN != "" {
-		if r.server, err = target.ParseServer(r.o.DSN); err != nil {
-			return err
-		}
-		if r.o.APIKey != "" && r.o.TenantID == "" && p.NeedsTenantID() {
-			return fmt.Errorf("--target-profile %s finds a tenant's events by its id (%s): give --tenant-id with --api-key, or drop --dsn to run without an audit",
-				p.Name, p.Layout())
-		}
-	}
-	return nil
+// A target is what a run drives. up brings it up or connects to it, filling sys as it goes (what is
+// in sys when up fails is still torn down); provision creates the scenario's tenants on it.
+type target interface {
+	up(ctx context.Context, s *state, log *slog.Logger, sys *system) error
+	provision(ctx context.Context, s *state, log *slog.Logger) ([]tenant, error)
 }
 
-// auditing reports whether this run reads the events table (its own DB, or --dsn of a target).
-func (r *runner) auditing() bool { return r.o.Target == "" || r.o.DSN != "" }
-
-// waitReady waits, within one ready timeout for all of them, until the service says every tenant is
-// usable, so no consumer subscribes to (and no writer writes at) a tenant still being provisioned.
-func (r *runner) waitReady(ctx context.Context) error {
-	if r.profile.Ready == target.ReadyAtOnce {
-		return nil
+// targetFor picks the target the options describe. A new target profile is its file and its case here.
+func targetFor(o Options) target {
+	if o.Target != "" {
+		return &externalTarget{url: strings.TrimRight(o.Target, "/"), dsn: o.DSN, apiKey: o.APIKey, tenantID: o.TenantID,
+			profile: o.Profile, readyTimeout: o.ReadyTimeout}
 	}
-	timeout := r.o.ReadyTimeout
-	if timeout <= 0 {
-		timeout = DefaultReadyTimeout
-	}
-	begin := time.Now()
-	for _, t := range r.tenants {
-		left := timeout - time.Since(begin)
-		if err := r.profile.WaitReady(ctx, r.client, r.baseURL(), target.Tenant{ID: t.ID, Key: t.Key, Pool: t.Pool}, max(left, 0), 200*time.Millisecond); err != nil {
-			return fmt.Errorf("target profile %s: %w", r.profile.Name, err)
-		}
-	}
-	r.log.Info("tenants active", "phase", "provision", "count", len(r.tenants), "took", time.Since(begin).Round(time.Millisecond))
-	return nil
+	return eventlogdTarget{}
 }
 
-// openTables finds where each tenant's events live and checks their schema, before any load: a
-// missing database, table or column stops the run here with an error that names it.
-func (r *runner) openTables(ctx context.Context) error {
-	r.tables = map[string]audit.Table{}
-	if r.o.Target == "" {
-		for _, t := range r.tenants {
-			r.tables[t.ID] = audit.Table{DB: r.direct[t.Pool], Database: r.db.Name(t.Pool), TenantColumn: "tenant_id"}
-		}
-		return nil
-	}
-	if r.server == nil {
-		return nil
-	}
-	var ts []target.Tenant
-	for _, t := range r.tenants {
-		ts = append(ts, target.Tenant{ID: t.ID, Key: t.Key, Pool: t.Pool})
-	}
-	tables, err := r.profile.Open(ctx, r.server, ts)
-	if err != nil {
-		return err
-	}
-	r.extTables = tables
-	r.tables = tables.ByTenant
-	r.log.Info("events tables checked", "phase", "provision", "profile", r.profile.Name, "layout", r.profile.Layout(), "tenants", len(ts))
-	return nil
+// system is what the up phase brought up or connected to. The later phases use what is there and
+// do without what is not (no pods: no scraping and no pod faults; no direct connections: no audit).
+type system struct {
+	name    string             // the run record's target: eventlogd | external
+	profile string             // the run record's profile: how the target lays out its tenants
+	url     string             // an external target's base URL ("": the pods)
+	db      *infra.DB          // a DB server the run opened (created databases in it)
+	direct  map[string]*sql.DB // database -> direct connection, not proxied (the run's own databases)
+	proxies *proxy.Set         // one proxy per database (nil: none)
+	fleet   *pods.Fleet        // the pods (nil: none)
+	// audited says the run reads the events tables (the run record's audit); tables is where each
+	// tenant's events are (tenant id -> table), filled by provision, read by drain and audit.
+	audited   bool
+	tables    map[string]audit.Table
+	extTables *tgt.Tables // an external target's database handles
 }
 
-// auditPhase writes the persisted records (every fs_events row of this run, tenant by tenant) and
-// then the audit record with the outcome, ok or not: the verifier must not take a run whose audit
-// failed for one whose events were all checked.
-func (r *runner) auditPhase() {
-	if !r.auditing() {
-		return
+// endpoints lists where writers and consumers send: the pods (only those whose process runs, when
+// alive is set), or the external target.
+func (sys *system) endpoints(alive bool) []load.Endpoint {
+	if sys.url != "" {
+		return []load.Endpoint{{Name: "external", URL: sys.url}}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	ids := make([]string, 0, len(r.tenants))
-	for _, t := range r.tenants {
-		ids = append(ids, t.ID)
+	var out []load.Endpoint
+	for _, p := range sys.fleet.Pods() {
+		if !alive || p.Alive() {
+			out = append(out, load.Endpoint{Name: p.Name, URL: p.URL()})
+		}
 	}
-	o := audit.Run(ctx, ids, r.tables, func(id string) string { return r.driver.Path(id, "") }, r.w)
-	rec := &ledger.Record{K: ledger.KindAudit, T: r.now(), OK: o.OK(), AuditTenants: int64(o.Tenants), Rows: int64(o.Rows)}
-	if o.Err != nil {
-		rec.Error = o.Err.Error()
-		r.log.Error("audit failed", "phase", "audit", "tenants", o.Tenants, "of", len(ids), "persisted", o.Rows, "err", o.Err)
-	} else {
-		r.log.Info("audit finished", "phase", "audit", "tenants", o.Tenants, "persisted", o.Rows)
+	return out
+}
+
+// baseURL is where provisioning and the first requests go.
+func (sys *system) baseURL() string {
+	if sys.url != "" {
+		return sys.url
 	}
-	r.res.Audit = &AuditResult{OK: o.OK(), Tenants: o.Tenants, Rows: o.Rows, Error: rec.Error}
-	if err := r.w.Write(rec); err != nil {
-		r.log.Error("audit record not written", "phase", "audit", "err", err)
+	return sys.fleet.Pods()[0].URL()
+}
+
+// podNames are the run record's pods.
+func (sys *system) podNames() []string {
+	if sys.fleet == nil {
+		return []string{"external"}
+	}
+	return sys.fleet.Names()
+}
+
+// close stops the pods and proxies, closes the direct connections and drops or removes the run's
+// databases.
+func (sys *system) close(databases []string) {
+	if sys.fleet != nil {
+		sys.fleet.Stop(10 * time.Second)
+	}
+	if sys.proxies != nil {
+		sys.proxies.Close()
+	}
+	for _, db := range sys.direct {
+		db.Close()
+	}
+	if sys.extTables != nil {
+		_ = sys.extTables.Close()
+	}
+	if sys.db != nil {
+		if sys.db.Kind == infra.DSN {
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			_ = sys.db.Drop(ctx, databases...)
+			cancel()
+		}
+		_ = sys.db.Close()
 	}
 }
 
-// AuditResult is the outcome of the run's audit, as its ledger record says.
-type AuditResult struct {
-	OK      bool   `json:"ok"`
-	Tenants int    `json:"tenants"`
-	Rows    int    `json:"rows"`
-	Error   string `json:"error,omitempty"`
+// databases lists the logical databases of the run: meta and one per pool.
+func (s *state) databases() []string {
+	seen := map[string]bool{}
+	out := []string{"meta"}
+	for _, t := range s.sc.Expand() {
+		if !seen[t.Pool] {
+			seen[t.Pool] = true
+			out = append(out, t.Pool)
+		}
+	}
+	return out
 }

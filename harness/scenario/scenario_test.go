@@ -112,6 +112,11 @@ func TestParseErrors(t *testing.T) {
 		{"huge rcvbuf", func(s string) string { return s + "    rcvbuf: 100000000\n" }, 18, "consumers[0].rcvbuf", "67108864"},
 		{"bad threshold path", func(s string) string { return s + "thresholds:\n  p99: [\"< 5\"]\n" }, 19, "thresholds.p99", "latency_ms.p99"},
 		{"bad threshold expr", func(s string) string { return s + "thresholds:\n  duplicates: [\"about 0\"]\n" }, 19, "thresholds.duplicates", "about 0"},
+		{"name escapes the runs directory", func(s string) string { return strings.Replace(s, "name: t", "name: ../../x", 1) }, 1, "name", "not one path segment"},
+		{"name with a separator", func(s string) string { return strings.Replace(s, "name: t", "name: a/b", 1) }, 1, "name", `"a/b"`},
+		{"name is ..", func(s string) string { return strings.Replace(s, "name: t", `name: ".."`, 1) }, 1, "name", "not . or .."},
+		{"name with a space", func(s string) string { return strings.Replace(s, "name: t", `name: "a b"`, 1) }, 1, "name", "one path segment"},
+		{"name too long", func(s string) string { return strings.Replace(s, "name: t", "name: "+strings.Repeat("a", 101), 1) }, 1, "name", "at most 100"},
 		{"not yaml", func(s string) string { return s + "  - : [\n" }, 0, "", ""},
 	}
 	for _, tc := range tests {
@@ -176,5 +181,30 @@ func TestParseWithoutPods(t *testing.T) {
 	}
 	if s.Pods.Count != 0 {
 		t.Errorf("pods.count %d, want 0", s.Pods.Count)
+	}
+}
+
+func TestValidName(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		ok   bool
+	}{
+		{"smoke", true}, {"ci-pod-crash", true}, {"gate.v2", true}, {"Tenant_DB_stall", true}, {strings.Repeat("a", 100), true},
+		{"", false}, {".", false}, {"..", false}, {"../../x", false}, {"a/b", false}, {`a\b`, false}, {"/abs", false},
+		{"a b", false}, {"a\x00b", false}, {"é", false}, {strings.Repeat("a", 101), false},
+	} {
+		if got := validName(tc.name); got != tc.ok {
+			t.Errorf("validName(%q) = %v, want %v", tc.name, got, tc.ok)
+		}
+	}
+	// Every scenario shipped in scenarios/ keeps passing.
+	files, _ := filepath.Glob(filepath.Join("..", "..", "scenarios", "*.yaml"))
+	if len(files) == 0 {
+		t.Fatal("no scenarios found")
+	}
+	for _, f := range files {
+		if _, err := ReadFile(f); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
 	}
 }

@@ -77,6 +77,10 @@ func (v *validator) check(s *Scenario) error {
 	if s.Name == "" {
 		return v.err("name", v.at("name"), nil, "missing (the run directory and the ledger are named after it)")
 	}
+	if !validName(s.Name) {
+		return v.err("name", v.at("name"), []string{"one path segment: letters, digits, '.', '_', '-', at most 100, not . or .."},
+			"%q is not one path segment (it names the run directory runs/<name>-<time> and every mutation's path)", s.Name)
+	}
 	if s.Duration <= 0 || s.Duration.D() > MaxDuration {
 		return v.err("duration", v.at("duration"), []string{"0s < duration <= 24h"}, "missing or out of range")
 	}
@@ -321,4 +325,19 @@ func (v *validator) load(s *Scenario, i int, groups map[string]bool, groupNames 
 		return v.err(f+".mix", v.at("load", i, "mix"), []string{"at least one weight > 0"}, "all weights are 0")
 	}
 	return nil
+}
+
+// validName reports whether a scenario name can be one path segment of the run directory and of
+// every mutation's path: no separator, no "." or "..", nothing a URL or a shell would need to quote.
+func validName(n string) bool {
+	if n == "" || n == "." || n == ".." || len(n) > 100 {
+		return false
+	}
+	for _, c := range n {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
 }

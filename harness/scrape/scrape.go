@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/seqgate/seqgate/internal/sleep"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -70,16 +71,8 @@ func (s *Scraper) Run(ctx context.Context) {
 	for _, n := range s.Names {
 		keep[n] = true
 	}
-	tick := time.NewTicker(s.Period)
-	defer tick.Stop()
-	for {
-		s.Once(ctx, keep)
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-	}
+	s.Once(ctx, keep)
+	sleep.Every(ctx, s.Period, func() { s.Once(ctx, keep) })
 }
 
 // Once scrapes every target one time.

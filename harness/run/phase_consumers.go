@@ -1,0 +1,90 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/seqgate/seqgate/harness/audit"
+	"github.com/seqgate/seqgate/harness/consumer"
+	"github.com/seqgate/seqgate/internal/sleep"
+)
+
+// consumersPhase starts every consumer the scenario declares, spread over the pods, and gives them a
+// moment to subscribe before the load starts, so the first events have someone to go to (bounded:
+// a consumer that cannot connect is the verifier's business). Late consumers connect during the load.
+func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
+	consCtx, stop := context.WithCancel(context.Background()) // stopped by the stop phase, not by Ctrl-C
+	cs := &consumerSet{late: map[*consumer.Consumer]bool{}, stop: stop}
+	s.cons = cs
+	streamClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}} // no timeout: streams are long
+	endpoints := func() []consumer.Endpoint {
+		var out []consumer.Endpoint
+		for _, e := range s.sys.endpoints(false) {
+			out = append(out, consumer.Endpoint(e))
+		}
+		return out
+	}
+	n := 0
+	for _, spec := range s.sc.Consumers {
+		client := streamClient
+		if spec.RcvBuf > 0 {
+			client = consumer.NewClient(spec.RcvBuf)
+		}
+		var wait func(context.Context) bool
+		if spec.Start > 0 {
+			at := spec.Start.D()
+			wait = func(ctx context.Context) bool { // a late consumer: its first connection at load start + at
+				select {
+				case <-s.clock.begun:
+				case <-ctx.Done():
+					return false
+				}
+				return sleep.Until(ctx, s.clock.at.Add(at))
+			}
+		}
+		for _, t := range s.tenants {
+			if spec.Tenants != "" && spec.Tenants != t.Group {
+				continue
+			}
+			for i := 0; i < spec.Count; i++ {
+				n++
+				c := consumer.New(consumer.Config{
+					Name: fmt.Sprintf("%s/c%d", t.ID, len(s.env.consumers[t.Name()])+1), Tenant: t.ID, Key: t.Key,
+					Durable: spec.IsDurable(), BackoffMin: spec.BackoffMin.D(), BackoffMax: spec.BackoffMax.D(),
+					Jitter: spec.Jitter, Slow: spec.Slow.D(), IdleTimeout: spec.IdleTimeout.D(), Seed: uint64(s.sc.Seed)*1_000_003 + uint64(n),
+					Home: n, Start: s.start, Sink: s.w, Client: client, Wait: wait,
+					Resume: spec.Since != nil, Since: deref(spec.Since), ReadChunk: spec.RcvBuf,
+					Endpoints: endpoints,
+				})
+				cs.all = append(cs.all, c)
+				cs.late[c] = spec.Start > 0
+				s.env.consumers[t.Name()] = append(s.env.consumers[t.Name()], c)
+				cs.wg.Add(1)
+				go func() { defer cs.wg.Done(); c.Run(consCtx) }()
+			}
+		}
+	}
+	log.Info("consumers started", "count", n)
+	ok := audit.Wait(ctx, 10*time.Second, 20*time.Millisecond, func(context.Context) bool {
+		for _, c := range cs.all {
+			if c.Frames() == 0 && !cs.late[c] {
+				return false
+			}
+		}
+		return true
+	})
+	if !ok {
+		log.Warn("not every consumer had a frame before the load")
+	}
+	return nil
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}

@@ -1,0 +1,37 @@
+package run
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/seqgate/seqgate/harness/consumer"
+	"github.com/seqgate/seqgate/ledger"
+)
+
+// provisionPhase creates every tenant of the scenario on the target, then writes the run record (and
+// the pod records held back until now) and builds the faults' view of the run.
+func provisionPhase(ctx context.Context, s *state, log *slog.Logger) error {
+	tenants, err := s.target.provision(ctx, s, log)
+	if err != nil {
+		return err
+	}
+	s.tenants = tenants
+	s.env = &env{pool: map[string]string{}, ids: map[string]string{}, consumers: map[string][]*consumer.Consumer{}, proxies: s.sys.proxies, fleet: s.sys.fleet}
+	for _, t := range s.tenants {
+		s.env.tenants = append(s.env.tenants, t.Name())
+		s.env.pool[t.Name()] = t.Pool
+		s.env.ids[t.Name()] = t.ID
+	}
+	budget := s.sc.Budget
+	rec := &ledger.Record{K: ledger.KindRun, V: ledger.Version, RunID: s.id, Scenario: s.sc.Name, Seed: s.sc.Seed,
+		StartUnixNs: s.start.UnixNano(), Budget: &budget, Target: s.sys.name, Thresholds: s.sc.Thresholds, Pods: s.sys.podNames(),
+		Audit: s.sys.audited, Profile: s.sys.profile}
+	for _, t := range s.tenants {
+		rec.Tenants = append(rec.Tenants, ledger.Tenant{ID: t.ID, Mode: t.Mode, Cold: t.Cold})
+	}
+	return s.sink.header(rec)
+}
+
+var provisionClient = &http.Client{Timeout: 30 * time.Second}

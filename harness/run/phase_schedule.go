@@ -1,0 +1,52 @@
+package run
+
+import (
+	"context"
+	"log/slog"
+	"path/filepath"
+	"time"
+
+	"github.com/seqgate/seqgate/faults"
+	"github.com/seqgate/seqgate/ledger"
+)
+
+// schedulePhase expands the fault timeline and nemesis with the seed (or loads the replayed run's),
+// saves schedule.json and binds the faults to their targets. It comes after the consumers phase:
+// consumer faults bind to the consumers.
+func schedulePhase(_ context.Context, s *state, log *slog.Logger) error {
+	var inst []faults.Instance
+	if s.o.Replay != "" {
+		sched, err := faults.LoadSchedule(filepath.Join(s.o.Replay, faults.ScheduleFile))
+		if err != nil {
+			return err
+		}
+		inst = sched.Faults
+		log.Info("replaying fault schedule", "from", s.o.Replay)
+	} else {
+		ts := faults.TargetSet{Tenants: s.env.Tenants(), Pods: s.env.PodNames()}
+		var err error
+		if inst, err = faults.Expand(s.sc.Faults, s.sc.Nemesis, s.sc.Seed, s.sc.Duration.D(), ts); err != nil {
+			return err
+		}
+	}
+	if err := faults.SaveSchedule(filepath.Join(s.o.Dir, faults.ScheduleFile), faults.Schedule{
+		Scenario: s.sc.Name, Seed: s.sc.Seed, RunDuration: s.sc.Duration.D().String(), Faults: inst}); err != nil {
+		return err
+	}
+	if len(inst) == 0 {
+		return nil
+	}
+	log.Info("fault schedule", "faults", len(inst))
+	// Fault times count from the start of the load phase (set before the runner runs); their records
+	// are moved onto the ledger's clock, which started before the pods.
+	record := func(rec *ledger.Record) {
+		rec.T += s.clock.at.Sub(s.start).Nanoseconds()
+		_ = s.w.Write(rec)
+	}
+	runner, err := faults.NewRunner(s.env, inst, record, func() time.Duration { return time.Since(s.clock.at) })
+	if err != nil {
+		return err
+	}
+	s.faults = runner
+	return nil
+}

@@ -1,0 +1,124 @@
+package run
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/seqgate/seqgate/harness/audit"
+	"github.com/seqgate/seqgate/harness/infra"
+	"github.com/seqgate/seqgate/harness/pods"
+	"github.com/seqgate/seqgate/harness/proxy"
+	"github.com/seqgate/seqgate/harness/scenario"
+	tgt "github.com/seqgate/seqgate/harness/target"
+)
+
+// eventlogdTarget is the reference service run by the harness: a DB server (private, docker or
+// --dsn), one proxy per database, and the scenario's eventlogd pods.
+type eventlogdTarget struct{}
+
+func (eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *system) error {
+	sys.name, sys.profile, sys.audited = "eventlogd", tgt.Eventlogd, true
+	if s.sc.Pods.Count < 1 {
+		return fmt.Errorf("the scenario declares no pods (pods: {count: N}): seqgate runs eventlogd pods unless --target names a service")
+	}
+	prefix := ""
+	if s.o.DSN != "" {
+		prefix = "sg" + strings.ToLower(s.start.UTC().Format("20060102t150405")) + "_"
+	}
+	db, err := infra.Open(ctx, infra.Options{Infra: s.o.Infra, DSN: s.o.DSN, Prefix: prefix, LogPath: filepath.Join(s.o.Dir, "db.log")})
+	if err != nil {
+		return err
+	}
+	sys.db = db
+	log.Info("database server", "kind", db.Kind, "addr", db.Addr)
+	if err := db.Create(ctx, s.databases()...); err != nil {
+		return err
+	}
+	for _, name := range s.databases() {
+		d, err := sql.Open("mysql", db.DirectDSN(name))
+		if err != nil {
+			return err
+		}
+		d.SetMaxOpenConns(4)
+		sys.direct[name] = d
+	}
+	sys.proxies = proxy.NewSet()
+	type poolJSON struct {
+		ID   string `json:"id"`
+		Role string `json:"role"`
+		DSN  string `json:"dsn"`
+	}
+	var pools []poolJSON
+	var metaDSN string
+	for _, name := range s.databases() {
+		p, err := sys.proxies.Add(name, db.Addr)
+		if err != nil {
+			return err
+		}
+		dsn := db.ProxiedDSN(p.Addr(), name)
+		if name == "meta" {
+			metaDSN = dsn
+			continue
+		}
+		role := "dedicated"
+		if name == scenario.SharedPool {
+			role = "shared"
+		}
+		pools = append(pools, poolJSON{ID: name, Role: role, DSN: dsn})
+	}
+	b, _ := json.MarshalIndent(map[string]any{"pools": pools}, "", "  ")
+	poolsPath := filepath.Join(s.o.Dir, "pools.json")
+	if err := writeFile(s.o.Dir, "pools.json", b, 0o600); err != nil {
+		return err
+	}
+	e := s.sc.Pods.Eventlogd
+	args := []string{"--meta-dsn", metaDSN, "--pools", poolsPath, "--fs-events-retention", e.Retention.D().String(), "--admin"}
+	if e.Defect != "" {
+		args = append(args, "--defect", e.Defect)
+	}
+	names := make([]string, 0, len(e.Flags))
+	for k := range e.Flags {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		args = append(args, "--"+k+"="+e.Flags[k])
+	}
+	log.Info("starting pods", "count", s.sc.Pods.Count, "eventlogd", s.o.Eventlogd)
+	fleet, err := pods.Start(ctx, pods.Config{Binary: s.o.Eventlogd, Args: args, LogDir: filepath.Join(s.o.Dir, "pods"),
+		Start: s.start, Sink: s.sink}, s.sc.Pods.Count)
+	if err != nil {
+		return err
+	}
+	sys.fleet = fleet
+	log.Info("pods ready", "pods", strings.Join(fleet.Names(), ","))
+	return nil
+}
+
+// provision creates each tenant in its pool (the scenario's: tenant_<n>, shared_pool) through the
+// pods' POST /v1/provision, and notes where its events are: its pool's database, tenant_id column.
+func (eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logger) ([]tenant, error) {
+	p, err := tgt.New(tgt.Options{}, true)
+	if err != nil {
+		return nil, err
+	}
+	p.SendPool = true
+	s.sys.tables = map[string]audit.Table{}
+	var out []tenant
+	for _, slot := range s.sc.Expand() {
+		t, err := p.Provision(ctx, provisionClient, s.sys.baseURL(), slot.Pool)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, tenant{Tenant: slot, ID: t.ID, Key: t.Key})
+		s.sys.tables[t.ID] = audit.Table{DB: s.sys.direct[slot.Pool], Database: s.sys.db.Name(slot.Pool), TenantColumn: p.TenantColumn}
+	}
+	log.Info("tenants provisioned", "count", len(out))
+	return out, nil
+}

@@ -1,0 +1,213 @@
+package sweep
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+
+	"github.com/seqgate/seqgate/ledger"
+)
+
+// Step is one measured step of a sweep.
+type Step struct {
+	Index   int      `json:"index"`
+	Value   float64  `json:"value"` // the axis value (offered/s, pods or tenants)
+	Dir     string   `json:"dir"`
+	Exit    int      `json:"exit"`
+	Verdict string   `json:"verdict"`
+	Failed  []string `json:"failed_checks"`
+
+	OfferedPerS   float64 `json:"offered_per_s"` // arrivals the schedule drew
+	SentPerS      float64 `json:"sent_per_s"`
+	AckedPerS     float64 `json:"acked_per_s"`
+	DeliveredPerS float64 `json:"delivered_per_s"`
+	Dropped       int64   `json:"dropped"` // arrivals the open model did not send (slots busy)
+	DroppedFrac   float64 `json:"dropped_fraction"`
+
+	P50Ms        float64            `json:"latency_p50_ms"`
+	P99Ms        float64            `json:"latency_p99_ms"`
+	Lost         float64            `json:"lost"`
+	LostByReason map[string]float64 `json:"lost_by_reason,omitempty"`
+	Projection   float64            `json:"projection"`
+	BufferMax    float64            `json:"buffer_depth_max"`
+
+	CPUCores    float64 `json:"cpu_cores"`     // CPU of the whole run (seqgate, pods, DB) per wall second
+	MachineBusy float64 `json:"machine_busy"`  // share of the machine's CPU busy during the step (any process)
+	SlipP99Ms   float64 `json:"slip_p99_ms"`   // the harness's schedule slip: send time minus intended time
+	Concurrency float64 `json:"concurrency"`   // mean mutations in flight (Little's law over the ledger)
+	MaxInFlight float64 `json:"max_in_flight"` // highest number of mutations in flight at once
+
+	Broke   []string `json:"broke,omitempty"`   // the SLIs this step broke
+	Harness string   `json:"harness,omitempty"` // why the harness, not the service, may be the limit
+}
+
+// Limits are the SLIs a step must hold beyond the scenario's own verdict.
+type Limits struct {
+	P99Ms      float64 // delivery p99 bound in ms (0: none beyond the scenario's thresholds)
+	MaxDropped float64 // open-model drops as a fraction of arrivals
+	MaxSlipMs  float64 // the harness's p99 schedule slip above which the harness is the limit
+	Cores      int     // cores of this machine; a run using nearly all of them saturated it
+}
+
+// measure fills a step from its run directory: summary.json (the verdict), result.json (the load) and
+// the ledger (slip and concurrency, from the mutation records in one streaming pass).
+func measure(st *Step, lim Limits) error {
+	var sum map[string]any
+	if err := readJSON(filepath.Join(st.Dir, "summary.json"), &sum); err != nil {
+		return fmt.Errorf("no summary (the run did not complete): %w", err)
+	}
+	st.Verdict, _ = sum["verdict"].(string)
+	if fc, ok := sum["failed_checks"].([]any); ok {
+		for _, c := range fc {
+			if s, ok := c.(string); ok {
+				st.Failed = append(st.Failed, s)
+			}
+		}
+	}
+	st.P50Ms = num(sum, "latency_ms", "p50")
+	st.P99Ms = num(sum, "latency_ms", "p99")
+	st.Lost = num(sum, "lost")
+	st.Projection = num(sum, "projection", "fraction")
+	st.BufferMax = num(sum, "metrics", "max", "drive9_sse_event_retry_buffer_depth")
+	if m, ok := sum["lost_by_reason"].(map[string]any); ok {
+		st.LostByReason = map[string]float64{}
+		for k, v := range m {
+			if f, ok := v.(float64); ok && f != 0 {
+				st.LostByReason[k] = f
+			}
+		}
+	}
+	var res struct {
+		Offered     int64   `json:"offered"`
+		Dropped     int64   `json:"dropped"`
+		Acked       int64   `json:"acked"`
+		Delivered   int64   `json:"events_delivered"`
+		LoadSeconds float64 `json:"load_seconds"`
+	}
+	if err := readJSON(filepath.Join(st.Dir, "result.json"), &res); err != nil {
+		return err
+	}
+	if res.LoadSeconds <= 0 {
+		return errors.New("result.json: no load phase")
+	}
+	st.OfferedPerS = float64(res.Offered) / res.LoadSeconds
+	st.SentPerS = float64(res.Offered-res.Dropped) / res.LoadSeconds
+	st.AckedPerS = float64(res.Acked) / res.LoadSeconds
+	st.DeliveredPerS = float64(res.Delivered) / res.LoadSeconds
+	st.Dropped = res.Dropped
+	if res.Offered > 0 {
+		st.DroppedFrac = float64(res.Dropped) / float64(res.Offered)
+	}
+	if err := ledgerStats(st, res.LoadSeconds); err != nil {
+		return err
+	}
+	judge(st, lim)
+	return nil
+}
+
+// ledgerStats reads the mutation records: the p99 of t - intended_t, the mean number in flight
+// (sum of durations over the load phase) and the highest number in flight at once.
+func ledgerStats(st *Step, loadSeconds float64) error {
+	paths, _ := filepath.Glob(filepath.Join(st.Dir, "ledger.jsonl*"))
+	if len(paths) == 0 {
+		return errors.New("no ledger in the run directory")
+	}
+	r, err := ledger.Open(paths[0])
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	var slips []int64
+	var busy float64
+	type edge struct {
+		t     int64
+		delta int
+	}
+	var edges []edge
+	for {
+		rec, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		if rec.K != "mut" {
+			continue
+		}
+		slips = append(slips, rec.T-rec.IntendedT)
+		if rec.DoneT > rec.T {
+			busy += float64(rec.DoneT-rec.T) / 1e9
+			edges = append(edges, edge{rec.T, 1}, edge{rec.DoneT, -1})
+		}
+	}
+	if len(slips) > 0 {
+		sort.Slice(slips, func(i, j int) bool { return slips[i] < slips[j] })
+		st.SlipP99Ms = float64(slips[(len(slips)*99)/100]) / 1e6
+	}
+	st.Concurrency = busy / loadSeconds
+	sort.Slice(edges, func(i, j int) bool {
+		if edges[i].t != edges[j].t {
+			return edges[i].t < edges[j].t
+		}
+		return edges[i].delta < edges[j].delta
+	})
+	cur := 0
+	for _, e := range edges {
+		cur += e.delta
+		st.MaxInFlight = max(st.MaxInFlight, float64(cur))
+	}
+	return nil
+}
+
+// judge names the SLIs the step broke and whether the harness may have been the limit.
+func judge(st *Step, lim Limits) {
+	if st.Verdict != "pass" {
+		if len(st.Failed) == 0 {
+			st.Broke = append(st.Broke, "verdict "+st.Verdict)
+		}
+		st.Broke = append(st.Broke, st.Failed...)
+	}
+	if lim.P99Ms > 0 && st.P99Ms > lim.P99Ms {
+		st.Broke = append(st.Broke, fmt.Sprintf("latency p99 %.0f ms > %.0f ms", st.P99Ms, lim.P99Ms))
+	}
+	if st.DroppedFrac > lim.MaxDropped {
+		st.Broke = append(st.Broke, fmt.Sprintf("dropped %.1f%% of arrivals > %.1f%% (the open model could not send them)", 100*st.DroppedFrac, 100*lim.MaxDropped))
+	}
+	switch {
+	case lim.MaxSlipMs > 0 && st.SlipP99Ms > lim.MaxSlipMs:
+		st.Harness = fmt.Sprintf("the load generator slipped behind its schedule (p99 %.1f ms > %.1f ms)", st.SlipP99Ms, lim.MaxSlipMs)
+	case lim.Cores > 0 && st.CPUCores >= 0.9*float64(lim.Cores):
+		st.Harness = fmt.Sprintf("the machine was saturated (%.2f of %d cores for seqgate, pods and DB together)", st.CPUCores, lim.Cores)
+	case st.MachineBusy >= 0.9:
+		st.Harness = fmt.Sprintf("the machine's CPU was %.0f%% busy during the step (other processes included): the service, the DB and seqgate competed for it", 100*st.MachineBusy)
+	}
+}
+
+func readJSON(path string, v any) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(b, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+func num(doc map[string]any, path ...string) float64 {
+	var cur any = doc
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return 0
+		}
+		cur = m[p]
+	}
+	f, _ := cur.(float64)
+	return f
+}

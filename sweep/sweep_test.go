@@ -1,0 +1,258 @@
+package sweep
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/harness/child"
+	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/ledger"
+)
+
+func TestParseValues(t *testing.T) {
+	for _, c := range []struct {
+		list, ramp string
+		steps      int
+		want       []float64
+		err        string
+	}{
+		{list: "100, 200,400", want: []float64{100, 200, 400}},
+		{ramp: "100:2", steps: 4, want: []float64{100, 200, 400, 800}},
+		{list: "100,100", err: "must increase"},
+		{list: "100,-5", err: `"-5"`},
+		{list: "1,x", err: `"x"`},
+		{ramp: "100:1", steps: 3, err: "FACTOR > 1"},
+		{ramp: "100", steps: 3, err: "START:FACTOR"},
+		{ramp: "100:2", steps: 99, err: "--steps 99"},
+		{list: "1", ramp: "1:2", err: "not both"},
+		{err: "give the steps"},
+	} {
+		got, err := ParseValues(c.list, c.ramp, c.steps)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q %q: error %v, want %q", c.list, c.ramp, err, c.err)
+			}
+			continue
+		}
+		if err != nil || len(got) != len(c.want) {
+			t.Errorf("%q %q: %v %v", c.list, c.ramp, got, err)
+			continue
+		}
+		for i := range got {
+			if math.Abs(got[i]-c.want[i]) > 1e-9 {
+				t.Errorf("%q %q: %v, want %v", c.list, c.ramp, got, c.want)
+			}
+		}
+	}
+}
+
+const sweepBase = `name: sw
+seed: 1
+duration: 10s
+drain_timeout: 5s
+tenants:
+  - {group: cold, count: 1, mode: dedicated, cold: true}
+  - {group: a, count: 3, mode: dedicated}
+  - {group: b, count: 1, mode: shared}
+pods:
+  count: 2
+load:
+  - {tenants: a, executor: constant-arrival-rate, rate: 10}
+  - {tenants: b, executor: ramping-arrival-rate, start_rate: 5, stages: [{target: 20, duration: 5s}]}
+consumers:
+  - count: 1
+`
+
+func TestSetsScaleEveryBlock(t *testing.T) {
+	sc, err := scenario.Parse("sw.yaml", []byte(sweepBase))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := OfferedRate(sc); got != 50 { // 3 x 10 + 1 x 20 (ramping at its highest target)
+		t.Fatalf("OfferedRate = %g, want 50", got)
+	}
+	for _, c := range []struct {
+		axis  Axis
+		v     float64
+		group string
+		check func(*scenario.Scenario) bool
+		err   string
+	}{
+		{axis: AxisRate, v: 100, check: func(s *scenario.Scenario) bool {
+			return s.Load[0].Rate == 20 && s.Load[1].StartRate == 10 && s.Load[1].Stages[0].Target == 40 && OfferedRate(s) == 100
+		}},
+		{axis: AxisPods, v: 5, check: func(s *scenario.Scenario) bool { return s.Pods.Count == 5 }},
+		{axis: AxisTenants, v: 7, check: func(s *scenario.Scenario) bool { return s.Tenants[1].Count == 7 && s.Tenants[0].Count == 1 }},
+		{axis: AxisTenants, v: 4, group: "b", check: func(s *scenario.Scenario) bool { return s.Tenants[2].Count == 4 }},
+		{axis: AxisTenants, v: 4, group: "zz", err: `no tenant group "zz"`},
+		{axis: AxisPods, v: 2.5, err: "whole number"},
+		{axis: "cpu", v: 1, err: "rate, pods or tenants"},
+	} {
+		sets, err := Sets(sc, c.axis, c.v, c.group)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s %g: error %v, want %q", c.axis, c.v, err, c.err)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("%s %g: %v", c.axis, c.v, err)
+		}
+		out, err := scenario.Override([]byte(sweepBase), sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s2, err := scenario.Parse("step.yaml", out)
+		if err != nil {
+			t.Fatalf("%s %g: %v", c.axis, c.v, err)
+		}
+		if !c.check(s2) {
+			t.Errorf("%s %g: sets %v gave %+v", c.axis, c.v, sets, s2)
+		}
+	}
+}
+
+// TestFitUSLRecoversKnownCoefficients: points drawn from a known law are fitted back to it, with R²
+// near 1 and the right peak; points with no contention fit σ = κ = 0 (no peak); too few points are
+// refused.
+func TestFitUSLRecoversKnownCoefficients(t *testing.T) {
+	truth := USL{Lambda: 100, Sigma: 0.05, Kappa: 0.002}
+	var n, x []float64
+	for _, v := range []float64{1, 2, 4, 8, 16, 32, 48} {
+		n, x = append(n, v), append(x, truth.X(v))
+	}
+	u, err := FitUSL(n, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if math.Abs(u.Lambda-100) > 0.01 || math.Abs(u.Sigma-0.05) > 1e-4 || math.Abs(u.Kappa-0.002) > 1e-5 || u.R2 < 0.9999 || !u.Peaks {
+		t.Errorf("fit %+v, want %+v", u, truth)
+	}
+	wantPeakN := math.Sqrt((1 - 0.05) / 0.002)
+	if math.Abs(u.PeakN-wantPeakN) > 0.01 || math.Abs(u.PeakX-truth.X(wantPeakN)) > 0.1 {
+		t.Errorf("peak %g at %g, want %g at %g", u.PeakX, u.PeakN, truth.X(wantPeakN), wantPeakN)
+	}
+	// Linear scaling: no contention, no peak.
+	lin, err := FitUSL([]float64{1, 2, 3, 4}, []float64{10, 20, 30, 40})
+	if err != nil || lin.Sigma > 1e-9 || lin.Kappa > 1e-9 || lin.Peaks || math.Abs(lin.Lambda-10) > 1e-6 {
+		t.Errorf("linear fit %+v %v", lin, err)
+	}
+	if _, err := FitUSL([]float64{1, 2}, []float64{1, 2}); err == nil {
+		t.Error("two points fitted")
+	}
+	if _, err := FitUSL([]float64{1, 1, 1}, []float64{1, 2, 3}); err == nil {
+		t.Error("one distinct load fitted")
+	}
+}
+
+func TestJudge(t *testing.T) {
+	lim := Limits{P99Ms: 500, MaxDropped: 0.01, MaxSlipMs: 20, Cores: 2}
+	for _, c := range []struct {
+		st             Step
+		broke, harness string
+	}{
+		{st: Step{Verdict: "pass", P99Ms: 100}},
+		{st: Step{Verdict: "fail", Failed: []string{"skipped"}}, broke: "skipped"},
+		{st: Step{Verdict: "inconclusive"}, broke: "verdict inconclusive"},
+		{st: Step{Verdict: "pass", P99Ms: 900}, broke: "latency p99 900 ms > 500 ms"},
+		{st: Step{Verdict: "pass", DroppedFrac: 0.2}, broke: "dropped 20.0%"},
+		{st: Step{Verdict: "pass", SlipP99Ms: 50}, harness: "slipped behind its schedule"},
+		{st: Step{Verdict: "pass", CPUCores: 1.95}, harness: "machine was saturated"},
+		{st: Step{Verdict: "pass", CPUCores: 0.5, MachineBusy: 0.97}, harness: "97% busy"},
+		{st: Step{Verdict: "pass", CPUCores: 0.5, MachineBusy: 0.5}},
+	} {
+		st := c.st
+		judge(&st, lim)
+		if got := strings.Join(st.Broke, "; "); (c.broke == "") != (got == "") || !strings.Contains(got, c.broke) {
+			t.Errorf("%+v: broke %q, want %q", c.st, got, c.broke)
+		}
+		if (c.harness == "") != (st.Harness == "") || !strings.Contains(st.Harness, c.harness) {
+			t.Errorf("%+v: harness %q, want %q", c.st, st.Harness, c.harness)
+		}
+	}
+}
+
+// TestRunStopsAtTheFirstBreak drives Run with a RunFunc that writes what a run leaves (summary.json,
+// result.json, a real ledger): the sweep measures each step from it, stops after the step that broke,
+// names the highest value that held, and fits the law over the steps.
+func TestRunStopsAtTheFirstBreak(t *testing.T) {
+	dir := t.TempDir()
+	scen := filepath.Join(dir, "sw.yaml")
+	os.WriteFile(scen, []byte(sweepBase), 0o644)
+	out := filepath.Join(dir, "out")
+	truth := USL{Lambda: 40, Sigma: 0.1, Kappa: 0.01}
+	var ran []string
+	run := func(_ context.Context, scenPath, runDir string) (child.Result, error) {
+		b, _ := os.ReadFile(scenPath)
+		sc, err := scenario.Parse(scenPath, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offered := OfferedRate(sc)
+		ran = append(ran, filepath.Base(runDir))
+		// Concurrency n gives throughput X(n); the service breaks (p99) at 400/s.
+		n := offered / 50
+		acked := math.Min(offered, truth.X(n))
+		os.MkdirAll(runDir, 0o755)
+		verdict, failed, p99 := "pass", []string{}, 50.0
+		if offered >= 400 {
+			verdict, failed, p99 = "fail", []string{"threshold:latency_ms.p99<1000"}, 3000
+		}
+		sum, _ := json.Marshal(map[string]any{"verdict": verdict, "failed_checks": failed, "latency_ms": map[string]any{"p50": 10, "p99": p99}, "lost": 0})
+		os.WriteFile(filepath.Join(runDir, "summary.json"), sum, 0o644)
+		res, _ := json.Marshal(map[string]any{"offered": int(offered * 10), "dropped": 0, "acked": int(acked * 10), "events_delivered": int(acked * 10), "load_seconds": 10.0})
+		os.WriteFile(filepath.Join(runDir, "result.json"), res, 0o644)
+		// A ledger whose mutations keep n in flight on average: each lasts n/acked seconds.
+		w, err := ledger.Create(filepath.Join(runDir, "ledger.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(&ledger.Record{K: "run", V: 1, RunID: "r", Scenario: "sw", Tenants: []ledger.Tenant{{ID: "t1", Mode: "dedicated"}}, Pods: []string{"pod-1"}, Target: "eventlogd"})
+		dur := int64(n / acked * 1e9)
+		for i := range int(acked * 10) {
+			ts := int64(i) * int64(1e9/acked)
+			w.Write(&ledger.Record{K: "mut", MID: "m" + strconv.Itoa(i), Tenant: "t1", Op: "write", Path: "/p/" + strconv.Itoa(i), IntendedT: ts, T: ts + 1e6, DoneT: ts + 1e6 + dur, Res: "ok", Pod: "pod-1"})
+		}
+		w.Close()
+		return child.Result{Exit: map[bool]int{true: 0, false: 1}[verdict == "pass"], CPU: time.Second, Wall: 10 * time.Second}, nil
+	}
+	var progress bytes.Buffer
+	p := Plan{Scenario: scen, Axis: AxisRate, Values: []float64{50, 100, 200, 400, 800}, Limits: Limits{MaxDropped: 0.01, MaxSlipMs: 20, Cores: 2}}
+	r, err := Run(context.Background(), p, out, run, &progress)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ran) != 4 || r.Held != 200 || r.BrokeAt != 400 || r.Harness != "" {
+		t.Fatalf("ran %v, held %g, broke at %g (%v), harness %q", ran, r.Held, r.BrokeAt, r.BrokeBy, r.Harness)
+	}
+	if st := r.Steps[1]; math.Abs(st.SlipP99Ms-1) > 0.01 || math.Abs(st.Concurrency-2) > 0.1 || st.CPUCores != 0.1 {
+		t.Errorf("step 2 measured %+v", st)
+	}
+	if r.Fit == nil || r.Fit.Points != 4 || r.Fit.R2 < 0.99 {
+		t.Errorf("fit %+v (%s)", r.Fit, r.FitError)
+	}
+	var md, svg bytes.Buffer
+	if err := WriteMarkdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"highest rate that held every SLI is **200**", "At 400 the service broke", "USL fit over 4 steps"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("sweep.md lacks %q:\n%s", want, md.String())
+		}
+	}
+	if err := WriteSVG(&svg, r); err != nil || !strings.Contains(svg.String(), "<svg") || !strings.Contains(svg.String(), "held at 200") {
+		t.Errorf("svg: %v (%d bytes)", err, svg.Len())
+	}
+	var js bytes.Buffer
+	if err := WriteJSON(&js, r); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -41,7 +41,7 @@ func decide(s *Summary, ix *index, th threshold.List) {
 	if len(th) > 0 {
 		doc := summaryDoc(s)
 		for _, t := range th {
-			v := measure(doc, t.Path)
+			v := measureThreshold(doc, t)
 			ok := t.Holds(v)
 			add(t.Name(), v, t.Op+" "+t.Num, ok)
 		}

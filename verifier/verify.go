@@ -135,6 +135,9 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	for _, c := range cs {
 		c.Finish(s)
 	}
+	if err := checkThresholdIDs(s, th); err != nil {
+		return nil, &UnusableError{fmt.Errorf("run record thresholds: %w", err)}
+	}
 	s.Witnesses = w.lists()
 	s.Warnings = append(s.Warnings, ix.warnings...)
 	decide(s, ix, th)

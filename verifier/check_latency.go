@@ -13,10 +13,10 @@ import (
 type latencyCheck struct {
 	ix          *index
 	all         *hdrhistogram.Histogram
-	byTenant    map[uint16]*hdrhistogram.Histogram
+	byTenant    map[int32]*hdrhistogram.Histogram
 	byCons      map[int32]*hdrhistogram.Histogram
 	issue       *hdrhistogram.Histogram
-	issueTenant map[uint16]*hdrhistogram.Histogram
+	issueTenant map[int32]*hdrhistogram.Histogram
 	pending     []pendingDelivery
 	beforeAck   map[int32]int64 // per consumer
 	deliveries  map[int32]int64 // first deliveries per consumer
@@ -34,8 +34,8 @@ const maxLatencyUs = 24 * 3600 * 1_000_000
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, maxLatencyUs, 3) }
 
 func newLatencyCheck(ix *index) *latencyCheck {
-	return &latencyCheck{ix: ix, all: newHist(), issue: newHist(), byTenant: map[uint16]*hdrhistogram.Histogram{},
-		byCons: map[int32]*hdrhistogram.Histogram{}, issueTenant: map[uint16]*hdrhistogram.Histogram{},
+	return &latencyCheck{ix: ix, all: newHist(), issue: newHist(), byTenant: map[int32]*hdrhistogram.Histogram{},
+		byCons: map[int32]*hdrhistogram.Histogram{}, issueTenant: map[int32]*hdrhistogram.Histogram{},
 		beforeAck: map[int32]int64{}, deliveries: map[int32]int64{}}
 }
 
@@ -65,7 +65,7 @@ func (c *latencyCheck) Observe(r *ledger.Record) {
 		if r.DoneT == 0 && r.IntendedT == 0 {
 			return
 		}
-		d := r.DoneT - r.IntendedT
+		d := subSat(r.DoneT, r.IntendedT)
 		record(c.issue, d)
 		record(histOf(c.issueTenant, c.ix.tenant(r.Tenant)), d)
 	case ledger.KindEv:
@@ -86,7 +86,7 @@ func (c *latencyCheck) deliver(m *mutation, cons int32, t int64) {
 	if !m.inW() {
 		return
 	}
-	d := t - m.doneT
+	d := subSat(t, m.doneT)
 	if d <= 0 {
 		d = 0
 		c.beforeAck[cons]++

@@ -2,9 +2,17 @@ package verifier
 
 import (
 	"errors"
+	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"testing"
+)
+
+var (
+	run0Line        = strings.Replace(baseLedger[0].json, `"budget":0.0001`, `"budget":0`, 1)
+	runNoBudgetLine = strings.Replace(baseLedger[0].json, `"budget":0.0001,`, ``, 1)
+	coldRunLine     = `{"k":"run","v":1,"run_id":"r1","scenario":"t","seed":1,"start_unix_ns":1000000000000,"budget":0.0001,"tenants":[{"id":"A","mode":"dedicated","cold":false},{"id":"B","mode":"shared","cold":true}],"pods":["p1"],"target":"eventlogd"}`
 )
 
 // withThresholds returns the base run line with a thresholds field.
@@ -45,5 +53,140 @@ func TestPerScopeThresholds(t *testing.T) {
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), "Z") || !strings.Contains(err.Error(), "has no") {
 			t.Errorf("%s: error %v, want unusable naming the id", th, err)
 		}
+	}
+}
+
+// feedChecks runs a ledger text through the index and the given checkers, record by record.
+func feedChecks(t *testing.T, text string, ix *index, cs ...checker) {
+	t.Helper()
+	r, err := newTestReader(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break
+		}
+		if err := ix.observe(rec); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			c.Observe(rec)
+		}
+	}
+}
+
+// TestReorderMemoryBoundedWithoutHorizon (issue 16 point 4): with no horizon, a delivery whose mut
+// never comes (an unexpected event) holds back only the deliveries acked before it arrived; the
+// thousand after it are judged on arrival. The control: an early delivery that is acked late holds
+// the ones acked before its delivery, and they are judged once it resolves.
+func TestReorderMemoryBoundedWithoutHorizon(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(baseLedger[0].json + "\n")
+	b.WriteString(`{"k":"conn","consumer":"cA","tenant":"A","conn":"c1","t":0,"phase":"open","pod":"p1","since":0}` + "\n")
+	b.WriteString(`{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":1000,"seq":1,"op":"write","path":"/x/A/ghost","pod":"p1"}` + "\n")
+	for i := range 1000 {
+		at := int64(10_000 + i*10_000)
+		fmt.Fprintf(&b, `{"k":"mut","mid":"m%d","tenant":"A","op":"write","path":"/x/A/m%d","intended_t":%d,"t":%d,"done_t":%d,"res":"ok","pod":"p1"}`+"\n", i, i, at, at, at+1000)
+		fmt.Fprintf(&b, `{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":%d,"seq":%d,"op":"write","path":"/x/A/m%d","pod":"p1"}`+"\n", at+2000, i+2, i)
+	}
+	ix := newIndex()
+	c := newReorderCheck(ix, newWitnessSet(0))
+	feedChecks(t, b.String(), ix, c)
+	if st := c.state[0]; len(st.open) != 1 || st.open[0].resolved {
+		t.Errorf("open deliveries after an orphan: %d, want only the orphan", len(st.open))
+	}
+
+	// control: a delivery acked long after, with deliveries acked before it arrived behind it
+	b.Reset()
+	b.WriteString(baseLedger[0].json + "\n")
+	b.WriteString(`{"k":"mut","mid":"a","tenant":"A","op":"write","path":"/x/A/a","intended_t":100,"t":100,"done_t":900,"res":"ok","pod":"p1"}` + "\n")
+	b.WriteString(`{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":1000,"seq":2,"op":"write","path":"/x/A/late","pod":"p1"}` + "\n")
+	b.WriteString(`{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":1100,"seq":1,"op":"write","path":"/x/A/a","pod":"p1"}` + "\n")
+	ix = newIndex()
+	c = newReorderCheck(ix, newWitnessSet(0))
+	feedChecks(t, b.String(), ix, c)
+	if st := c.state[0]; len(st.open) != 2 {
+		t.Fatalf("open deliveries before the late ack: %d, want 2", len(st.open))
+	}
+	feedChecks(t, baseLedger[0].json+"\n"+`{"k":"mut","mid":"late","tenant":"A","op":"write","path":"/x/A/late","intended_t":950,"t":950,"done_t":9999999999,"res":"ok","pod":"p1"}`+"\n", ix, c)
+	if st := c.state[0]; len(st.open) != 0 || c.per[0] == nil || c.per[0].Overtaken != 1 {
+		t.Errorf("after the late ack: open %d, reorder %+v; want 0 open and 1 overtaken", len(st.open), c.per[0])
+	}
+}
+
+// TestConsumerOfTwoTenantsIsUnusable: a consumer id used by two tenants is unusable input, named
+// (decision of 2026-11-30); the control is the same ledger with distinct ids.
+func TestConsumerOfTwoTenantsIsUnusable(t *testing.T) {
+	bad := edit{after: map[string][]string{"evB3": {`{"k":"ev","consumer":"cA","tenant":"B","conn":"c2","t":4500000,"seq":1,"op":"write","path":"/x/B/m3","pod":"p1"}`}}}.build()
+	r, _ := newTestReader(bad)
+	_, err := Verify(r, Options{})
+	var ue *UnusableError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), `consumer "cA"`) || !strings.Contains(err.Error(), `"B"`) {
+		t.Errorf("error %v, want unusable naming consumer cA and tenant B", err)
+	}
+	good := edit{after: map[string][]string{"evB3": {`{"k":"ev","consumer":"cB","tenant":"B","conn":"c2","t":4500000,"seq":1,"op":"write","path":"/x/B/m3","pod":"p1"}`}}}.build()
+	if s := verifyText(t, good, Options{}); s.Verdict != VerdictPass || s.Duplicates != 1 {
+		t.Errorf("control: verdict %s duplicates %d", s.Verdict, s.Duplicates)
+	}
+}
+
+// TestMoreThan65536Tenants (issue 19 item 10): tenant indices are wide, so the audit rows of tenant
+// 65,536 are not charged to tenant 0 (whose durable consumer would then miss them: a false fail).
+// The control drops that tenant's row and delivery: a real loss, which must fail.
+func TestMoreThan65536Tenants(t *testing.T) {
+	const n = 70_000
+	var b strings.Builder
+	b.WriteString(`{"k":"run","v":1,"run_id":"r1","scenario":"t","seed":1,"start_unix_ns":1000000000000,"tenants":[`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `{"id":"t%d","mode":"shared"}`, i)
+	}
+	b.WriteString(`],"pods":["p1"],"target":"eventlogd"}` + "\n")
+	head := b.String()
+	body := func(withFar bool) string {
+		var b strings.Builder
+		b.WriteString(head)
+		b.WriteString(`{"k":"conn","consumer":"c0","tenant":"t0","conn":"k0","t":0,"phase":"open","pod":"p1","since":0}` + "\n")
+		b.WriteString(`{"k":"mut","mid":"m0","tenant":"t0","op":"write","path":"/x/t0/m0","intended_t":1000,"t":1000,"done_t":2000,"res":"ok","pod":"p1"}` + "\n")
+		b.WriteString(`{"k":"ev","consumer":"c0","tenant":"t0","conn":"k0","t":3000,"seq":1,"op":"write","path":"/x/t0/m0","pod":"p1"}` + "\n")
+		b.WriteString(`{"k":"mut","mid":"m1","tenant":"t65536","op":"write","path":"/x/t65536/m1","intended_t":1000,"t":1000,"done_t":2000,"res":"ok","pod":"p1"}` + "\n")
+		if withFar {
+			b.WriteString(`{"k":"persisted","tenant":"t65536","seq":2,"op":"write","path":"/x/t65536/m1"}` + "\n")
+		}
+		b.WriteString(`{"k":"persisted","tenant":"t0","seq":1,"op":"write","path":"/x/t0/m0"}` + "\n")
+		b.WriteString(`{"k":"consumer","consumer":"c0","tenant":"t0","from_t":0,"to_t":9000,"first_since":0,"final_cursor":1,"durable":true}` + "\n")
+		b.WriteString(`{"k":"end","t":10000,"drained":true}` + "\n")
+		return b.String()
+	}
+	s := verifyText(t, body(true), Options{})
+	if s.Verdict != VerdictPass || s.Undelivered+s.Skipped+s.Lost != 0 || s.PerTenant["t65536"].Acked != 1 || s.PerTenant["t0"].Acked != 1 {
+		t.Errorf("verdict %s failed %v (undelivered %d skipped %d lost %d)", s.Verdict, s.FailedChecks, s.Undelivered, s.Skipped, s.Lost)
+	}
+	s = verifyText(t, body(false), Options{})
+	if s.Verdict != VerdictFail || s.Lost != 1 || s.PerTenant["t65536"].Lost != 1 || s.PerTenant["t0"].Lost != 0 {
+		t.Errorf("control: verdict %s lost %d (t65536 %d, t0 %d)", s.Verdict, s.Lost, s.PerTenant["t65536"].Lost, s.PerTenant["t0"].Lost)
+	}
+}
+
+// TestTimeDifferencesSaturate (issue 19 item 10): done_t - intended_t of extreme times does not wrap
+// to a negative latency; the control is an ordinary difference.
+func TestTimeDifferencesSaturate(t *testing.T) {
+	cases := []struct{ a, b, want int64 }{
+		{math.MaxInt64, -1, math.MaxInt64}, {math.MinInt64, 1, math.MinInt64}, {math.MaxInt64 - 5, math.MinInt64 + 5, math.MaxInt64},
+		{10, 3, 7}, {-3, 10, -13}, {0, math.MinInt64 + 1, math.MaxInt64},
+	}
+	for _, c := range cases {
+		if got := subSat(c.a, c.b); got != c.want {
+			t.Errorf("subSat(%d, %d) = %d, want %d", c.a, c.b, got, c.want)
+		}
+	}
+	text := edit{replace: map[string]string{"mutB3": `{"k":"mut","mid":"m3","tenant":"B","op":"write","path":"/x/B/m3","intended_t":-9000000000000000000,"t":1000000,"done_t":2000000,"res":"ok","pod":"p2"}`}}.build()
+	s := verifyText(t, text, Options{})
+	if s.IssueLatencyMs.Max < 1e6 {
+		t.Errorf("issue latency max %v ms: a huge difference must clamp high (1 day), not wrap", s.IssueLatencyMs.Max)
 	}
 }

@@ -57,6 +57,7 @@ func checkers(ix *index, w *witnessSet) []checker {
 		newUndeliveredCheck(ix, w),
 		newSpuriousCheck(ix, w),
 		newDuplicatesCheck(ix, w),
+		newSeqMismatchCheck(ix, w),
 		newUnexpectedCheck(ix, w),
 		newLeaksCheck(ix, w),
 		newLatencyCheck(ix),

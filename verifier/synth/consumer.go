@@ -128,7 +128,7 @@ func (c *consumer) releasePending() {
 }
 
 // coverAfter: the frame after a seq-too-old miss is followed by the seq_too_old reset, at the
-// cursor (no jump: not spurious) and after the missed event's ack (so it "reached c after e was
+// cursor (no jump; spurious only when nothing of its tenant is missing from the audit) and after the missed event's ack (so it "reached c after e was
 // persisted" whichever persist time a verifier uses).
 func (c *consumer) coverAfter() {
 	if c.cover == nil {
@@ -138,6 +138,7 @@ func (c *consumer) coverAfter() {
 	c.cover = nil
 	t := max(c.lastT, e.done+ms)
 	c.reset(t, c.cursor, "seq_too_old", "", "")
+	c.g.truth.tooOld = append(c.g.truth.tooOld, tooOldReset{consumer: c.id, tenant: c.t.id, cursor: c.cursor, t: t})
 	c.g.truth.Instances.ResetCovered = append(c.g.truth.Instances.ResetCovered,
 		ConsumerEv{Consumer: c.id, Tenant: c.t.id, Seq: e.seq, Path: e.path})
 }

@@ -24,6 +24,7 @@ type Truth struct {
 	FailedBecause  []string       `json:"failed_because"` // summary fields that make the verdict fail
 	Records        int64          `json:"records"`        // ledger lines written
 	Instances      Instances      `json:"instances"`
+	tooOld         []tooOldReset  // resolved into SpuriousResets by finish
 }
 
 // ReorderTruth mirrors the summary's reorder object (max_ms is not fixed by the generator).
@@ -53,6 +54,15 @@ type LostMut struct {
 	Tenant string `json:"tenant"`
 	Pod    string `json:"pod"`
 	Reason string `json:"reason"`
+	ack    int64  // done_t: a loss acked before a seq_too_old reset means something may have been swept
+}
+
+// tooOldReset is a seq_too_old reset sent at the consumer's cursor (no jump): spurious by the
+// decision of 2026-11-30 unless an acked mutation of its tenant acked before it is missing from the
+// audit (synth sweeps nothing; only its losses are missing).
+type tooOldReset struct {
+	consumer, tenant string
+	cursor, t        int64
 }
 
 // ConsumerEv is one expected event of one consumer.
@@ -105,6 +115,16 @@ func (t *Truth) finish() {
 	t.Unexpected = len(t.Instances.Unexpected)
 	t.Leaks = len(t.Instances.Leaks)
 	t.Recovered = len(t.Instances.Recovered)
+	for _, r := range t.tooOld {
+		swept := false
+		for _, l := range t.Instances.Lost {
+			swept = swept || (l.Tenant == r.tenant && l.ack < r.t)
+		}
+		if !swept {
+			t.Instances.SpuriousResets = append(t.Instances.SpuriousResets, Spurious{Consumer: r.consumer, From: r.cursor, To: r.cursor})
+		}
+	}
+	t.tooOld = nil
 	t.SpuriousResets = len(t.Instances.SpuriousResets)
 	t.ColdWakeups = len(t.Instances.ColdWakeups)
 	t.Reorder.Overtaken = len(t.Instances.Reorder)

@@ -25,6 +25,11 @@ type index struct {
 	// drained or audited, so losses and stalls are not provable.
 	interrupted bool
 	drained     bool
+	endT        int64 // the end record's t
+	lastT       int64 // the latest t of any run-phase record
+	// windows: a threshold names a window, so the checks keep what the windows need (set by the
+	// driver once the run record's thresholds are parsed).
+	windows bool
 
 	tenantIDs   map[string]int32 // int32: a run may have more than 65,536 tenants
 	tenantNames []string
@@ -60,6 +65,8 @@ type runInfo struct {
 	Tenants           []ledger.Tenant
 	CrashesPerPodYear *float64
 	PodsInFleet       *int
+	Audit             bool // an audit of the events table is part of this run
+	Profile           string
 	Thresholds        map[string][]string
 }
 
@@ -285,6 +292,9 @@ func (ix *index) consumer(id, tenant string, t int64) (*consumerState, error) {
 // observe folds one record into the index. It fails only on input the verifier cannot judge.
 func (ix *index) observe(r *ledger.Record) error {
 	ix.cur = frame{cons: -1, id: -1, conn: -1}
+	if !ledger.IsPostRun(r.K) && r.K != ledger.KindRun {
+		ix.lastT = max(ix.lastT, r.T, r.DoneT)
+	}
 	if !ix.hasRun && r.K != ledger.KindRun {
 		return fmt.Errorf("first record has k=%q; a ledger must start with its k=run record", r.K)
 	}
@@ -298,11 +308,13 @@ func (ix *index) observe(r *ledger.Record) error {
 		}
 		ix.hasRun = true
 		ix.run = runInfo{
-			RunInfo:           RunInfo{RunID: r.RunID, Scenario: r.Scenario, Seed: r.Seed, Target: r.Target},
+			RunInfo:           RunInfo{RunID: r.RunID, Scenario: r.Scenario, Seed: r.Seed, Target: r.Target, Profile: r.Profile},
 			StartUnixNs:       r.StartUnixNs,
 			Budget:            clonePtr(r.Budget),
 			Tenants:           append([]ledger.Tenant(nil), r.Tenants...),
 			CrashesPerPodYear: r.CrashesPerPodYear,
+			Audit:             r.Audit,
+			Profile:           r.Profile,
 			PodsInFleet:       r.PodsInFleet,
 			Thresholds:        maps.Clone(r.Thresholds),
 		}
@@ -362,7 +374,7 @@ func (ix *index) observe(r *ledger.Record) error {
 		}
 		c.hasRecord, c.firstSince, c.finalCursor, c.durable = true, r.FirstSince, r.FinalCursor, r.Durable
 	case ledger.KindEnd:
-		ix.ended, ix.drained = true, r.Drained
+		ix.ended, ix.drained, ix.endT = true, r.Drained, r.T
 		ix.interrupted = r.Reason == EndReasonInterrupted
 	}
 	return nil

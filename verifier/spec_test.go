@@ -12,6 +12,7 @@ import (
 var (
 	run0Line        = strings.Replace(baseLedger[0].json, `"budget":0.0001`, `"budget":0`, 1)
 	runNoBudgetLine = strings.Replace(baseLedger[0].json, `"budget":0.0001,`, ``, 1)
+	auditRunLine    = strings.Replace(baseLedger[0].json, `"target":"eventlogd"`, `"target":"eventlogd","audit":true`, 1)
 	coldRunLine     = `{"k":"run","v":1,"run_id":"r1","scenario":"t","seed":1,"start_unix_ns":1000000000000,"budget":0.0001,"tenants":[{"id":"A","mode":"dedicated","cold":false},{"id":"B","mode":"shared","cold":true}],"pods":["p1"],"target":"eventlogd"}`
 )
 

@@ -178,6 +178,7 @@ type RunInfo struct {
 	Scenario string `json:"scenario"`
 	Seed     int64  `json:"seed"`
 	Target   string `json:"target"`
+	Profile  string `json:"profile,omitempty"`
 	Ended    bool   `json:"ended"`
 	Drained  bool   `json:"drained"`
 }
@@ -188,6 +189,8 @@ type Check struct {
 	Passed   bool    `json:"passed"`
 	Measured float64 `json:"measured"`
 	Limit    string  `json:"limit"`
+	// NotJudged says why a broken check does not count: it needs evidence the run lacks (the audit).
+	NotJudged string `json:"not_judged,omitempty"`
 }
 
 // Failure is a check that broke, with the number that broke it.

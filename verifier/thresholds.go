@@ -51,6 +51,16 @@ func checkThresholdIDs(s *Summary, th threshold.List) error {
 	return nil
 }
 
+// windowsAsked reports whether a threshold names a window (the windows are computed only then).
+func windowsAsked(th threshold.List) bool {
+	for _, t := range th {
+		if t.Window != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // measure reads the value at path from the summary as the JSON shows it (a missing map key is 0).
 func measure(doc map[string]any, path string) float64 {
 	var cur any = doc

@@ -56,6 +56,8 @@ func checkers(ix *index, w *witnessSet) []checker {
 		newSkippedCheck(ix, w),
 		newUndeliveredCheck(ix, w),
 		newSpuriousCheck(ix, w),
+		newDropsCheck(ix, w),
+		newEvidenceCheck(ix),
 		newDuplicatesCheck(ix, w),
 		newSeqMismatchCheck(ix, w),
 		newUnexpectedCheck(ix, w),
@@ -108,6 +110,7 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 			if th, err = threshold.Parse(ix.run.Thresholds); err != nil {
 				return nil, &UnusableError{fmt.Errorf("run record thresholds: %w", err)}
 			}
+			ix.windows = windowsAsked(th)
 		}
 		for _, c := range cs {
 			c.Observe(r)

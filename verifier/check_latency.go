@@ -20,6 +20,13 @@ type latencyCheck struct {
 	pending     []pendingDelivery
 	beforeAck   map[int32]int64 // per consumer
 	deliveries  map[int32]int64 // first deliveries per consumer
+	samples     []latSample     // every delivery latency, kept only when a threshold names a window
+}
+
+// latSample is one first delivery's latency (ns, 0 when before the ack) and its mutation.
+type latSample struct {
+	id int32
+	d  int64
 }
 
 type pendingDelivery struct {
@@ -78,11 +85,11 @@ func (c *latencyCheck) Observe(r *ledger.Record) {
 			c.pending = append(c.pending, pendingDelivery{t: r.T, id: f.id, cons: f.cons})
 			return
 		}
-		c.deliver(m, f.cons, r.T)
+		c.deliver(f.id, m, f.cons, r.T)
 	}
 }
 
-func (c *latencyCheck) deliver(m *mutation, cons int32, t int64) {
+func (c *latencyCheck) deliver(id int32, m *mutation, cons int32, t int64) {
 	if !m.inW() {
 		return
 	}
@@ -90,6 +97,9 @@ func (c *latencyCheck) deliver(m *mutation, cons int32, t int64) {
 	if d <= 0 {
 		d = 0
 		c.beforeAck[cons]++
+	}
+	if c.ix.windows {
+		c.samples = append(c.samples, latSample{id: id, d: d})
 	}
 	c.deliveries[cons]++
 	record(c.all, d)
@@ -99,7 +109,7 @@ func (c *latencyCheck) deliver(m *mutation, cons int32, t int64) {
 
 func (c *latencyCheck) Finish(s *Summary) {
 	for _, p := range c.pending {
-		c.deliver(c.ix.mutationAt(p.id), p.cons, p.t)
+		c.deliver(p.id, c.ix.mutationAt(p.id), p.cons, p.t)
 	}
 	s.LatencyMs = quantiles(c.all)
 	s.IssueLatencyMs = quantiles(c.issue)

@@ -191,3 +191,77 @@ func TestTimeDifferencesSaturate(t *testing.T) {
 		t.Errorf("issue latency max %v ms: a huge difference must clamp high (1 day), not wrap", s.IssueLatencyMs.Max)
 	}
 }
+
+// TestFaultWindowsAndRecovery (additions of 2026-11-30): a fault's span, its recovery_ms (until the
+// consumers of the affected tenants reach the head seq at the stop), the windowed numbers, and
+// thresholds on them; each with its control.
+func TestFaultWindowsAndRecovery(t *testing.T) {
+	fault := func(target string) map[string][]string {
+		return map[string][]string{
+			"evB3":  {`{"k":"fault","id":"f1","kind":"tenant_db_stall","target":"` + target + `","phase":"start","t":2500000}`},
+			"mutA2": {`{"k":"fault","id":"f1","kind":"tenant_db_stall","target":"` + target + `","phase":"stop","t":5500000}`},
+			"openB": {`{"k":"drop","tenant":"A","intended_t":1500000}`}}
+	}
+	type want struct {
+		verdict     string
+		failed      []string
+		recovery    float64
+		unrecovered int64
+		values      map[string]float64
+	}
+	cases := []struct {
+		name  string
+		th    string
+		drop  []string
+		after map[string][]string
+		cons  string
+		want  want
+	}{
+		{name: "tenant fault recovers when its consumer reaches the head at the stop", th: `{"latency_ms.max@steady":["<= 2"],"dropped_fraction@fault":["== 0"]}`,
+			after: fault("A"),
+			want: want{verdict: VerdictPass, recovery: 0.5, values: map[string]float64{
+				"windows.steady.latency_ms.max": 2, "windows.fault.latency_ms.max": 1, "windows.fault.acked": 1, "windows.steady.acked": 2,
+				"windows.steady.drops": 1, "windows.steady.mutations": 2, "windows.fault.dropped_fraction": 0, "dropped_fraction": 0.25,
+				"windows.recovery.deliveries": 0, "windows.steady.deliveries": 2, "recovery_ms.f1": 0.5}}},
+		{name: "a windowed threshold fails on its window only", th: `{"latency_ms.max@fault":["< 0.5"],"latency_ms.max@steady":["<= 2"],"dropped_fraction@steady":["<= 0.5"]}`,
+			after: fault("A"),
+			want:  want{verdict: VerdictFail, failed: []string{"threshold:latency_ms.max@fault<0.5"}, recovery: 0.5}},
+		{name: "a pod fault affects every tenant", th: `{"dropped_fraction":["<= 1"]}`, after: fault("p1"),
+			want: want{verdict: VerdictPass, recovery: 0.5, values: map[string]float64{"recovery_max_ms": 0.5}}},
+		{name: "a consumer that never catches up leaves the fault unrecovered", th: `{"unrecovered_faults":["== 0"],"dropped_fraction":["<= 1"]}`,
+			after: fault("A"), drop: []string{"evA2"},
+			cons: `{"k":"consumer","consumer":"cA","tenant":"A","from_t":0,"to_t":9000000,"first_since":0,"final_cursor":1,"durable":true}`,
+			want: want{verdict: VerdictFail, failed: []string{CheckUndelivered, "threshold:unrecovered_faults==0"}, recovery: 4.5, unrecovered: 1}},
+		{name: "no fault: nothing to recover, everything steady", th: `{"latency_ms.max@steady":["<= 2"],"latency_ms.max@fault":["== 0"]}`,
+			want: want{verdict: VerdictPass, recovery: -1, values: map[string]float64{"windows.steady.acked": 3, "windows.fault.acked": 0, "windows.recovery.acked": 0}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			e := edit{drop: c.drop, after: c.after, replace: map[string]string{"run": withThresholds(c.th)}}
+			if c.cons != "" {
+				e.replace["consA"] = c.cons
+			}
+			s := verifyText(t, e.build(), Options{})
+			failed := c.want.failed
+			if failed == nil {
+				failed = []string{}
+			}
+			if s.Verdict != c.want.verdict || !slices.Equal(s.FailedChecks, failed) {
+				t.Errorf("verdict %s failed %v, want %s %v", s.Verdict, s.FailedChecks, c.want.verdict, failed)
+			}
+			if c.want.recovery < 0 {
+				if len(s.Faults) != 0 || s.RecoveryMaxMs != 0 {
+					t.Errorf("faults %+v recovery max %v, want none", s.Faults, s.RecoveryMaxMs)
+				}
+			} else if len(s.Faults) != 1 || s.Faults[0].RecoveryMs == nil || *s.Faults[0].RecoveryMs != c.want.recovery || s.UnrecoveredFaults != c.want.unrecovered {
+				t.Errorf("faults %+v unrecovered %d, want recovery %v unrecovered %d", s.Faults, s.UnrecoveredFaults, c.want.recovery, c.want.unrecovered)
+			}
+			doc := summaryDoc(s)
+			for p, v := range c.want.values {
+				if got := measure(doc, p); got != v {
+					t.Errorf("%s = %v, want %v", p, got, v)
+				}
+			}
+		})
+	}
+}

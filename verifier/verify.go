@@ -49,6 +49,8 @@ type checker interface {
 
 // checkers is the explicit list of properties the verdict is composed from.
 func checkers(ix *index, w *witnessSet) []checker {
+	lat := newLatencyCheck(ix)
+	drops := newDropsCheck(ix, w)
 	return []checker{
 		newLossCheck(ix, w),
 		newRecoveredCheck(ix, w),
@@ -56,18 +58,19 @@ func checkers(ix *index, w *witnessSet) []checker {
 		newSkippedCheck(ix, w),
 		newUndeliveredCheck(ix, w),
 		newSpuriousCheck(ix, w),
-		newDropsCheck(ix, w),
+		drops,
 		newEvidenceCheck(ix),
 		newDuplicatesCheck(ix, w),
 		newSeqMismatchCheck(ix, w),
 		newUnexpectedCheck(ix, w),
 		newLeaksCheck(ix, w),
-		newLatencyCheck(ix),
+		lat,
 		newReorderCheck(ix, w),
 		newResetsCheck(ix),
 		newReconnectCheck(ix, w),
 		newColdCheck(ix, w),
 		newProjectionCheck(ix),
+		newWindowCheck(ix, lat, drops),
 		newMetricsSummary(),
 	}
 }

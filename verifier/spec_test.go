@@ -265,3 +265,36 @@ func TestFaultWindowsAndRecovery(t *testing.T) {
 		})
 	}
 }
+
+// TestReportsShowTheAdditions: the text and JUnit outputs carry what the JSON gained: a check not
+// judged for want of the audit (a skipped testcase, not a failure), drops, seq_mismatch, faults.
+func TestReportsShowTheAdditions(t *testing.T) {
+	text := edit{drop: []string{"evA2", "persA2"}, replace: map[string]string{"run": auditRunLine},
+		after: map[string][]string{"mutA2": {`{"k":"drop","tenant":"A","intended_t":4500000}`,
+			`{"k":"fault","id":"f1","kind":"pod_kill","target":"p1","phase":"start","t":5000000}`,
+			`{"k":"fault","id":"f1","kind":"pod_kill","target":"p1","phase":"stop","t":5100000}`}}}.build()
+	s := verifyText(t, text, Options{})
+	var out, junit strings.Builder
+	if err := WriteText(&out, s); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteJUnit(&junit, s); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"verdict: FAIL", "dropped_fraction: measured 0.25", "not judged: loss_budget", "load: mutations 3, drops 1",
+		"seq mismatch 0", "faults: f1 (pod_kill on p1)", "audit: required true, attempts 0, ok false", "also missing: evidence"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("text lacks %q:\n%s", want, out.String())
+		}
+	}
+	for _, want := range []string{`<testcase name="loss_budget" classname="seqgate.verify">`, `not judged: needs the audit`,
+		`<testcase name="dropped_fraction" classname="seqgate.verify">`, `<failure message="dropped_fraction: measured 0.25`,
+		`name="seq_mismatch" classname="seqgate.report"`, `name="recovery" classname="seqgate.report"`} {
+		if !strings.Contains(junit.String(), want) {
+			t.Errorf("junit lacks %q:\n%s", want, junit.String())
+		}
+	}
+	if strings.Contains(junit.String(), `<failure message="loss_budget`) {
+		t.Errorf("a check not judged must not be a JUnit failure")
+	}
+}

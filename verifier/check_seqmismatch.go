@@ -22,6 +22,36 @@ type seqMismatchWitness struct {
 	Ms       *float64 `json:"t_ms,omitempty"` // the frame's time (of the first, when several)
 }
 
+type share struct {
+	cons int32
+	n    uint32
+}
+
+// shares splits the n deliveries that carried a path's first seq among the consumers that got them:
+// all to the first consumer, unless another consumer got the same seq too (fEvMulti). Then each
+// consumer of the tenant that received the path and has no delivery of it with another seq is
+// given one, and the first consumer the rest: exact unless a consumer also got duplicates of it.
+func (c *seqMismatchCheck) shares(id int32, m *mutation, n uint32) []share {
+	if m.flags&fEvMulti == 0 {
+		return []share{{m.evCons, n}}
+	}
+	odd := map[int32]bool{}
+	for _, o := range c.ix.oddSeq {
+		if o.id == id {
+			odd[o.cons] = true
+		}
+	}
+	out := []share{{m.evCons, n}}
+	for _, cs := range c.ix.cons {
+		if cs.idx == m.evCons || cs.tenant != m.tenant || odd[cs.idx] || !cs.deliveredID.Contains(uint32(id)) || out[0].n <= 1 {
+			continue
+		}
+		out = append(out, share{cs.idx, 1})
+		out[0].n--
+	}
+	return out
+}
+
 func newSeqMismatchCheck(ix *index, w *witnessSet) *seqMismatchCheck {
 	return &seqMismatchCheck{ix: ix, w: w}
 }
@@ -57,9 +87,11 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 			}
 			n := m.evN
 			m.evN = 0 // a second event row on the path does not count its deliveries again
-			count(m.evCons, int64(n))
-			c.w.add("seq_mismatch", seqMismatchWitness{Consumer: ix.cons[m.evCons].id, Tenant: ix.tenantName(int32(ti)), Path: m.path(),
-				MID: m.mid, FrameSeq: m.evSeq, RowSeq: row.seq, Frames: n})
+			for _, share := range c.shares(row.id, m, n) {
+				count(share.cons, int64(share.n))
+				c.w.add("seq_mismatch", seqMismatchWitness{Consumer: ix.cons[share.cons].id, Tenant: ix.tenantName(int32(ti)), Path: m.path(),
+					MID: m.mid, FrameSeq: m.evSeq, RowSeq: row.seq, Frames: share.n})
+			}
 		}
 	}
 	for _, o := range ix.oddSeq {

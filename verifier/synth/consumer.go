@@ -16,6 +16,8 @@ const (
 	armSpurious
 	armLeak
 	armUnexpected
+	armSeqMismatch
+	armMaskedSkip
 )
 
 // arm is one consumer anomaly waiting for its event: the first suitable event committed at or after at.
@@ -210,6 +212,23 @@ func (c *consumer) onEvent(e *evInfo) {
 		g.nghost++
 		p := "/" + prefix + "/" + g.runID + "/" + c.t.id + "/ghost" + strconv.Itoa(g.nghost)
 		c.ev(t, c.cursor, "write", p)
+		in.Unexpected = append(in.Unexpected, ConsumerPath{Consumer: c.id, Path: p})
+	case armSeqMismatch:
+		// e's path at the seq of the consumer's previous frame: delivered (matching is by path),
+		// with the wrong seq; the cursor does not move.
+		if c.cursor == e.seq {
+			c.deliver(e)
+			return // keep the arm for the next event
+		}
+		c.ev(c.when(e.commit), c.cursor, e.op, e.path)
+		in.SeqMismatch = append(in.SeqMismatch, SeqMismatch{Consumer: c.id, Path: e.path, FrameSeq: c.cursor, RowSeq: e.seq})
+	case armMaskedSkip:
+		// e is not delivered, but a frame at e's seq carries a path no mutation wrote: a skip
+		// behind a corrupted frame (and that frame is unexpected).
+		g.nghost++
+		p := "/" + prefix + "/" + g.runID + "/" + c.t.id + "/ghost" + strconv.Itoa(g.nghost)
+		c.ev(c.when(e.commit), e.seq, "write", p)
+		in.Skipped = append(in.Skipped, ConsumerEv{Consumer: c.id, Tenant: c.t.id, Seq: e.seq, Path: e.path})
 		in.Unexpected = append(in.Unexpected, ConsumerPath{Consumer: c.id, Path: p})
 	}
 	c.next++

@@ -13,6 +13,7 @@ type Truth struct {
 	Undelivered    int            `json:"undelivered"`
 	Duplicates     int            `json:"duplicates"`
 	Unexpected     int            `json:"unexpected"`
+	SeqMismatch    int            `json:"seq_mismatch"`
 	Leaks          int            `json:"leaks"`
 	Recovered      int            `json:"recovered"`
 	ResetCovered   int            `json:"reset_covered"`
@@ -40,6 +41,7 @@ type Instances struct {
 	ResetCovered   []ConsumerEv   `json:"reset_covered"`
 	Duplicates     []ConsumerPath `json:"duplicates"`
 	Unexpected     []ConsumerPath `json:"unexpected"`
+	SeqMismatch    []SeqMismatch  `json:"seq_mismatch"`
 	Leaks          []Leak         `json:"leaks"`
 	Reorder        []Overtaken    `json:"reorder"`
 	Recovered      []string       `json:"recovered"` // mids
@@ -94,6 +96,14 @@ type Overtaken struct {
 	By       string `json:"by"`
 }
 
+// SeqMismatch is a delivery of Path to Consumer in a frame whose seq is not its row's.
+type SeqMismatch struct {
+	Consumer string `json:"consumer"`
+	Path     string `json:"path"`
+	FrameSeq int64  `json:"frame_seq"`
+	RowSeq   int64  `json:"row_seq"`
+}
+
 // Spurious is a seq_too_old reset that moved Consumer's cursor From -> To over a row still audited.
 type Spurious struct {
 	Consumer string `json:"consumer"`
@@ -113,6 +123,7 @@ func (t *Truth) finish() {
 	t.ResetCovered = len(t.Instances.ResetCovered)
 	t.Duplicates = len(t.Instances.Duplicates)
 	t.Unexpected = len(t.Instances.Unexpected)
+	t.SeqMismatch = len(t.Instances.SeqMismatch)
 	t.Leaks = len(t.Instances.Leaks)
 	t.Recovered = len(t.Instances.Recovered)
 	for _, r := range t.tooOld {

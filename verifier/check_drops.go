@@ -12,7 +12,7 @@ type dropsCheck struct {
 	ix     *index
 	w      *witnessSet
 	drops  map[int32]int64
-	muts   map[int32]int64
+	muts   []int64 // by tenant index
 	dropT  []int64 // intended_t of every drop, kept only when a threshold names a window
 	mutT   []int64 // intended_t of every mut record, likewise
 	firstT map[int32]int64
@@ -34,13 +34,17 @@ type dropTenantWitness struct {
 }
 
 func newDropsCheck(ix *index, w *witnessSet) *dropsCheck {
-	return &dropsCheck{ix: ix, w: w, drops: map[int32]int64{}, muts: map[int32]int64{}, firstT: map[int32]int64{}, lastT: map[int32]int64{}}
+	return &dropsCheck{ix: ix, w: w, drops: map[int32]int64{}, firstT: map[int32]int64{}, lastT: map[int32]int64{}}
 }
 
 func (c *dropsCheck) Observe(r *ledger.Record) {
 	switch r.K {
 	case ledger.KindMut:
-		c.muts[c.ix.muts.at(c.ix.cur.id).tenant]++
+		ti := c.ix.muts.at(c.ix.cur.id).tenant
+		for int(ti) >= len(c.muts) {
+			c.muts = append(c.muts, 0)
+		}
+		c.muts[ti]++
 		if c.ix.windows {
 			c.mutT = append(c.mutT, r.IntendedT)
 		}
@@ -62,8 +66,10 @@ func (c *dropsCheck) Observe(r *ledger.Record) {
 
 func (c *dropsCheck) Finish(s *Summary) {
 	for ti, n := range c.muts {
-		s.Mutations += n
-		s.tenant(c.ix.tenantName(ti)).Mutations += n
+		if n > 0 {
+			s.Mutations += n
+			s.tenant(c.ix.tenantName(int32(ti))).Mutations += n
+		}
 	}
 	for ti, n := range c.drops {
 		s.Drops += n

@@ -28,6 +28,7 @@ type windowCheck struct {
 	spans    []*faultSpan
 	open     map[string]*faultSpan // fault id -> its started, not yet stopped span
 	trackers map[int32][]*tracker  // per consumer, the trackers still logging
+	logging  int                   // trackers still logging, over all consumers
 	all      []*tracker
 	nth      map[string]int // spans per fault id, to name repeats
 }
@@ -59,7 +60,7 @@ func (c *windowCheck) Observe(r *ledger.Record) {
 		c.fault(r)
 	case ledger.KindEv, ledger.KindReset, ledger.KindConn:
 		f := c.ix.cur
-		if f.cons < 0 || len(c.trackers[f.cons]) == 0 {
+		if c.logging == 0 || f.cons < 0 || len(c.trackers[f.cons]) == 0 {
 			return
 		}
 		sentT := int64(noTime) // the send time of the mutation this frame delivers, when known
@@ -76,6 +77,7 @@ func (c *windowCheck) Observe(r *ledger.Record) {
 			}
 			if sentT != noTime && sentT > tr.span.stop {
 				tr.logging = false
+				c.logging--
 				continue
 			}
 			keep = append(keep, tr)
@@ -122,6 +124,7 @@ func (c *windowCheck) fault(r *ledger.Record) {
 			tr := &tracker{span: sp, cons: cs.idx, log: []cursorHigh{{seq: cs.cursor, t: r.T}}, logging: true}
 			c.trackers[cs.idx] = append(c.trackers[cs.idx], tr)
 			c.all = append(c.all, tr)
+			c.logging++
 		}
 	}
 }

@@ -79,8 +79,10 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 				continue
 			}
 			m := ix.muts.at(row.id)
-			if v, ok := odd[row.id]; ok && v == noTime {
-				odd[row.id] = row.seq
+			if len(odd) > 0 {
+				if v, ok := odd[row.id]; ok && v == noTime {
+					odd[row.id] = row.seq
+				}
 			}
 			if m.evSeq == noTime || m.evSeq == row.seq || m.evN == 0 {
 				continue

@@ -49,6 +49,8 @@ type checker interface {
 
 // checkers is the explicit list of properties the verdict is composed from.
 func checkers(ix *index, w *witnessSet) []checker {
+	lat := newLatencyCheck(ix)
+	drops := newDropsCheck(ix, w)
 	return []checker{
 		newLossCheck(ix, w),
 		newRecoveredCheck(ix, w),
@@ -56,15 +58,19 @@ func checkers(ix *index, w *witnessSet) []checker {
 		newSkippedCheck(ix, w),
 		newUndeliveredCheck(ix, w),
 		newSpuriousCheck(ix, w),
+		drops,
+		newEvidenceCheck(ix),
 		newDuplicatesCheck(ix, w),
+		newSeqMismatchCheck(ix, w),
 		newUnexpectedCheck(ix, w),
 		newLeaksCheck(ix, w),
-		newLatencyCheck(ix),
+		lat,
 		newReorderCheck(ix, w),
 		newResetsCheck(ix),
 		newReconnectCheck(ix, w),
 		newColdCheck(ix, w),
 		newProjectionCheck(ix),
+		newWindowCheck(ix, lat, drops),
 		newMetricsSummary(),
 	}
 }
@@ -107,6 +113,7 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 			if th, err = threshold.Parse(ix.run.Thresholds); err != nil {
 				return nil, &UnusableError{fmt.Errorf("run record thresholds: %w", err)}
 			}
+			ix.windows = windowsAsked(th)
 		}
 		for _, c := range cs {
 			c.Observe(r)
@@ -134,6 +141,9 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	}
 	for _, c := range cs {
 		c.Finish(s)
+	}
+	if err := checkThresholdIDs(s, th); err != nil {
+		return nil, &UnusableError{fmt.Errorf("run record thresholds: %w", err)}
 	}
 	s.Witnesses = w.lists()
 	s.Warnings = append(s.Warnings, ix.warnings...)

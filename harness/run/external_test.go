@@ -193,6 +193,9 @@ func TestExternalProfilesAudit(t *testing.T) {
 			if res.Audit == nil || !res.Audit.OK || !res.Drained {
 				t.Errorf("result audit %+v drained %v", res.Audit, res.Drained)
 			}
+			if !s.Audit.Required || !s.Audit.OK || s.Audit.Rows != int64(len(persisted)) {
+				t.Errorf("summary audit %+v", s.Audit)
+			}
 			if s.Verdict != verifier.VerdictPass || s.Acked == 0 || s.Lost != 0 {
 				t.Errorf("verdict %s %v, acked %d lost %d", s.Verdict, s.FailedChecks, s.Acked, s.Lost)
 			}
@@ -209,7 +212,7 @@ func TestExternalAuditFailureIsRecorded(t *testing.T) {
 		_, err := e.root.Exec("DROP VIEW ev_tenant_2.fs_events")
 		return err
 	}}
-	res, _, recs, err := runExternal(t, Options{Target: e.URL, DSN: e.ServerDSN, Hooks: []Hook{hook},
+	res, s, recs, err := runExternal(t, Options{Target: e.URL, DSN: e.ServerDSN, Hooks: []Hook{hook},
 		Profile: tgt.Options{Profile: tgt.Generic, AuditDB: "ev_{pool}", TenantColumn: "none"}})
 	if err != nil {
 		t.Fatal(err)
@@ -220,6 +223,10 @@ func TestExternalAuditFailureIsRecorded(t *testing.T) {
 	}
 	if res.Audit == nil || res.Audit.OK || res.Drained {
 		t.Errorf("result audit %+v drained %v: the drain cannot see tenant 2's head either", res.Audit, res.Drained)
+	}
+	// The verifier takes the audit record as evidence: without a successful audit the run cannot pass.
+	if s.Verdict != verifier.VerdictInconclusive || !s.Audit.Required || s.Audit.OK || !strings.Contains(s.Audit.Error, "ev_tenant_2") {
+		t.Errorf("verdict %s, summary audit %+v: a run whose audit failed must not pass", s.Verdict, s.Audit)
 	}
 }
 

@@ -82,7 +82,7 @@ func TestRunDocsListFlagsAndProfiles(t *testing.T) {
 		}
 	}
 	for _, s := range []string{"{tenant}", "{tenant_nodash}", "{pool}", "--audit-db", "--tenant-column", "--ready-timeout", "--api-key", "--tenant-id", "parseTime=true",
-		"It was not re-run in the session"} {
+		"The real drive9 server, by hand"} {
 		if !strings.Contains(string(extDoc), s) {
 			t.Errorf("docs/external.md does not mention %s", s)
 		}

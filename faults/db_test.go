@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seqgate/seqgate/faults/kinds"
 )
 
 var markSeq atomic.Int64
@@ -61,10 +63,10 @@ func TestDBStall(t *testing.T) {
 		kind, via, then string
 	}{
 		{"", "t1", ""},
-		{KindTenantDBStall, "t1", ThenResume},
-		{KindTenantDBStall, "t1", ThenReset},
-		{KindMetaDBStall, "meta", ThenResume},
-		{KindMetaDBStall, "meta", ThenReset},
+		{kinds.TenantDBStallName, "t1", kinds.ThenResume},
+		{kinds.TenantDBStallName, "t1", kinds.ThenReset},
+		{kinds.MetaDBStallName, "meta", kinds.ThenResume},
+		{kinds.MetaDBStallName, "meta", kinds.ThenReset},
 	}
 	for _, c := range cases {
 		t.Run(fmt.Sprintf("%s/%s", c.kind, c.then), func(t *testing.T) {
@@ -85,7 +87,7 @@ func TestDBStall(t *testing.T) {
 				if c.via == "meta" {
 					target = TargetMetaDB
 				}
-				if f, err = Build(env, instance(t, c.kind, target, time.Second, map[string]any{"then": c.then})); err != nil {
+				if f, err = Build(env, instance(t, c.kind, target, time.Second, kinds.StallParams{Then: c.then})); err != nil {
 					t.Fatal(err)
 				}
 				if err := f.Inject(ctx); err != nil {
@@ -101,7 +103,7 @@ func TestDBStall(t *testing.T) {
 			// A connection opened during the stall (resume only: it must complete after Heal).
 			newConn := make(chan error, 1)
 			var db2 *sql.DB
-			if c.then == ThenResume {
+			if c.then == kinds.ThenResume {
 				db2 = env.openVia(t, c.via)
 				go func() { newConn <- db2.PingContext(ctx) }()
 			}
@@ -128,7 +130,7 @@ func TestDBStall(t *testing.T) {
 			}
 			err = waitErr(t, res, "held insert")
 			switch c.then {
-			case ThenResume:
+			case kinds.ThenResume:
 				if err != nil {
 					t.Fatalf("held insert failed after resume: %v", err)
 				}
@@ -141,7 +143,7 @@ func TestDBStall(t *testing.T) {
 				if err := waitErr(t, newConn, "connect during stall"); err != nil {
 					t.Fatalf("connection opened during the stall failed: %v", err)
 				}
-			case ThenReset:
+			case kinds.ThenReset:
 				if err == nil {
 					t.Fatal("held insert succeeded; then=reset must cut the connection")
 				}
@@ -160,8 +162,8 @@ func TestDBStall(t *testing.T) {
 // and after Heal the same address accepts again.
 func TestDBDown(t *testing.T) {
 	for _, c := range []struct{ kind, via, target string }{
-		{KindTenantDBDown, "t1", "t1"},
-		{KindMetaDBDown, "meta", TargetMetaDB},
+		{kinds.TenantDBDownName, "t1", "t1"},
+		{kinds.MetaDBDownName, "meta", TargetMetaDB},
 	} {
 		t.Run(c.kind, func(t *testing.T) {
 			env := newTestEnv(t, "t1")
@@ -213,9 +215,9 @@ func TestDBLatency(t *testing.T) {
 		kind, via, target, dir string
 		min                    time.Duration
 	}{
-		{KindTenantDBLatency, "t1", "t1", "both", 2 * lat},
-		{KindTenantDBLatency, "t1", "t1", "upstream", lat},
-		{KindMetaDBLatency, "meta", TargetMetaDB, "downstream", lat},
+		{kinds.TenantDBLatencyName, "t1", "t1", "both", 2 * lat},
+		{kinds.TenantDBLatencyName, "t1", "t1", "upstream", lat},
+		{kinds.MetaDBLatencyName, "meta", TargetMetaDB, "downstream", lat},
 	} {
 		t.Run(c.kind+"/"+c.dir, func(t *testing.T) {
 			env := newTestEnv(t, "t1")
@@ -229,7 +231,7 @@ func TestDBLatency(t *testing.T) {
 			if err := conn.PingContext(ctx); err != nil {
 				t.Fatal(err)
 			}
-			f, err := Build(env, instance(t, c.kind, c.target, time.Second, map[string]any{"latency": lat.String(), "direction": c.dir}))
+			f, err := Build(env, instance(t, c.kind, c.target, time.Second, kinds.LatencyParams{Latency: lat, Direction: c.dir}))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -339,20 +339,26 @@ func (c *netConsumer) Disconnect() error {
 	return err
 }
 
-// instance builds a one-target Instance for tests.
-func instance(t *testing.T, kind, target string, span time.Duration, params map[string]any) Instance {
+// instance builds a one-target Instance for tests; params is the kind's parameter struct (nil = the
+// kind's defaults).
+func instance(t *testing.T, kind, target string, span time.Duration, params any) Instance {
+	t.Helper()
+	return Instance{ID: "f001", Kind: kind, Target: target, Targets: []string{target}, For: span, Params: paramsOf(t, kind, params)}
+}
+
+// paramsOf binds a kind's parameter struct to the kind (nil = the kind's defaults).
+func paramsOf(t *testing.T, kind string, v any) Params {
 	t.Helper()
 	k, ok := Lookup(kind)
 	if !ok {
 		t.Fatalf("no kind %s", kind)
 	}
-	node, err := mapNode(params)
+	if v == nil {
+		return k.Defaults()
+	}
+	p, err := k.ParamsOf(v)
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := k.decode(node)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return Instance{ID: "f001", Kind: kind, Target: target, Targets: []string{target}, For: span, Params: m}
+	return p
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/seqgate/seqgate/faults/kinds"
 )
 
 // failpointPod serves eventlogd's event-insert failpoint contract (docs/eventlogd.md) over real HTTP:
@@ -91,7 +93,7 @@ func TestEventInsertFail(t *testing.T) {
 			if tc.ids {
 				env = idEnv{te, map[string]string{"tenant_1": "t9f3"}}
 			}
-			f, err := Build(env, instance(t, KindEventInsertFail, "tenant_1", time.Minute, nil))
+			f, err := Build(env, instance(t, kinds.EventInsertFailName, "tenant_1", time.Minute, nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -132,7 +134,7 @@ func TestEventInsertFail(t *testing.T) {
 func TestEventInsertFailUnknownTenant(t *testing.T) {
 	te := newTestEnv(t)
 	te.podNames, te.admin["pod-1"] = []string{"pod-1"}, "http://127.0.0.1:1"
-	_, err := Build(idEnv{te, map[string]string{}}, instance(t, KindEventInsertFail, "tenant_7", time.Second, nil))
+	_, err := Build(idEnv{te, map[string]string{}}, instance(t, kinds.EventInsertFailName, "tenant_7", time.Second, nil))
 	if err == nil || !strings.Contains(err.Error(), "tenant_7") {
 		t.Fatalf("error %v, want one naming tenant_7", err)
 	}

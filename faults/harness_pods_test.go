@@ -15,6 +15,8 @@ import (
 
 	"github.com/seqgate/seqgate/harness/pods"
 	"github.com/seqgate/seqgate/ledger"
+
+	"github.com/seqgate/seqgate/faults/kinds"
 )
 
 const fakePodEnv = "SEQGATE_FAULTS_FAKE_POD"
@@ -118,10 +120,10 @@ func TestRunnerWithHarnessPods(t *testing.T) {
 	defer fleet.Stop(5 * time.Second)
 	env := fleetEnv{testEnv: newTestEnv(t), fleet: fleet}
 	in := []Instance{
-		{ID: "f001", Kind: KindPodPause, Target: "pod-1", Targets: []string{"pod-1"}, At: 0, For: 400 * time.Millisecond, Params: map[string]any{}},
-		{ID: "f002", Kind: KindOutboxPollerStall, Target: "pod-2", Targets: []string{"pod-2"}, At: 0, For: 400 * time.Millisecond, Params: map[string]any{}},
-		{ID: "f003", Kind: KindPodCrash, Target: "pod-1", Targets: []string{"pod-1"}, At: 600 * time.Millisecond, For: 200 * time.Millisecond, Params: map[string]any{"restart": true}},
-		{ID: "f004", Kind: KindPodRestart, Target: "pod-2", Targets: []string{"pod-2"}, At: 600 * time.Millisecond, Params: map[string]any{"grace": "5s"}},
+		{ID: "f001", Kind: kinds.PodPauseName, Target: "pod-1", Targets: []string{"pod-1"}, At: 0, For: 400 * time.Millisecond},
+		{ID: "f002", Kind: kinds.OutboxPollerStallName, Target: "pod-2", Targets: []string{"pod-2"}, At: 0, For: 400 * time.Millisecond},
+		{ID: "f003", Kind: kinds.PodCrashName, Target: "pod-1", Targets: []string{"pod-1"}, At: 600 * time.Millisecond, For: 200 * time.Millisecond, Params: paramsOf(t, kinds.PodCrashName, kinds.PodCrashParams{Restart: true})},
+		{ID: "f004", Kind: kinds.PodRestartName, Target: "pod-2", Targets: []string{"pod-2"}, At: 600 * time.Millisecond, Params: paramsOf(t, kinds.PodRestartName, kinds.PodRestartParams{Grace: 5 * time.Second})},
 	}
 	var rec records
 	r, err := NewRunner(env, in, rec.add, sinceStart())

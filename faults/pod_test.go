@@ -6,6 +6,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seqgate/seqgate/faults/kinds"
 )
 
 // waitProcState polls /proc until the pid is in state want or ~5 s passed (bounded).
@@ -33,7 +35,7 @@ func TestPodCrash(t *testing.T) {
 			pod := newTestPod(t, "sleep", "60")
 			env.pods["p1"] = pod
 			oldPID := pod.pid()
-			f, err := Build(env, instance(t, KindPodCrash, "p1", time.Second, map[string]any{"restart": restart}))
+			f, err := Build(env, instance(t, kinds.PodCrashName, "p1", time.Second, kinds.PodCrashParams{Restart: restart}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -70,7 +72,7 @@ func TestPodPause(t *testing.T) {
 	if st, err := procState(pod.pid()); err != nil || st == 'T' {
 		t.Fatalf("before Inject: state %c, %v", st, err)
 	}
-	f, err := Build(env, instance(t, KindPodPause, "p1", time.Second, nil))
+	f, err := Build(env, instance(t, kinds.PodPauseName, "p1", time.Second, nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +109,7 @@ func TestPodRestart(t *testing.T) {
 			oldPID := pod.pid()
 			// Give the shell time to install its trap before the signal (bounded poll on /proc).
 			waitProcState(t, oldPID, 'S')
-			f, err := Build(env, instance(t, KindPodRestart, "p1", 0, map[string]any{"grace": "300ms"}))
+			f, err := Build(env, instance(t, kinds.PodRestartName, "p1", 0, kinds.PodRestartParams{Grace: 300 * time.Millisecond}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -140,7 +142,7 @@ func TestPodRestartHealFinishes(t *testing.T) {
 	env := newTestEnv(t)
 	pod := newTestPod(t, "sleep", "60")
 	env.pods["p1"] = pod
-	f, err := Build(env, instance(t, KindPodRestart, "p1", 0, map[string]any{"grace": "1s"}))
+	f, err := Build(env, instance(t, kinds.PodRestartName, "p1", 0, kinds.PodRestartParams{Grace: time.Second}))
 	if err != nil {
 		t.Fatal(err)
 	}

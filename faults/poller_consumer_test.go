@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/seqgate/seqgate/faults/kinds"
 )
 
 // adminStub serves eventlogd's admin contract (docs/eventlogd.md) over real HTTP and records calls.
@@ -45,7 +47,7 @@ func TestOutboxPollerStall(t *testing.T) {
 			defer srv.Close()
 			env := newTestEnv(t)
 			env.admin["p1"] = srv.URL + "/"
-			f, err := Build(env, instance(t, KindOutboxPollerStall, "p1", 90*time.Second, nil))
+			f, err := Build(env, instance(t, kinds.OutboxPollerStallName, "p1", 90*time.Second, nil))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -126,7 +128,7 @@ func TestConsumerDisconnect(t *testing.T) {
 				all = append(all, nc)
 				env.consumers["t1"] = append(env.consumers["t1"], nc)
 			}
-			f, err := Build(env, instance(t, KindConsumerDisconnect, "t1", 0, map[string]any{"count": c.count}))
+			f, err := Build(env, instance(t, kinds.ConsumerDisconnectName, "t1", 0, kinds.ConsumerDisconnectParams{Count: c.count}))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,7 +162,7 @@ func TestConsumerSlow(t *testing.T) {
 	for _, c := range cs {
 		env.consumers["t1"] = append(env.consumers["t1"], c)
 	}
-	f, err := Build(env, instance(t, KindConsumerSlow, "t1", time.Second, map[string]any{"read_delay": "250ms", "count": 2}))
+	f, err := Build(env, instance(t, kinds.ConsumerSlowName, "t1", time.Second, kinds.ConsumerSlowParams{ReadDelay: 250 * time.Millisecond, Count: 2}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -184,7 +186,7 @@ func TestConsumerSlow(t *testing.T) {
 			t.Errorf("%s still slow after Heal", c.name)
 		}
 	}
-	if _, err := Build(env, instance(t, KindConsumerSlow, "t2", time.Second, nil)); err == nil {
+	if _, err := Build(env, instance(t, kinds.ConsumerSlowName, "t2", time.Second, nil)); err == nil {
 		t.Error("a tenant without consumers must be a build error")
 	}
 }

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/seqgate/seqgate/ledger"
+
+	"github.com/seqgate/seqgate/faults/kinds"
 )
 
 // records collects the Runner's ledger records.
@@ -87,7 +90,7 @@ faults:
 	}
 	for _, rc := range rec.recs {
 		x := in[map[string]int{"f001": 0, "f002": 1, "f003": 2}[rc.ID]]
-		if rc.K != ledger.KindFault || rc.Kind != x.Kind || rc.Target != x.Target || rc.Params == nil {
+		if rc.K != ledger.KindFault || rc.Kind != x.Kind || rc.Target != x.Target || !reflect.DeepEqual(rc.Params, x.Params.Map()) {
 			t.Errorf("record %+v does not describe %+v", rc, x)
 		}
 		if rc.Phase == "start" && time.Duration(rc.T) < x.At || rc.Phase == "stop" && time.Duration(rc.T) < x.End() {
@@ -109,8 +112,8 @@ faults:
 func TestRunnerHealAllOnCancel(t *testing.T) {
 	env := newTestEnv(t, "t1")
 	in := []Instance{
-		{ID: "f001", Kind: KindTenantDBStall, Target: "t1", Targets: []string{"t1"}, At: 0, For: time.Hour, Params: map[string]any{"then": ThenReset}},
-		{ID: "f002", Kind: KindTenantDBDown, Target: "t1", Targets: []string{"t1"}, At: 300 * time.Millisecond, For: time.Hour},
+		{ID: "f001", Kind: kinds.TenantDBStallName, Target: "t1", Targets: []string{"t1"}, At: 0, For: time.Hour, Params: paramsOf(t, kinds.TenantDBStallName, kinds.StallParams{Then: kinds.ThenReset})},
+		{ID: "f002", Kind: kinds.TenantDBDownName, Target: "t1", Targets: []string{"t1"}, At: 300 * time.Millisecond, For: time.Hour},
 	}
 	var rec records
 	r, err := NewRunner(env, in, rec.add, sinceStart())
@@ -160,8 +163,8 @@ func TestRunnerFailures(t *testing.T) {
 	defer srv.Close()
 	env.admin["p1"] = srv.URL
 	in := []Instance{
-		{ID: "f001", Kind: KindPodCrash, Target: "p1", Targets: []string{"p1"}, At: 0, For: time.Hour, Params: map[string]any{"restart": true}},
-		{ID: "f002", Kind: KindOutboxPollerStall, Target: "p1", Targets: []string{"p1"}, At: 0, For: time.Millisecond},
+		{ID: "f001", Kind: kinds.PodCrashName, Target: "p1", Targets: []string{"p1"}, At: 0, For: time.Hour, Params: paramsOf(t, kinds.PodCrashName, kinds.PodCrashParams{Restart: true})},
+		{ID: "f002", Kind: kinds.OutboxPollerStallName, Target: "p1", Targets: []string{"p1"}, At: 0, For: time.Millisecond},
 	}
 	var rec records
 	r, err := NewRunner(env, in, rec.add, sinceStart())
@@ -236,7 +239,7 @@ func TestRunnerInterruptedInject(t *testing.T) {
 	pod := newTestPod(t, "sh", "-c", `trap "" TERM; while :; do sleep 1; done`)
 	env.pods["p1"] = pod
 	waitProcState(t, pod.pid(), 'S')
-	in := []Instance{{ID: "f001", Kind: KindPodRestart, Target: "p1", Targets: []string{"p1"}, Params: map[string]any{"grace": "500ms"}}}
+	in := []Instance{{ID: "f001", Kind: kinds.PodRestartName, Target: "p1", Targets: []string{"p1"}, Params: paramsOf(t, kinds.PodRestartName, kinds.PodRestartParams{Grace: 500 * time.Millisecond})}}
 	var rec records
 	r, err := NewRunner(env, in, rec.add, sinceStart())
 	if err != nil {

@@ -1,4 +1,4 @@
-package faults
+package kinds
 
 import (
 	"context"
@@ -6,29 +6,33 @@ import (
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
+
+	"github.com/seqgate/seqgate/faults/fault"
 )
 
-// KindTenantDBDown is the name of the tenant-DB outage fault.
-const KindTenantDBDown = "tenant_db_down"
+// TenantDBDownName is the name of the tenant-DB outage fault.
+const TenantDBDownName = "tenant_db_down"
 
 // DownParams are the parameters of tenant_db_down and meta_db_down (none: the outage lasts `for`).
 type DownParams struct{}
 
-func tenantDBDownKind() Kind {
-	return defineKind(Kind{
-		Name:      KindTenantDBDown,
+// TenantDBDown declares tenant_db_down.
+func TenantDBDown() fault.Def[DownParams] {
+	return fault.Def[DownParams]{
+		Name:      TenantDBDownName,
 		Simulates: "the tenant DB is down: open connections break at once and new ones are refused for `for` (inserts fail fast and fill the retry buffer)",
 		Mechanism: "toxiproxy Proxy.Stop (closes the listener and every connection); Heal is Proxy.Start on the same address",
-		Targets:   TargetTenant,
-		Timing:    TimingSpan,
-		resource:  "db",
-	}, DownParams{}, func(env Env, target string, _ time.Duration, _ DownParams) (Fault, error) {
-		px, err := env.TenantProxy(target)
-		if err != nil {
-			return nil, err
-		}
-		return &dbDown{proxy: px}, nil
-	})
+		Targets:   fault.TargetTenant,
+		Timing:    fault.TimingSpan,
+		Resource:  "db",
+		Build: func(env fault.Env, target string, _ time.Duration, _ DownParams) (fault.Fault, error) {
+			px, err := env.TenantProxy(target)
+			if err != nil {
+				return nil, err
+			}
+			return &dbDown{proxy: px}, nil
+		},
+	}
 }
 
 // dbDown takes a DB proxy down for the fault's span.

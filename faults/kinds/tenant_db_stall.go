@@ -1,16 +1,16 @@
-package faults
+package kinds
 
 import (
 	"context"
-	"fmt"
-	"sync/atomic"
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
+
+	"github.com/seqgate/seqgate/faults/fault"
 )
 
-// KindTenantDBStall is the name of the tenant-DB stall fault.
-const KindTenantDBStall = "tenant_db_stall"
+// TenantDBStallName is the name of the tenant-DB stall fault.
+const TenantDBStallName = "tenant_db_stall"
 
 // Stall endings (the `then` param).
 const (
@@ -20,35 +20,35 @@ const (
 
 // StallParams are the parameters of tenant_db_stall and meta_db_stall.
 type StallParams struct {
+	// Then is how the stall ends: ThenReset or ThenResume.
 	Then string `yaml:"then" enum:"reset,resume" help:"how the stall ends: reset = every connection through the proxy is closed (held queries fail); resume = held queries are delivered and complete, connections survive"`
 }
+
+// stallDefaults are the defaults of both stall kinds.
+var stallDefaults = StallParams{Then: ThenReset}
 
 // resumeHold is the latency used to hold traffic in a resumable stall: far longer than any run, so the
 // data moves only when the toxic is removed.
 const resumeHold = 24 * time.Hour
 
-var toxicSeq atomic.Int64
-
-// toxicName returns a proxy-unique toxic name for one fault instance.
-func toxicName(kind, stream string) string {
-	return fmt.Sprintf("seqgate_%s_%d_%s", kind, toxicSeq.Add(1), stream)
-}
-
-func tenantDBStallKind() Kind {
-	return defineKind(Kind{
-		Name:      KindTenantDBStall,
+// TenantDBStall declares tenant_db_stall.
+func TenantDBStall() fault.Def[StallParams] {
+	return fault.Def[StallParams]{
+		Name:      TenantDBStallName,
 		Simulates: "the tenant DB stops answering (a serverless DB cold-starting or a hung primary): queries and new connections hang for `for`",
 		Mechanism: "then=reset: a toxiproxy `timeout` toxic with timeout 0 on both streams (data is dropped, nothing closes); removing it closes every connection through the proxy. then=resume: a `latency` toxic of 24h on both streams (data is held in order); removing it delivers the held bytes and the connections live on",
-		Targets:   TargetTenant,
-		Timing:    TimingSpan,
-		resource:  "db",
-	}, StallParams{Then: ThenReset}, func(env Env, target string, _ time.Duration, p StallParams) (Fault, error) {
-		px, err := env.TenantProxy(target)
-		if err != nil {
-			return nil, err
-		}
-		return newDBStall(px, KindTenantDBStall, p.Then), nil
-	})
+		Targets:   fault.TargetTenant,
+		Timing:    fault.TimingSpan,
+		Resource:  "db",
+		Defaults:  stallDefaults,
+		Build: func(env fault.Env, target string, _ time.Duration, p StallParams) (fault.Fault, error) {
+			px, err := env.TenantProxy(target)
+			if err != nil {
+				return nil, err
+			}
+			return newDBStall(px, TenantDBStallName, p.Then), nil
+		},
+	}
 }
 
 // dbStall stops a DB proxy's traffic for the fault's span (see the kind's Mechanism).

@@ -1,44 +1,50 @@
-package faults
+package kinds
 
 import (
 	"context"
 	"fmt"
 	"syscall"
 	"time"
+
+	"github.com/seqgate/seqgate/faults/fault"
 )
 
-// KindPodCrash is the name of the pod crash fault.
-const KindPodCrash = "pod_crash"
+// PodCrashName is the name of the pod crash fault.
+const PodCrashName = "pod_crash"
 
 // podExitWait bounds how long a fault waits for a signalled pod to exit.
 const podExitWait = 30 * time.Second
 
 // PodCrashParams are the parameters of pod_crash.
 type PodCrashParams struct {
+	// Restart starts the pod again when the fault heals; false leaves it dead for the rest of the run.
 	Restart bool `yaml:"restart" help:"start the pod again when the fault ends (after its for); false leaves it dead for the rest of the run"`
 }
 
-func podCrashKind() Kind {
-	return defineKind(Kind{
-		Name:      KindPodCrash,
+// PodCrash declares pod_crash.
+func PodCrash() fault.Def[PodCrashParams] {
+	return fault.Def[PodCrashParams]{
+		Name:      PodCrashName,
 		Simulates: "a pod dies without warning (OOM kill, node loss): its unflushed retry buffer and open SSE connections die with it; it comes back after `for`",
 		Mechanism: "SIGKILL to the pod's process group, then wait for the exit; Heal starts the pod again (restart: true)",
-		Targets:   TargetPod,
-		Timing:    TimingSpan,
-		resource:  "pod",
-	}, PodCrashParams{Restart: true}, func(env Env, target string, _ time.Duration, p PodCrashParams) (Fault, error) {
-		pod, err := env.Pod(target)
-		if err != nil {
-			return nil, err
-		}
-		return &podCrash{name: target, pod: pod, restart: p.Restart}, nil
-	})
+		Targets:   fault.TargetPod,
+		Timing:    fault.TimingSpan,
+		Resource:  "pod",
+		Defaults:  PodCrashParams{Restart: true},
+		Build: func(env fault.Env, target string, _ time.Duration, p PodCrashParams) (fault.Fault, error) {
+			pod, err := env.Pod(target)
+			if err != nil {
+				return nil, err
+			}
+			return &podCrash{name: target, pod: pod, restart: p.Restart}, nil
+		},
+	}
 }
 
 // podCrash kills a pod and optionally starts it again at the end of the span.
 type podCrash struct {
 	name    string
-	pod     Pod
+	pod     fault.Pod
 	restart bool
 }
 
@@ -63,7 +69,7 @@ func (c *podCrash) Heal(ctx context.Context) error {
 }
 
 // waitExit waits, bounded, for a signalled pod's process to be gone.
-func waitExit(ctx context.Context, name string, pod Pod) error {
+func waitExit(ctx context.Context, name string, pod fault.Pod) error {
 	ctx, cancel := context.WithTimeout(ctx, podExitWait)
 	defer cancel()
 	if err := pod.Wait(ctx); err != nil {

@@ -1,4 +1,4 @@
-package faults
+package fault
 
 import (
 	"context"
@@ -48,6 +48,13 @@ type Pods interface {
 type Consumers interface {
 	// ConsumersOf returns the tenant's consumers in a stable order (may be empty).
 	ConsumersOf(tenant string) []Consumer
+}
+
+// TenantIDs is optionally implemented by an Env whose tenant names (tenant_<N>) are not the service's
+// tenant ids: it maps a name to the tenant_id the service returned from provision. An Env without it
+// names its tenants by their service ids.
+type TenantIDs interface {
+	TenantID(tenant string) (string, error)
 }
 
 // Pod is one service process (one eventlogd) as the harness runs it: in its own process group, killed

@@ -1,4 +1,4 @@
-package faults
+package kinds
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
 )
@@ -25,6 +26,13 @@ const (
 	streamUp   = "upstream"
 	streamDown = "downstream"
 )
+
+var toxicSeq atomic.Int64
+
+// toxicName returns a proxy-unique toxic name for one fault instance.
+func toxicName(kind, stream string) string {
+	return fmt.Sprintf("seqgate_%s_%d_%s", kind, toxicSeq.Add(1), stream)
+}
 
 // directions maps a `direction` param to the toxiproxy streams it covers.
 func directions(dir string) []string {

@@ -1,39 +1,43 @@
-package faults
+package kinds
 
 import (
 	"context"
 	"fmt"
 	"syscall"
 	"time"
+
+	"github.com/seqgate/seqgate/faults/fault"
 )
 
-// KindPodPause is the name of the pod pause fault.
-const KindPodPause = "pod_pause"
+// PodPauseName is the name of the pod pause fault.
+const PodPauseName = "pod_pause"
 
 // PodPauseParams are the parameters of pod_pause (none: the pause lasts `for`).
 type PodPauseParams struct{}
 
-func podPauseKind() Kind {
-	return defineKind(Kind{
-		Name:      KindPodPause,
+// PodPause declares pod_pause.
+func PodPause() fault.Def[PodPauseParams] {
+	return fault.Def[PodPauseParams]{
+		Name:      PodPauseName,
 		Simulates: "a pod freezes (long GC pause, CPU starvation, a VM migration): its sockets stay open but nothing answers for `for`, then it carries on as if nothing happened",
 		Mechanism: "SIGSTOP to the pod's process group; Heal sends SIGCONT",
-		Targets:   TargetPod,
-		Timing:    TimingSpan,
-		resource:  "pod",
-	}, PodPauseParams{}, func(env Env, target string, _ time.Duration, _ PodPauseParams) (Fault, error) {
-		pod, err := env.Pod(target)
-		if err != nil {
-			return nil, err
-		}
-		return &podPause{name: target, pod: pod}, nil
-	})
+		Targets:   fault.TargetPod,
+		Timing:    fault.TimingSpan,
+		Resource:  "pod",
+		Build: func(env fault.Env, target string, _ time.Duration, _ PodPauseParams) (fault.Fault, error) {
+			pod, err := env.Pod(target)
+			if err != nil {
+				return nil, err
+			}
+			return &podPause{name: target, pod: pod}, nil
+		},
+	}
 }
 
 // podPause stops a pod's processes for the span.
 type podPause struct {
 	name string
-	pod  Pod
+	pod  fault.Pod
 }
 
 func (p *podPause) Inject(context.Context) error {

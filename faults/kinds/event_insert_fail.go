@@ -1,57 +1,53 @@
-package faults
+package kinds
 
 import (
 	"context"
 	"errors"
 	"net/url"
-	"strings"
 	"time"
 
-	"net/http"
+	"github.com/seqgate/seqgate/faults/fault"
 )
 
-// KindEventInsertFail is the name of the failing event insert fault.
-const KindEventInsertFail = "event_insert_fail"
+// EventInsertFailName is the name of the failing event insert fault.
+const EventInsertFailName = "event_insert_fail"
 
 // EventInsertFailParams are the parameters of event_insert_fail (none: the failure lasts `for`).
 type EventInsertFailParams struct{}
 
-// TenantIDs is optionally implemented by an Env whose tenant names (tenant_<N>) are not the service's
-// tenant ids: it maps a name to the tenant_id the service returned from provision. An Env without it
-// names its tenants by their service ids.
-type TenantIDs interface {
-	TenantID(tenant string) (string, error)
-}
-
-func eventInsertFailKind() Kind {
-	return defineKind(Kind{
-		Name:      KindEventInsertFail,
+// EventInsertFail declares event_insert_fail.
+func EventInsertFail() fault.Def[EventInsertFailParams] {
+	return fault.Def[EventInsertFailParams]{
+		Name:      EventInsertFailName,
 		Simulates: "the event insert fails while the mutation itself succeeds (an fs_events table or partition in trouble, an insert that always times out): every event of the tenant goes to the retry buffer, which overflows its per-tenant cap if the failure lasts (losses must be counted as tenant_cap, never silent)",
 		Mechanism: "eventlogd's test-only admin failpoint (--admin) on every pod: POST /v1/admin/failpoint/event-insert?for=FOR&tenant=ID (hot-path event inserts of that tenant fail at once without touching the DB; retry flushes are unaffected); Heal posts for=0s. A pod holds one failpoint: schedule one event_insert_fail at a time and not with target all (a second one replaces the first). A pod restarted during the fault comes back without it",
-		Targets:   TargetTenant,
-		Timing:    TimingSpan,
-		resource:  "events",
-	}, EventInsertFailParams{}, func(env Env, target string, span time.Duration, _ EventInsertFailParams) (Fault, error) {
-		id := target
-		if m, ok := env.(TenantIDs); ok {
-			var err error
-			if id, err = m.TenantID(target); err != nil {
-				return nil, err
-			}
+		Targets:   fault.TargetTenant,
+		Timing:    fault.TimingSpan,
+		Resource:  "events",
+		Build:     buildEventInsertFail,
+	}
+}
+
+func buildEventInsertFail(env fault.Env, target string, span time.Duration, _ EventInsertFailParams) (fault.Fault, error) {
+	id := target
+	if m, ok := env.(fault.TenantIDs); ok {
+		var err error
+		if id, err = m.TenantID(target); err != nil {
+			return nil, err
 		}
-		f := &eventInsertFail{tenant: id, span: span}
-		for _, pod := range env.PodNames() {
-			base, err := env.AdminURL(pod)
-			if err != nil {
-				return nil, err
-			}
-			f.pods = append(f.pods, &pollerStall{pod: pod, base: strings.TrimRight(base, "/"), client: &http.Client{Timeout: adminTimeout}})
+	}
+	f := &eventInsertFail{tenant: id, span: span}
+	for _, pod := range env.PodNames() {
+		a, err := adminOf(env, pod)
+		if err != nil {
+			return nil, err
 		}
-		if len(f.pods) == 0 {
-			return nil, errors.New("event_insert_fail: no pods to arm (an external target has no admin failpoint)")
-		}
-		return f, nil
-	})
+		f.pods = append(f.pods, a)
+	}
+	if len(f.pods) == 0 {
+		return nil, errors.New("event_insert_fail: no pods to arm (an external target has no admin failpoint)")
+	}
+	return f, nil
 }
 
 // eventInsertFail arms the event-insert failpoint of one tenant on every pod (any pod may take its
@@ -59,7 +55,7 @@ func eventInsertFailKind() Kind {
 type eventInsertFail struct {
 	tenant string
 	span   time.Duration
-	pods   []*pollerStall // admin clients, one per pod
+	pods   []*admin
 }
 
 func (f *eventInsertFail) Inject(ctx context.Context) error { return f.arm(ctx, f.span) }

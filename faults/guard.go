@@ -7,14 +7,6 @@ import (
 	"sync"
 )
 
-// Fault is one concrete failure bound to its target: Inject starts it, Heal undoes it. A Fault built by
-// this package is guarded (see guard): Heal before Inject is refused, Heal after a successful Heal is a
-// no-op, so cleanup code may always call Heal.
-type Fault interface {
-	Inject(ctx context.Context) error
-	Heal(ctx context.Context) error
-}
-
 // ErrNotInjected is returned by Heal of a fault whose Inject was never called.
 var ErrNotInjected = errors.New("heal before inject")
 

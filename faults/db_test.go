@@ -32,14 +32,7 @@ func hasMark(t *testing.T, db *sql.DB, id string) bool {
 // rowAppearsWithin polls the server directly (no proxy) for the mark for up to d.
 func rowAppearsWithin(t *testing.T, db *sql.DB, id string, d time.Duration) bool {
 	t.Helper()
-	deadline := time.Now().Add(d)
-	for i := 0; i < 1000 && time.Now().Before(deadline); i++ {
-		if hasMark(t, db, id) {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
+	return eventually(d, func() bool { return hasMark(t, db, id) })
 }
 
 func waitErr(t *testing.T, ch <-chan error, what string) error {

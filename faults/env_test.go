@@ -362,3 +362,18 @@ func paramsOf(t *testing.T, kind string, v any) Params {
 	}
 	return p
 }
+
+// eventually polls cond every 5 ms until it holds or d has passed, and reports whether it held: the one
+// bounded wait of these tests (none asserts how long anything took).
+func eventually(d time.Duration, cond func() bool) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

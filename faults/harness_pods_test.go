@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -133,10 +134,8 @@ func TestRunnerWithHarnessPods(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	// While f001 and f002 are active: pod-1 is stopped (state T), pod-2's poller is stalled.
-	for i := 0; i < 200 && len(r.Active()) < 2; i++ {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if got := r.Active(); equal(got, []string{"f001", "f002"}) {
+	eventually(time.Second, func() bool { return len(r.Active()) >= 2 })
+	if got := r.Active(); slices.Equal(got, []string{"f001", "f002"}) {
 		if !waitProcState(t, fleet.Get("pod-1").PID(), 'T') {
 			t.Error("pod-1 not stopped during pod_pause")
 		}
@@ -170,7 +169,7 @@ func TestRunnerWithHarnessPods(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"f001", "f002", "f003", "f004"} {
-		if got := rec.phases(id); !equal(got, []string{"start", "stop"}) {
+		if got := rec.phases(id); !slices.Equal(got, []string{"start", "stop"}) {
 			t.Errorf("%s fault records %v", id, got)
 		}
 	}

@@ -13,17 +13,13 @@ import (
 // waitProcState polls /proc until the pid is in state want or ~5 s passed (bounded).
 func waitProcState(t *testing.T, pid int, want byte) bool {
 	t.Helper()
-	for i := 0; i < 250; i++ {
+	return eventually(5*time.Second, func() bool {
 		st, err := procState(pid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st == want {
-			return true
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return false
+		return st == want
+	})
 }
 
 // TestPodCrash proves pod_crash on a real child process: Inject kills it with SIGKILL and returns once

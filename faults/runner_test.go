@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -48,18 +49,6 @@ func sinceStart() Clock {
 	return func() time.Duration { return time.Since(start) }
 }
 
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // TestRunnerTimeline runs a small schedule against real proxies and checks that every fault is
 // injected and healed in time order, recorded once as start and once as stop, and leaves no toxic.
 func TestRunnerTimeline(t *testing.T) {
@@ -84,7 +73,7 @@ faults:
 		t.Fatal(err)
 	}
 	for _, x := range in {
-		if got := rec.phases(x.ID); !equal(got, []string{"start", "stop"}) {
+		if got := rec.phases(x.ID); !slices.Equal(got, []string{"start", "stop"}) {
 			t.Errorf("%s records %v, want [start stop]", x.ID, got)
 		}
 	}
@@ -123,10 +112,8 @@ func TestRunnerHealAllOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	for i := 0; i < 500 && len(r.Active()) == 0; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if got := r.Active(); !equal(got, []string{"f001"}) {
+	eventually(5*time.Second, func() bool { return len(r.Active()) > 0 })
+	if got := r.Active(); !slices.Equal(got, []string{"f001"}) {
 		t.Fatalf("active %v, want [f001]", got)
 	}
 	if err := r.HealAll(context.Background()); err != nil {
@@ -139,7 +126,7 @@ func TestRunnerHealAllOnCancel(t *testing.T) {
 	if n := len(env.proxies["t1"].Toxics.GetToxicArray()); n != 0 {
 		t.Fatalf("%d toxics left after HealAll", n)
 	}
-	if got := rec.phases("f001"); !equal(got, []string{"start", "stop"}) {
+	if got := rec.phases("f001"); !slices.Equal(got, []string{"start", "stop"}) {
 		t.Errorf("f001 records %v", got)
 	}
 	if got := rec.phases("f002"); len(got) != 0 {
@@ -174,16 +161,12 @@ func TestRunnerFailures(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	for i := 0; i < 500 && pod.running(); i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually(5*time.Second, func() bool { return !pod.running() })
 	pod.mu.Lock()
 	pod.failRestart = errors.New("no capacity")
 	pod.mu.Unlock()
 	// f002 fails at once and is done; f001 waits for its hour until the cancel.
-	for i := 0; i < 500 && len(rec.phases("f002")) < 2; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually(5*time.Second, func() bool { return len(rec.phases("f002")) >= 2 })
 	cancel()
 	runErr := <-done
 	var fe *Error
@@ -194,11 +177,11 @@ func TestRunnerFailures(t *testing.T) {
 	if !errors.As(healErr, &fe) || fe.ID != "f001" || fe.Phase != "heal" {
 		t.Fatalf("HealAll error %v, want the heal failure of f001", healErr)
 	}
-	if got := rec.phases("f001"); !equal(got, []string{"start", "stop!"}) {
+	if got := rec.phases("f001"); !slices.Equal(got, []string{"start", "stop!"}) {
 		t.Errorf("f001 records %v, want a stop with its error", got)
 	}
 	// f002's clean-up heal (resume) got the same 404, so it stays active too.
-	if got := r.Active(); !equal(got, []string{"f001", "f002"}) {
+	if got := r.Active(); !slices.Equal(got, []string{"f001", "f002"}) {
 		t.Errorf("a failed heal must stay active for a retry, got %v", got)
 	}
 }
@@ -248,14 +231,12 @@ func TestRunnerInterruptedInject(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	for i := 0; i < 500 && len(rec.phases("f001")) == 0; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	eventually(5*time.Second, func() bool { return len(rec.phases("f001")) > 0 })
 	cancel() // during the 500ms grace: the start that follows sees a cancelled context
 	if err := <-done; err != nil {
 		t.Fatalf("an interrupted inject was reported as a failure: %v", err)
 	}
-	if got := r.Active(); !equal(got, []string{"f001"}) {
+	if got := r.Active(); !slices.Equal(got, []string{"f001"}) {
 		t.Fatalf("active %v, want [f001] left for HealAll", got)
 	}
 	if err := r.HealAll(context.Background()); err != nil {
@@ -264,7 +245,7 @@ func TestRunnerInterruptedInject(t *testing.T) {
 	if !pod.running() {
 		t.Fatal("HealAll did not finish the restart")
 	}
-	if got := rec.phases("f001"); !equal(got, []string{"start", "stop"}) {
+	if got := rec.phases("f001"); !slices.Equal(got, []string{"start", "stop"}) {
 		t.Errorf("records %v", got)
 	}
 }

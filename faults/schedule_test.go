@@ -107,7 +107,7 @@ func TestExpandTimeline(t *testing.T) {
 	if in[2].Target != TargetMetaDB || in[3].Target != TargetAll || len(in[3].Targets) != 4 {
 		t.Errorf("targets: meta %q, all %q %v", in[2].Target, in[3].Target, in[3].Targets)
 	}
-	if !contains(testTargets.Tenants, in[0].Target) || !contains(testTargets.Pods, in[1].Target) {
+	if !slices.Contains(testTargets.Tenants, in[0].Target) || !slices.Contains(testTargets.Pods, in[1].Target) {
 		t.Errorf("random targets %q %q not drawn from the run's names", in[0].Target, in[1].Target)
 	}
 	if in[0].Params.Value() != (kinds.StallParams{Then: kinds.ThenReset}) {
@@ -132,15 +132,6 @@ func TestExpandTimeline(t *testing.T) {
 	if len(withN) == len(in) {
 		t.Fatal("nemesis added nothing in 110s at a 7s mean interval")
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestExpandErrors(t *testing.T) {
@@ -200,7 +191,7 @@ func TestNemesisProperties(t *testing.T) {
 			if !strings.HasPrefix(x.Source, "nemesis") {
 				continue
 			}
-			if !contains(doc.Nemesis.Kinds, x.Kind) || x.At < 5*time.Second || x.End() > 110*time.Second {
+			if !slices.Contains(doc.Nemesis.Kinds, x.Kind) || x.At < 5*time.Second || x.End() > 110*time.Second {
 				rt.Fatalf("nemesis fault out of spec: %+v", x)
 			}
 			if k, _ := Lookup(x.Kind); k.Timing == TimingSpan && (x.For < time.Second || x.For > 3*time.Second) {
@@ -292,11 +283,11 @@ nemesis:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in[0].Target != "tb" || !equal(in[0].Slots, []string{"tenant_2"}) {
+	if in[0].Target != "tb" || !slices.Equal(in[0].Slots, []string{"tenant_2"}) {
 		t.Fatalf("slot target: %+v", in[0])
 	}
 	for _, x := range in {
-		if x.Kind == kinds.TenantDBLatencyName && !equal(x.Targets, []string{"tc"}) {
+		if x.Kind == kinds.TenantDBLatencyName && !slices.Equal(x.Targets, []string{"tc"}) {
 			t.Fatalf("nemesis targets [tenant_3] drew %v", x.Targets)
 		}
 	}
@@ -306,11 +297,11 @@ nemesis:
 		t.Fatal(err)
 	}
 	for i := range in {
-		if !equal(re[i].Slots, in[i].Slots) || re[i].At != in[i].At || re[i].Kind != in[i].Kind {
+		if !slices.Equal(re[i].Slots, in[i].Slots) || re[i].At != in[i].At || re[i].Kind != in[i].Kind {
 			t.Fatalf("rebind changed more than the names: %+v vs %+v", re[i], in[i])
 		}
 	}
-	if re[0].Target != "ty" || !equal(re[2].Targets, []string{"tx", "ty", "tz"}) || re[2].Target != TargetAll || re[3].Target != TargetMetaDB || re[1].Target != in[1].Target {
+	if re[0].Target != "ty" || !slices.Equal(re[2].Targets, []string{"tx", "ty", "tz"}) || re[2].Target != TargetAll || re[3].Target != TargetMetaDB || re[1].Target != in[1].Target {
 		t.Fatalf("rebind: %+v", re)
 	}
 	if _, err := Rebind(in, TargetSet{Tenants: []string{"only"}, Pods: second.Pods}); err == nil || !strings.Contains(err.Error(), `tenant "tenant_2" does not exist`) {

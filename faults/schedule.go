@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -195,7 +196,7 @@ func Expand(specs []Spec, nemesis *NemesisSpec, seed int64, runDuration time.Dur
 			return nil, err
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Instance) int { return int(a.At - b.At) })
+	slices.SortStableFunc(out, func(a, b Instance) int { return cmp.Compare(a.At, b.At) })
 	for i := range out {
 		out[i].ID = fmt.Sprintf("f%03d", i+1)
 	}

@@ -81,8 +81,9 @@ func (k Kind) Params() []ParamDoc { return append([]ParamDoc(nil), k.params...) 
 // Defaults returns the parameters of a fault of this kind that gives none.
 func (k Kind) Defaults() Params { return k.defaults }
 
-// ParamsOf binds v, which must be the kind's parameter struct (e.g. kinds.StallParams for
-// tenant_db_stall), to the kind: for instances built in code rather than decoded from a scenario.
+// ParamsOf checks v, which must be the kind's parameter struct (e.g. kinds.StallParams for
+// tenant_db_stall) within the decoders' rules, and binds it to the kind: for instances built in code
+// rather than decoded from a scenario or a schedule.
 func (k Kind) ParamsOf(v any) (Params, error) { return k.wrap(v) }
 
 // Params is one fault's parameters: the kind's typed parameter struct, decoded and validated once
@@ -123,6 +124,9 @@ func (t typed[P]) build(env Env, target string, span time.Duration) (Fault, erro
 // from the defaults and then validates it against those docs.
 func register[P any](def fault.Def[P]) Kind {
 	docs, err := paramDocs(def.Defaults)
+	if err == nil {
+		err = checkParams(&def.Defaults, docs)
+	}
 	if err != nil {
 		panic(fmt.Sprintf("faults: kind %s: %v", def.Name, err))
 	}
@@ -154,6 +158,9 @@ func register[P any](def fault.Def[P]) Kind {
 			p, ok := v.(P)
 			if !ok {
 				return nil, fmt.Errorf("kind %s takes %T params, got %T", def.Name, def.Defaults, v)
+			}
+			if err := checkParams(&p, docs); err != nil {
+				return nil, fmt.Errorf("kind %s: %v", def.Name, err)
 			}
 			return typed[P]{reg, p}, nil
 		},

@@ -143,6 +143,30 @@ func setParam(f reflect.Value, d ParamDoc, s string) error {
 	return nil
 }
 
+// checkParams applies the decoders' rules to a parameter struct built in code (*p): no negative
+// duration or int, strings within their enum.
+func checkParams(p any, docs []ParamDoc) error {
+	v := reflect.ValueOf(p).Elem()
+	for _, d := range docs {
+		f := v.Field(d.field)
+		switch d.Type {
+		case "duration":
+			if f.Int() < 0 {
+				return fmt.Errorf("param %s: %s is negative", d.Name, time.Duration(f.Int()))
+			}
+		case "int":
+			if f.Int() < 0 {
+				return fmt.Errorf("param %s: %d is negative", d.Name, f.Int())
+			}
+		case "string":
+			if len(d.Enum) > 0 && !slices.Contains(d.Enum, f.String()) {
+				return fmt.Errorf("param %s: %q is not allowed (allowed: %s)", d.Name, f.String(), strings.Join(d.Enum, ", "))
+			}
+		}
+	}
+	return nil
+}
+
 // parseDuration accepts Go duration strings with a unit ("250ms", "1m30s"); a bare number is refused
 // because "30" could mean seconds or milliseconds.
 func parseDuration(s string) (time.Duration, error) {

@@ -17,6 +17,7 @@ import (
 	"github.com/seqgate/seqgate/harness/pods"
 	"github.com/seqgate/seqgate/ledger"
 
+	"github.com/seqgate/seqgate/faults/internal/faultstest"
 	"github.com/seqgate/seqgate/faults/kinds"
 )
 
@@ -73,9 +74,9 @@ func podPhases(s *ledger.Memory, pod string) []string {
 	return out
 }
 
-// fleetEnv is testEnv with the harness's real pod fleet.
+// fleetEnv is faultstest.Env with the harness's real pod fleet.
 type fleetEnv struct {
-	*testEnv
+	*faultstest.Env
 	fleet *pods.Fleet
 }
 
@@ -119,7 +120,7 @@ func TestRunnerWithHarnessPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fleet.Stop(5 * time.Second)
-	env := fleetEnv{testEnv: newTestEnv(t), fleet: fleet}
+	env := fleetEnv{Env: faultstest.NewEnv(t), fleet: fleet}
 	in := []Instance{
 		{ID: "f001", Kind: kinds.PodPauseName, Target: "pod-1", Targets: []string{"pod-1"}, At: 0, For: 400 * time.Millisecond},
 		{ID: "f002", Kind: kinds.OutboxPollerStallName, Target: "pod-2", Targets: []string{"pod-2"}, At: 0, For: 400 * time.Millisecond},
@@ -134,9 +135,9 @@ func TestRunnerWithHarnessPods(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	// While f001 and f002 are active: pod-1 is stopped (state T), pod-2's poller is stalled.
-	eventually(time.Second, func() bool { return len(r.Active()) >= 2 })
+	faultstest.Eventually(time.Second, func() bool { return len(r.Active()) >= 2 })
 	if got := r.Active(); slices.Equal(got, []string{"f001", "f002"}) {
-		if !waitProcState(t, fleet.Get("pod-1").PID(), 'T') {
+		if !faultstest.WaitProcState(t, fleet.Get("pod-1").PID(), 'T') {
 			t.Error("pod-1 not stopped during pod_pause")
 		}
 		if !pollerStalled(t, fleet.Get("pod-2").URL()) {

@@ -11,6 +11,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/seqgate/seqgate/faults/internal/faultstest"
 	"github.com/seqgate/seqgate/faults/kinds"
 )
 
@@ -47,7 +48,7 @@ func TestParamsOf(t *testing.T) {
 			}
 		})
 	}
-	env := newTestEnv(t)
+	env := faultstest.NewEnv(t)
 	in := Instance{ID: "f001", Kind: kinds.TenantDBStallName, Target: "t1", Targets: []string{"t1"}, For: time.Second, Params: latency.Defaults()}
 	if _, err := Build(env, in); err == nil || !strings.Contains(err.Error(), "given the params of kind tenant_db_latency") {
 		t.Fatalf("Build with another kind's params: %v", err)

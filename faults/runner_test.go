@@ -13,6 +13,7 @@ import (
 
 	"github.com/seqgate/seqgate/ledger"
 
+	"github.com/seqgate/seqgate/faults/internal/faultstest"
 	"github.com/seqgate/seqgate/faults/kinds"
 )
 
@@ -52,14 +53,14 @@ func sinceStart() Clock {
 // TestRunnerTimeline runs a small schedule against real proxies and checks that every fault is
 // injected and healed in time order, recorded once as start and once as stop, and leaves no toxic.
 func TestRunnerTimeline(t *testing.T) {
-	env := newTestEnv(t, "t1", "t2")
+	env := faultstest.NewEnv(t, "t1", "t2")
 	doc := decodeScenario(t, `
 faults:
   - {at: 50ms, for: 150ms, kind: tenant_db_stall, target: t1, params: {then: resume}}
   - {at: 100ms, for: 100ms, kind: tenant_db_down, target: t2}
   - {at: 150ms, for: 100ms, kind: meta_db_latency, params: {latency: 10ms}}
 `)
-	in, err := Expand(doc.Faults, nil, 1, time.Second, TargetSet{Tenants: env.tenants})
+	in, err := Expand(doc.Faults, nil, 1, time.Second, TargetSet{Tenants: env.TenantNames})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,7 +87,7 @@ faults:
 			t.Errorf("%s %s recorded at %s, before its time", rc.ID, rc.Phase, time.Duration(rc.T))
 		}
 	}
-	for name, p := range env.proxies {
+	for name, p := range env.Proxies {
 		if n := len(p.Toxics.GetToxicArray()); n != 0 || !p.Enabled {
 			t.Errorf("proxy %s: %d toxics, enabled %v after the run", name, n, p.Enabled)
 		}
@@ -99,7 +100,7 @@ faults:
 // TestRunnerHealAllOnCancel: a fault still active when the run is interrupted (Ctrl-C) is healed by
 // HealAll, recorded once, and nothing is injected after HealAll.
 func TestRunnerHealAllOnCancel(t *testing.T) {
-	env := newTestEnv(t, "t1")
+	env := faultstest.NewEnv(t, "t1")
 	in := []Instance{
 		{ID: "f001", Kind: kinds.TenantDBStallName, Target: "t1", Targets: []string{"t1"}, At: 0, For: time.Hour, Params: paramsOf(t, kinds.TenantDBStallName, kinds.StallParams{Then: kinds.ThenReset})},
 		{ID: "f002", Kind: kinds.TenantDBDownName, Target: "t1", Targets: []string{"t1"}, At: 300 * time.Millisecond, For: time.Hour},
@@ -112,7 +113,7 @@ func TestRunnerHealAllOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	eventually(5*time.Second, func() bool { return len(r.Active()) > 0 })
+	faultstest.Eventually(5*time.Second, func() bool { return len(r.Active()) > 0 })
 	if got := r.Active(); !slices.Equal(got, []string{"f001"}) {
 		t.Fatalf("active %v, want [f001]", got)
 	}
@@ -123,7 +124,7 @@ func TestRunnerHealAllOnCancel(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if n := len(env.proxies["t1"].Toxics.GetToxicArray()); n != 0 {
+	if n := len(env.Proxies["t1"].Toxics.GetToxicArray()); n != 0 {
 		t.Fatalf("%d toxics left after HealAll", n)
 	}
 	if got := rec.phases("f001"); !slices.Equal(got, []string{"start", "stop"}) {
@@ -143,12 +144,12 @@ func TestRunnerHealAllOnCancel(t *testing.T) {
 // TestRunnerFailures: a heal that fails is an *Error from HealAll (phase heal) and an error on the
 // stop record; an inject that fails is an *Error from Run (phase inject). Neither is silent.
 func TestRunnerFailures(t *testing.T) {
-	env := newTestEnv(t)
-	pod := newTestPod(t, "sleep", "60")
-	env.pods["p1"] = pod
+	env := faultstest.NewEnv(t)
+	pod := faultstest.NewPod(t, "sleep", "60")
+	env.Pods["p1"] = pod
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
-	env.admin["p1"] = srv.URL
+	env.Admin["p1"] = srv.URL
 	in := []Instance{
 		{ID: "f001", Kind: kinds.PodCrashName, Target: "p1", Targets: []string{"p1"}, At: 0, For: time.Hour, Params: paramsOf(t, kinds.PodCrashName, kinds.PodCrashParams{Restart: true})},
 		{ID: "f002", Kind: kinds.OutboxPollerStallName, Target: "p1", Targets: []string{"p1"}, At: 0, For: time.Millisecond},
@@ -161,12 +162,10 @@ func TestRunnerFailures(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	eventually(5*time.Second, func() bool { return !pod.running() })
-	pod.mu.Lock()
-	pod.failRestart = errors.New("no capacity")
-	pod.mu.Unlock()
+	faultstest.Eventually(5*time.Second, func() bool { return !pod.Running() })
+	pod.FailRestart(errors.New("no capacity"))
 	// f002 fails at once and is done; f001 waits for its hour until the cancel.
-	eventually(5*time.Second, func() bool { return len(rec.phases("f002")) >= 2 })
+	faultstest.Eventually(5*time.Second, func() bool { return len(rec.phases("f002")) >= 2 })
 	cancel()
 	runErr := <-done
 	var fe *Error
@@ -218,10 +217,10 @@ func (f funcFault) Heal(context.Context) error   { return f.heal() }
 // TestRunnerInterruptedInject: a pod_restart cut off by the end of the run (its start fails on the
 // cancelled context) is not reported as broken; it stays active and HealAll finishes the restart.
 func TestRunnerInterruptedInject(t *testing.T) {
-	env := newTestEnv(t)
-	pod := newTestPod(t, "sh", "-c", `trap "" TERM; while :; do sleep 1; done`)
-	env.pods["p1"] = pod
-	waitProcState(t, pod.pid(), 'S')
+	env := faultstest.NewEnv(t)
+	pod := faultstest.NewPod(t, "sh", "-c", `trap "" TERM; while :; do sleep 1; done`)
+	env.Pods["p1"] = pod
+	faultstest.WaitProcState(t, pod.PID(), 'S')
 	in := []Instance{{ID: "f001", Kind: kinds.PodRestartName, Target: "p1", Targets: []string{"p1"}, Params: paramsOf(t, kinds.PodRestartName, kinds.PodRestartParams{Grace: 500 * time.Millisecond})}}
 	var rec records
 	r, err := NewRunner(env, in, rec.add, sinceStart())
@@ -231,7 +230,7 @@ func TestRunnerInterruptedInject(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	eventually(5*time.Second, func() bool { return len(rec.phases("f001")) > 0 })
+	faultstest.Eventually(5*time.Second, func() bool { return len(rec.phases("f001")) > 0 })
 	cancel() // during the 500ms grace: the start that follows sees a cancelled context
 	if err := <-done; err != nil {
 		t.Fatalf("an interrupted inject was reported as a failure: %v", err)
@@ -242,7 +241,7 @@ func TestRunnerInterruptedInject(t *testing.T) {
 	if err := r.HealAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if !pod.running() {
+	if !pod.Running() {
 		t.Fatal("HealAll did not finish the restart")
 	}
 	if got := rec.phases("f001"); !slices.Equal(got, []string{"start", "stop"}) {

@@ -1,4 +1,4 @@
-package faults
+package kinds_test
 
 import (
 	"context"
@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/faults/fault"
+	"github.com/seqgate/seqgate/faults/internal/faultstest"
 	"github.com/seqgate/seqgate/faults/kinds"
 )
 
@@ -52,7 +54,7 @@ func (p *failpointPod) armed() string {
 
 // idEnv maps tenant names to service ids, as the harness's Env does.
 type idEnv struct {
-	*testEnv
+	*faultstest.Env
 	ids map[string]string
 }
 
@@ -81,23 +83,20 @@ func TestEventInsertFail(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fp := []*failpointPod{{}, {status: tc.refuse}}
-			te := newTestEnv(t)
+			te := faultstest.NewEnv(t)
 			for i, p := range fp {
 				srv := httptest.NewServer(p)
 				t.Cleanup(srv.Close)
 				name := fmt.Sprintf("pod-%d", i+1)
-				te.podNames = append(te.podNames, name)
-				te.admin[name] = srv.URL
+				te.PodOrder = append(te.PodOrder, name)
+				te.Admin[name] = srv.URL
 			}
-			var env Env = te
+			var env fault.Env = te
 			if tc.ids {
 				env = idEnv{te, map[string]string{"tenant_1": "t9f3"}}
 			}
-			f, err := Build(env, instance(t, kinds.EventInsertFailName, "tenant_1", time.Minute, nil))
-			if err != nil {
-				t.Fatal(err)
-			}
-			err = f.Inject(context.Background())
+			f := build(t, kinds.EventInsertFail(), env, "tenant_1", time.Minute, kinds.EventInsertFailParams{})
+			err := f.Inject(context.Background())
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), "HTTP 404") {
 					t.Fatalf("Inject error %v, want one naming %q and HTTP 404", err, tc.wantErr)
@@ -132,9 +131,9 @@ func TestEventInsertFail(t *testing.T) {
 
 // An unknown tenant name is a Build error naming it.
 func TestEventInsertFailUnknownTenant(t *testing.T) {
-	te := newTestEnv(t)
-	te.podNames, te.admin["pod-1"] = []string{"pod-1"}, "http://127.0.0.1:1"
-	_, err := Build(idEnv{te, map[string]string{}}, instance(t, kinds.EventInsertFailName, "tenant_7", time.Second, nil))
+	te := faultstest.NewEnv(t)
+	te.PodOrder, te.Admin["pod-1"] = []string{"pod-1"}, "http://127.0.0.1:1"
+	_, err := kinds.EventInsertFail().Build(idEnv{te, map[string]string{}}, "tenant_7", time.Second, kinds.EventInsertFailParams{})
 	if err == nil || !strings.Contains(err.Error(), "tenant_7") {
 		t.Fatalf("error %v, want one naming tenant_7", err)
 	}

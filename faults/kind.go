@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
@@ -115,6 +116,11 @@ type typed[P any] struct {
 func (t typed[P]) Value() any          { return t.v }
 func (t typed[P]) Map() map[string]any { return canonicalParams(&t.v, t.reg.docs) }
 func (t typed[P]) kind() string        { return t.reg.def.Name }
+
+// MarshalJSON and MarshalYAML print Map, so params marshalled on their own read as in schedule.json.
+func (t typed[P]) MarshalJSON() ([]byte, error) { return json.Marshal(t.Map()) }
+func (t typed[P]) MarshalYAML() (any, error)    { return t.Map(), nil }
+
 func (t typed[P]) build(env Env, target string, span time.Duration) (Fault, error) {
 	return t.reg.def.Build(env, target, span, t.v)
 }

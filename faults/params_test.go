@@ -78,6 +78,12 @@ func TestParamsDecodeOnce(t *testing.T) {
 	if m := fromJSON.Map(); !reflect.DeepEqual(m, map[string]any{"read_delay": "200ms", "count": 2}) {
 		t.Fatalf("Map() = %#v", m)
 	}
+	if b, err := json.Marshal(fromYAML); err != nil || string(b) != `{"count":2,"read_delay":"200ms"}` {
+		t.Fatalf("json.Marshal(params) = %s, %v", b, err)
+	}
+	if b, err := yaml.Marshal(fromYAML); err != nil || string(b) != "count: 2\nread_delay: 200ms\n" {
+		t.Fatalf("yaml.Marshal(params) = %q, %v", b, err)
+	}
 	if _, err := k.decodeJSON([]byte(`{"count": 1.5}`)); err == nil || !strings.Contains(err.Error(), `param count: "1.5" is not a non-negative integer`) {
 		t.Fatalf("count 1.5: %v", err)
 	}

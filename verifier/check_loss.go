@@ -1,6 +1,7 @@
 package verifier
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -113,7 +114,7 @@ func (c *lossCheck) Finish(s *Summary) {
 	}
 	reason := map[int32]string{}
 	for g, ids := range lostBy {
-		slices.SortStableFunc(ids, func(a, b int32) int { return cmpInt64(ix.muts.at(a).t, ix.muts.at(b).t) })
+		slices.SortStableFunc(ids, func(a, b int32) int { return cmp.Compare(ix.muts.at(a).t, ix.muts.at(b).t) })
 		// 1. counters of the acking pod, reasons in the order they first increased (increases seen in
 		// the same scrape cannot be ordered by the ledger: they are taken in ledger order).
 		var keys []dropKey
@@ -123,10 +124,10 @@ func (c *lossCheck) Finish(s *Summary) {
 			}
 		}
 		slices.SortFunc(keys, func(a, b dropKey) int {
-			if d := cmpInt64(c.counters[a].firstIncT, c.counters[b].firstIncT); d != 0 {
+			if d := cmp.Compare(c.counters[a].firstIncT, c.counters[b].firstIncT); d != 0 {
 				return d
 			}
-			return cmpInt64(c.counters[a].firstIncN, c.counters[b].firstIncN)
+			return cmp.Compare(c.counters[a].firstIncN, c.counters[b].firstIncN)
 		})
 		next := 0
 		for _, k := range keys {
@@ -151,7 +152,7 @@ func (c *lossCheck) Finish(s *Summary) {
 	for id := range reason {
 		lostIDs = append(lostIDs, id)
 	}
-	slices.SortFunc(lostIDs, func(a, b int32) int { return cmpInt64(ix.muts.at(a).t, ix.muts.at(b).t) })
+	slices.SortFunc(lostIDs, func(a, b int32) int { return cmp.Compare(ix.muts.at(a).t, ix.muts.at(b).t) })
 	for _, id := range lostIDs {
 		m := ix.muts.at(id)
 		why := reason[id]
@@ -178,16 +179,6 @@ func (c *lossCheck) Finish(s *Summary) {
 			st.EventLossFraction = float64(st.Lost) / float64(st.Acked)
 		}
 	}
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // statsOf lists the per-scope stats of a map, in no particular order.

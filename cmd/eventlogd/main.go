@@ -37,8 +37,13 @@ func main() {
 type options struct {
 	listen, pools, logLevel string
 	defects                 []string
+	testDefects             bool
 	cfg                     api.Config
 }
+
+// testDefectsFlag must be on the command line for --defect to be honoured; it is never read from
+// the environment, so an inherited EVENTLOGD_DEFECT alone cannot break a pod (issue 19 item 6).
+const testDefectsFlag = "test-defects"
 
 // defectList collects repeated --defect flags (each may also be a comma-separated list).
 type defectList struct{ v *[]string }
@@ -62,7 +67,8 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.pools, "pools", "", `pools file (JSON {"pools":[{"id","role","dsn"}]}); empty: one shared pool "shared_pool" on the meta server`)
 	fs.DurationVar(&c.Retention, "fs-events-retention", time.Hour, "fs_events retention, used by both sweep paths")
 	fs.BoolVar(&c.Admin, "admin", false, "serve the test-only /v1/admin endpoints")
-	fs.Var(defectList{&o.defects}, "defect", "switch on a seeded defect (repeatable or comma-separated): "+defectNames())
+	fs.Var(defectList{&o.defects}, "defect", "switch on a seeded defect (repeatable or comma-separated; test-only: needs --test-defects): "+defectNames())
+	fs.BoolVar(&o.testDefects, testDefectsFlag, false, "allow --defect: this pod is a test subject (command line only, never from the environment)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 
 	fs.DurationVar(&c.EventInsertTimeout, "event-insert-timeout", 2*time.Second, "hot-path fs_events insert timeout")
@@ -128,7 +134,7 @@ func applyEnv(fs *flag.FlagSet) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || err != nil {
+		if set[f.Name] || err != nil || f.Name == testDefectsFlag {
 			return
 		}
 		env := "EVENTLOGD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -139,6 +145,26 @@ func applyEnv(fs *flag.FlagSet) error {
 		}
 	})
 	return err
+}
+
+// defectSet returns the seeded defects to switch on. They are test-only: any --defect (flag or
+// EVENTLOGD_DEFECT) without --test-defects on the command line is refused, and a pod that runs with
+// one says so loudly on stderr and in its log.
+func (o *options) defectSet(stderr io.Writer, log *slog.Logger) (defect.Set, error) {
+	d, err := defect.Parse(strings.Join(o.defects, ","))
+	if err != nil {
+		return nil, err
+	}
+	if len(d) == 0 {
+		return d, nil
+	}
+	if !o.testDefects {
+		return nil, fmt.Errorf("--defect %s: seeded defects are test-only; add --%s on the command line to switch them on (EVENTLOGD_DEFECT alone never does)",
+			d.String(), testDefectsFlag)
+	}
+	fmt.Fprintf(stderr, "eventlogd: WARNING: SEEDED DEFECTS ON (%s): this pod is deliberately broken for testing; never serve real tenants with it\n", d.String())
+	log.Error("SEEDED DEFECTS ON: this pod is deliberately broken for testing", "defects", d.String())
+	return d, nil
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
@@ -159,7 +185,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("pod", o.cfg.PodID)
 	o.cfg.Log = log
-	d, err := defect.Parse(strings.Join(o.defects, ","))
+	d, err := o.defectSet(stderr, log)
 	if err != nil {
 		return err
 	}

@@ -107,7 +107,7 @@ func (r *runner) up(ctx context.Context) error {
 	e := r.sc.Pods.Eventlogd
 	args := []string{"--meta-dsn", metaDSN, "--pools", poolsPath, "--fs-events-retention", e.Retention.D().String(), "--admin"}
 	if e.Defect != "" {
-		args = append(args, "--defect", e.Defect)
+		args = append(args, "--test-defects", "--defect", e.Defect)
 	}
 	names := make([]string, 0, len(e.Flags))
 	for k := range e.Flags {

@@ -11,7 +11,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/seqgate/seqgate/harness/consumer"
 	"github.com/seqgate/seqgate/harness/infra"
@@ -104,21 +106,9 @@ func (r *runner) up(ctx context.Context) error {
 	if err := os.WriteFile(poolsPath, b, 0o600); err != nil {
 		return err
 	}
-	e := r.sc.Pods.Eventlogd
-	args := []string{"--meta-dsn", metaDSN, "--pools", poolsPath, "--fs-events-retention", e.Retention.D().String(), "--admin"}
-	if e.Defect != "" {
-		args = append(args, "--test-defects", "--defect", e.Defect)
-	}
-	names := make([]string, 0, len(e.Flags))
-	for k := range e.Flags {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		args = append(args, "--"+k+"="+e.Flags[k])
-	}
+	args, env := eventlogdCommand(r.sc.Pods.Eventlogd, metaDSN, poolsPath)
 	r.log.Info("starting pods", "phase", "up", "count", r.sc.Pods.Count, "eventlogd", r.o.Eventlogd)
-	fleet, err := pods.Start(ctx, pods.Config{Binary: r.o.Eventlogd, Args: args, LogDir: filepath.Join(r.o.Dir, "pods"),
+	fleet, err := pods.Start(ctx, pods.Config{Binary: r.o.Eventlogd, Args: args, Env: env, LogDir: filepath.Join(r.o.Dir, "pods"),
 		Start: r.start, Sink: r.sink}, r.sc.Pods.Count)
 	if err != nil {
 		return err
@@ -151,21 +141,34 @@ func (r *runner) provision(ctx context.Context) error {
 		if r.o.Target == "" {
 			body, _ = json.Marshal(map[string]string{"pool": s.Pool})
 		}
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.baseURL()+"/v1/provision", bytes.NewReader(body))
-		if err != nil {
-			return err
-		}
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := r.client.Do(req)
-		if err != nil {
-			return err
-		}
 		var out struct {
 			TenantID string `json:"tenant_id"`
 			APIKey   string `json:"api_key"`
 		}
-		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		resp.Body.Close()
+		var resp *http.Response
+		var b []byte
+		// eventlogd rate-limits provisioning (--provision-rate): a 429 is waited out (Retry-After).
+		for attempt := 0; ; attempt++ {
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, r.baseURL()+"/v1/provision", bytes.NewReader(body))
+			if err != nil {
+				return err
+			}
+			req.Header.Set("Content-Type", "application/json")
+			if resp, err = r.client.Do(req); err != nil {
+				return err
+			}
+			b, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusTooManyRequests || attempt >= 60 {
+				break
+			}
+			wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(time.Duration(max(1, wait)) * time.Second):
+			}
+		}
 		if resp.StatusCode/100 != 2 || json.Unmarshal(b, &out) != nil || out.TenantID == "" || out.APIKey == "" {
 			return fmt.Errorf("POST /v1/provision (pool %s): HTTP %d %s", s.Pool, resp.StatusCode, strings.TrimSpace(string(b)))
 		}
@@ -197,4 +200,23 @@ func (r *runner) header() error {
 		rec.Pods = []string{"external"}
 	}
 	return r.sink.header(rec)
+}
+
+// eventlogdCommand is every pod's arguments and extra environment. The meta DSN (which carries the
+// --dsn password, if any) goes in the environment, never on the command line that every local user
+// can read; the pools file holding the pool DSNs is written 0600.
+func eventlogdCommand(e scenario.Eventlogd, metaDSN, poolsPath string) (args, env []string) {
+	args = []string{"--pools", poolsPath, "--fs-events-retention", e.Retention.D().String(), "--admin"}
+	if e.Defect != "" {
+		args = append(args, "--test-defects", "--defect", e.Defect)
+	}
+	names := make([]string, 0, len(e.Flags))
+	for k := range e.Flags {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		args = append(args, "--"+k+"="+e.Flags[k])
+	}
+	return args, []string{"EVENTLOGD_META_DSN=" + metaDSN}
 }

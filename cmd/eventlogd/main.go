@@ -125,7 +125,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.Limits.IdleTimeout, "idle-timeout", 2*time.Minute, "close a keep-alive connection idle this long")
 	fs.DurationVar(&c.Limits.BodyReadTimeout, "body-read-timeout", time.Minute, "reading one request body (a dripped body ends the request)")
 	fs.IntVar(&c.Limits.MaxInflight, "max-inflight", 512, "concurrent requests other than event streams, /healthz and /metrics; past it 429 with Retry-After")
-	fs.Int64Var(&c.Limits.MaxBodyBytes, "max-body-bytes-inflight", 256<<20, "request-body bytes read at once across the pod, each body counted at its Content-Length; past it 429")
+	fs.Int64Var(&c.Limits.MaxBodyBytes, "max-body-bytes-inflight", 64<<20, "request-body bytes read at once across the pod, each body counted at its Content-Length; past it 429")
 	fs.IntVar(&c.Limits.MaxStreams, "max-streams", 10000, "open event streams per pod; past it 429")
 	fs.IntVar(&c.Limits.MaxTenantStreams, "max-tenant-streams", 200, "open event streams per tenant per pod; past it 429")
 	fs.Float64Var(&c.Limits.ProvisionRate, "provision-rate", 20, "POST /v1/provision per second per pod (token bucket); past it 429")

@@ -33,7 +33,7 @@ type Limits struct {
 	// it a request is answered 429 with Retry-After at once [512].
 	MaxInflight int
 	// MaxBodyBytes caps the request-body bytes being read at once across the pod, each body counted
-	// at its Content-Length (the body limit when unknown); past it 429 [256 MiB].
+	// at its Content-Length (the body limit when unknown); past it 429 [64 MiB: four bodies at the 16 MiB limit].
 	MaxBodyBytes     int64
 	MaxStreams       int           // open event streams per pod; past it 429 [10000]
 	MaxTenantStreams int           // open event streams per tenant per pod; past it 429 [200]
@@ -66,7 +66,7 @@ func (l *Limits) defaults(authTTL time.Duration) {
 	def(&l.BodyReadTimeout, time.Minute)
 	defInt(&l.MaxInflight, 512)
 	if l.MaxBodyBytes <= 0 {
-		l.MaxBodyBytes = 256 << 20
+		l.MaxBodyBytes = 64 << 20
 	}
 	defInt(&l.MaxStreams, 10000)
 	defInt(&l.MaxTenantStreams, 200)

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,21 +43,34 @@ var provisionClient = &http.Client{Timeout: 30 * time.Second}
 
 // provisionHTTP creates one tenant through POST base/v1/provision with body and returns its id and key.
 func provisionHTTP(ctx context.Context, base string, slot scenario.Tenant, body []byte) (tenant, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/provision", bytes.NewReader(body))
-	if err != nil {
-		return tenant{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := provisionClient.Do(req)
-	if err != nil {
-		return tenant{}, err
-	}
 	var out struct {
 		TenantID string `json:"tenant_id"`
 		APIKey   string `json:"api_key"`
 	}
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
+	var resp *http.Response
+	var b []byte
+	// eventlogd rate-limits provisioning (--provision-rate): a 429 is waited out (Retry-After).
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/provision", bytes.NewReader(body))
+		if err != nil {
+			return tenant{}, err
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err = provisionClient.Do(req); err != nil {
+			return tenant{}, err
+		}
+		b, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests || attempt >= 60 {
+			break
+		}
+		wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		select {
+		case <-ctx.Done():
+			return tenant{}, ctx.Err()
+		case <-time.After(time.Duration(max(1, wait)) * time.Second):
+		}
+	}
 	if resp.StatusCode/100 != 2 || json.Unmarshal(b, &out) != nil || out.TenantID == "" || out.APIKey == "" {
 		return tenant{}, fmt.Errorf("POST /v1/provision (pool %s): HTTP %d %s", slot.Pool, resp.StatusCode, strings.TrimSpace(string(b)))
 	}

@@ -145,17 +145,19 @@ func migrate(ctx context.Context, db *sql.DB, stmts []string) error {
 }
 
 // OpenDB opens dsn, creating its database first when the server says it does not exist, and
-// checks it with a ping. The DSN names the database; its settings are kept except parseTime and
-// interpolateParams, which are always on.
+// checks it with a ping. The DSN names the database; its settings are kept except parseTime, which
+// is always on, and interpolateParams, which is on exactly when the DSN's connection charset is
+// known safe for it (InterpolationSafe).
 func OpenDB(ctx context.Context, dsn string) (*sql.DB, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("bad DSN %q: %w", redact(dsn), err)
 	}
 	// Times are scanned into time.Time (parseTime) and stored as UTC; interpolated parameters make
-	// each statement one round trip. Both are forced so any DSN a user gives works.
+	// each statement one round trip, but only where the charset cannot turn an escaped quote into a
+	// real one (a GBK pool runs server-side prepared statements instead).
 	cfg.ParseTime = true
-	cfg.InterpolateParams = true
+	interpolate(cfg, dsn)
 	db, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {
 		return nil, err
@@ -184,7 +186,7 @@ func openLazy(_ context.Context, dsn string) (*sql.DB, error) {
 		return nil, fmt.Errorf("bad DSN %q: %w", redact(dsn), err)
 	}
 	cfg.ParseTime = true
-	cfg.InterpolateParams = true
+	interpolate(cfg, dsn)
 	return sql.Open("mysql", cfg.FormatDSN())
 }
 

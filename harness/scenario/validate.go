@@ -351,5 +351,6 @@ func validName(n string) bool {
 	}
 	return true
 }
+
 // flagName is an eventlogd flag name as pods.eventlogd.flags keys give it (without the dashes).
 var flagName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)

@@ -202,6 +202,14 @@ func (b *Buffer) globalVictim(tenant string) *entry {
 	return victim
 }
 
+// Reject counts one event of tenant that the tenant DB refused for good on its hot-path insert:
+// it is dropped as rejected without being buffered.
+func (b *Buffer) Reject(tenant string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.countDrop(tenant, DropRejected)
+}
+
 // oldestIdle returns the oldest entry of l that is not being flushed.
 func oldestIdle(l *list.List) *entry {
 	for el := l.Front(); el != nil; el = el.Next() {

@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -91,6 +92,12 @@ func (p *Publisher) Publish(ctx context.Context, st *store.TenantStore, ev store
 	p.Metrics.InsertDuration.WithLabelValues("hot").Observe(time.Since(t0).Seconds())
 	if err != nil {
 		p.Metrics.InsertResults.WithLabelValues("hot", "error").Inc()
+		if store.IsPermanent(err) {
+			// A row the table refuses fails every retry too: count it, never let it head the queue.
+			p.Log.Warn("event refused by the tenant DB; dropped as rejected", "tenant_id", st.TenantID, "path", ev.Path, "err", err)
+			p.Buffer.Reject(st.TenantID)
+			return 0
+		}
 		if p.DropOnFailure {
 			p.Log.Warn("event insert failed; dropped (defect drop-on-insert-failure)", "tenant_id", st.TenantID, "path", ev.Path, "err", err)
 			return 0
@@ -149,6 +156,9 @@ func (p *Publisher) InsertBuffered(ctx context.Context, tenant string, ev store.
 			return seq, nil
 		}
 		p.Metrics.InsertResults.WithLabelValues("flush", "error").Inc()
+		if store.IsPermanent(err) {
+			return 0, fmt.Errorf("%w: %w", ErrRejected, err)
+		}
 		if !store.IsClosed(err) || attempt == 1 {
 			return 0, err
 		}

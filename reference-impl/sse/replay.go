@@ -49,9 +49,8 @@ func (x *stream) knownHead(ctx context.Context, since int64) (int64, bool) {
 func (x *stream) phase1(ctx context.Context, since int64) bool {
 	if h, ok := x.knownHead(ctx, since); ok {
 		x.m.ResumesAtHead.Inc()
-		// The first drain re-reads the sweep mark: if the hint lagged for a whole retention
-		// (a long meta outage) and rows above it were swept, that drain says seq_too_old.
-		x.checkMark = true
+		// Every drain page carries the sweep mark: if the hint lagged for a whole retention
+		// (a long meta outage) and rows above it were swept, the first drain says seq_too_old.
 		if since == 0 {
 			x.cursor = h
 			return x.reset(ctx, h, ReasonInitialSync) && x.heartbeat(ctx)
@@ -79,8 +78,7 @@ func (x *stream) phase1(ctx context.Context, since int64) bool {
 		x.cursor = top
 		return x.reset(ctx, top, ReasonSeqTooOld) && x.heartbeat(ctx)
 	}
-	x.cursor = since
-	x.checkMark = true // a sweep may run between the bounds read above and the first page
+	x.cursor = since // a sweep between the bounds read above and a page shows in that page's mark
 	pages, lastHB, sent, started := 0, time.Now(), 0, time.Now()
 	for {
 		evs, tooOld, err := x.page(ctx)
@@ -91,14 +89,19 @@ func (x *stream) phase1(ctx context.Context, since int64) bool {
 			return false
 		}
 		if tooOld {
+			// The rows above the mark still have to be replayed before the stream is current:
+			// go on from the mark (the drain does the same), never straight to the heartbeat.
 			x.cursor = x.swept
 			if !x.reset(ctx, x.swept, ReasonSeqTooOld) {
 				return false
 			}
-			break
+			continue
 		}
 		if !x.sendEvents(ctx, evs) {
 			return false
+		}
+		if x.afterPage != nil {
+			x.afterPage()
 		}
 		if len(evs) < x.cfg.PageSize || x.cfg.SinglePageReplay {
 			break

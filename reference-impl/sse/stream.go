@@ -25,7 +25,6 @@ type Config struct {
 	QueueSize            int           // frames per connection send queue [1024]
 	QueueWait            time.Duration // how long a full queue may stay full before slow_consumer [2s]
 	WriteTimeout         time.Duration // per socket write [30s]
-	Retention            time.Duration // fs_events retention: a cursor this old re-checks the sweep mark [1h]
 	QueryTimeout         time.Duration // bound on each fs_events read; a stalled DB becomes an error + backoff [10s]
 	// ReplayBudgetEvents / ReplayBudgetTime cap one connection's Phase-1 replay (design 000 item 4,
 	// optional): once a full page takes the replay past either, the stream sends a heartbeat at its
@@ -62,7 +61,6 @@ func (c *Config) defaults() {
 	def(&c.BackoffMax, time.Second)
 	def(&c.QueueWait, 2*time.Second)
 	def(&c.WriteTimeout, 30*time.Second)
-	def(&c.Retention, time.Hour)
 	def(&c.QueryTimeout, 10*time.Second)
 }
 
@@ -78,6 +76,8 @@ type Streamer struct {
 	// HeadHint reads the tenant's head hint from the meta DB (store.Meta.SeqHead); nil disables the
 	// resume at the head, and every resume queries the tenant DB.
 	HeadHint func(ctx context.Context, tenant string) (int64, bool, error)
+
+	afterPage func() // tests only: runs after each replay page is sent
 }
 
 // NewStreamer returns a Streamer; streams wake on bus.
@@ -92,10 +92,7 @@ type stream struct {
 	st     *store.TenantStore
 	q      *sendQueue
 	cursor int64
-	lastTs time.Time // created_at of the last event sent (drives the sweep-mark re-check)
-	swept  int64
-	// checkMark re-checks the sweep mark after the next page (the first page of a replay).
-	checkMark bool
+	swept  int64 // the sweep mark of the last page that said seq_too_old
 }
 
 // Serve streams st's events after since until the client leaves, the server shuts down (ctx), or
@@ -181,42 +178,34 @@ func (x *stream) sendEvents(ctx context.Context, evs []store.Event) bool {
 			return false
 		}
 		x.cursor = e.Seq
-		x.lastTs = e.CreatedAt
 	}
 	return true
 }
 
-// page reads one page after the cursor. When a sweep may have reached the cursor (the first page of
-// a replay, or a cursor whose last event is older than half the retention), it re-reads the sweep
-// mark AFTER the page: a sweep raises the mark before it deletes, so a page that missed swept rows
-// always sees the raised mark, and the range turns into seq_too_old instead of a silent gap.
+// page reads one page after the cursor, with the sweep mark read by the same statement: a sweep
+// raises the mark before it deletes, so a page read past swept rows always carries the raised mark,
+// and the range turns into seq_too_old instead of a silent gap. This holds for every page, however
+// recent the stream's last event: a retried row can be inserted with a created_at already past the
+// sweep cutoff and swept before any stream read it.
 func (x *stream) page(ctx context.Context) (evs []store.Event, tooOld bool, err error) {
 	ctx, cancel := context.WithTimeout(ctx, x.cfg.QueryTimeout)
 	defer cancel()
 	x.m.TenantQueries.WithLabelValues("events_since").Inc()
-	evs, err = x.st.EventsSince(ctx, x.cursor, x.cfg.PageSize)
+	evs, swept, err := x.st.EventsPage(ctx, x.cursor, x.cfg.PageSize)
 	if store.IsClosed(err) && x.Resolve != nil {
 		st, rerr := x.Resolve(ctx, x.st.TenantID)
 		if rerr != nil {
 			return nil, false, rerr
 		}
 		x.st = st
-		evs, err = x.st.EventsSince(ctx, x.cursor, x.cfg.PageSize)
+		evs, swept, err = x.st.EventsPage(ctx, x.cursor, x.cfg.PageSize)
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	if x.checkMark || (!x.lastTs.IsZero() && time.Since(x.lastTs) > x.cfg.Retention/2) {
-		x.m.TenantQueries.WithLabelValues("bounds").Inc()
-		_, swept, err := x.st.Bounds(ctx)
-		if err != nil {
-			return nil, false, err
-		}
-		x.checkMark = false
-		if x.cursor < swept {
-			x.swept = swept
-			return nil, true, nil
-		}
+	if x.cursor < swept {
+		x.swept = swept
+		return nil, true, nil
 	}
 	return evs, false, nil
 }

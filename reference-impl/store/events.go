@@ -70,26 +70,37 @@ func InsertEventTx(ctx context.Context, tx *sql.Tx, tenantID string, ev Event, o
 
 // EventsSince returns up to limit events with seq > since in seq order.
 func (s *TenantStore) EventsSince(ctx context.Context, since int64, limit int) ([]Event, error) {
-	q := `SELECT seq, path, op, actor, created_at FROM fs_events WHERE tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?`
-	args := []any{s.TenantID, since, limit}
+	evs, _, err := s.EventsPage(ctx, since, limit)
+	return evs, err
+}
+
+// EventsPage returns up to limit events with seq > since in seq order and, read by the same
+// statement (one consistent snapshot), the tenant's sweep mark (0 when the page is empty). A sweep
+// raises the mark before it deletes, so when a page was read past deleted rows its mark covers
+// them: the caller compares the mark with its cursor on every page, at no extra query.
+func (s *TenantStore) EventsPage(ctx context.Context, since int64, limit int) ([]Event, int64, error) {
+	const mark = `(SELECT COALESCE(MAX(swept_through), 0) FROM fs_events_sweep_mark WHERE tenant_id = ?)`
+	q := `SELECT seq, path, op, actor, created_at, ` + mark + ` FROM fs_events WHERE tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?`
+	args := []any{s.TenantID, s.TenantID, since, limit}
 	if s.LeakAcrossTenants {
-		q = `SELECT seq, path, op, actor, created_at FROM fs_events WHERE seq > ? ORDER BY seq LIMIT ?`
-		args = args[1:]
+		q = `SELECT seq, path, op, actor, created_at, ` + mark + ` FROM fs_events WHERE seq > ? ORDER BY seq LIMIT ?`
+		args = []any{s.TenantID, since, limit}
 	}
 	rows, err := s.DB.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer rows.Close()
 	out := make([]Event, 0, 16)
+	var swept int64
 	for rows.Next() {
 		var e Event
-		if err := rows.Scan(&e.Seq, &e.Path, &e.Op, &e.Actor, &e.CreatedAt); err != nil {
-			return nil, err
+		if err := rows.Scan(&e.Seq, &e.Path, &e.Op, &e.Actor, &e.CreatedAt, &swept); err != nil {
+			return nil, 0, err
 		}
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	return out, swept, rows.Err()
 }
 
 // Bounds returns the tenant's newest seq (0 when it has none) and the highest seq of its rows a

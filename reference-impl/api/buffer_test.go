@@ -235,3 +235,41 @@ func TestEventInsertFailpointIsRecoveredOrLostByDefect(t *testing.T) {
 		})
 	}
 }
+
+// TestDeletedTenantsBufferedEventsDropAsTenantGone (issue 10 bug 6): deleting a tenant drops its
+// buffered events as tenant_gone although the flusher's cached store is still open: the event is
+// never inserted into the deleted tenant's DB. Negative control: a live tenant's buffered event
+// is flushed through the same cached store.
+func TestDeletedTenantsBufferedEventsDropAsTenantGone(t *testing.T) {
+	for _, deleted := range []bool{true, false} {
+		t.Run(map[bool]string{true: "deleted", false: "live (control)"}[deleted], func(t *testing.T) {
+			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated, proxy: true})
+			var armed atomic.Bool
+			a := e.pod("a", func(cfg *api.Config) {
+				cfg.AfterMutation = breakAfterMutation(e, "ded", &armed)
+				cfg.Buffer.BackoffMin = 50 * time.Millisecond
+				cfg.Buffer.BackoffMax = 100 * time.Millisecond
+			})
+			tenant, k := a.provision(t, "ded")
+			armed.Store(true)
+			a.write(t, k, "/buffered", "1")
+			if deleted {
+				if code, _ := a.do(t, "DELETE", "/v1/admin/tenants/"+tenant, "", nil, nil); code != 200 {
+					t.Fatalf("delete tenant: %d", code)
+				}
+			}
+			if err := e.proxies["ded"].Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 20*time.Second, "the buffer to empty", func() bool { return a.srv.Buffer().Depth() == 0 })
+			gone := counter(t, a, "drive9_sse_event_retry_dropped_total", map[string]string{"tenant_id": tenant, "reason": "tenant_gone"})
+			rows := fsEventsCount(t, e, "ded", "/buffered")
+			if deleted && (gone != 1 || rows != 0) {
+				t.Fatalf("deleted tenant: tenant_gone drops %v, rows inserted %d; want 1 and 0", gone, rows)
+			}
+			if !deleted && (gone != 0 || rows != 1) {
+				t.Fatalf("live tenant: tenant_gone drops %v, rows inserted %d; want 0 and 1", gone, rows)
+			}
+		})
+	}
+}

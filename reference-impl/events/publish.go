@@ -130,11 +130,24 @@ func (p *Publisher) cached(tenant string) *store.TenantStore {
 	return p.cache[tenant]
 }
 
-// InsertBuffered implements Inserter for the retry buffer: it tries the cached store, and when there
-// is none or its DB was closed under it, re-resolves the store once through Resolve (refreshing the
-// cache); a tenant that no longer exists yields ErrTenantGone.
+// InsertBuffered implements Inserter for the retry buffer. It first re-resolves the tenant the way
+// the request path does (a tenant deleted since its event was buffered yields ErrTenantGone, even
+// while the cached store is still open: the event must not land in a deleted tenant's DB). When the
+// lookup fails for another reason (a meta outage) it falls back to the cached store, so flushes
+// never depend on the meta DB for a tenant it knew. When the store's DB was closed under it (idle
+// close) it re-resolves once more. A row the DB refuses for good yields ErrRejected.
 func (p *Publisher) InsertBuffered(ctx context.Context, tenant string, ev store.Event) (int64, error) {
-	st := p.cached(tenant)
+	st, err := p.Resolve(ctx, tenant)
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return 0, ErrTenantGone
+	case err == nil:
+		p.remember(st)
+	default:
+		if st = p.cached(tenant); st == nil {
+			return 0, err
+		}
+	}
 	for attempt := 0; attempt < 2; attempt++ {
 		if st == nil {
 			var err error

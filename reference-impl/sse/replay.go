@@ -18,8 +18,9 @@ const headHintTimeout = time.Second
 // The hint only ever holds committed seqs, so hint <= head; when it lags (a write committed but its
 // hint not yet written), the write's wake is still to come and was subscribed to already:
 //   - written on another pod: the hint and the outbox row commit in one meta transaction, so an
-//     outbox row carrying seq > hint commits after this read and wakes this pod's poller, then
-//     this stream (subscribed before the read), whose drain reads the row;
+//     outbox row carrying seq > hint commits after this read and wakes this pod's poller (outbox
+//     rows commit in id order, so the poller never passes it), then this stream (subscribed
+//     before the read), whose drain reads the row;
 //   - written on this pod: the local head is raised before the local wake; a wake published
 //     before the subscription shows up as LocalHead > hint here, so the tenant DB is queried.
 //

@@ -33,7 +33,14 @@ var metaSchema = []string{
 		pod_id VARCHAR(64) NOT NULL DEFAULT '',
 		created_at DATETIME(6) NOT NULL,
 		KEY idx_outbox_created (created_at)
+	) /*T![auto_id_cache] AUTO_ID_CACHE=1 */`,
+	// The one row every outbox transaction locks first, so outbox ids commit in id order (see
+	// InsertNotifyHeadsTx); created here so that lock is a plain row lock, never a gap lock.
+	`CREATE TABLE IF NOT EXISTS tenant_notify_outbox_order (
+		id TINYINT NOT NULL PRIMARY KEY,
+		n BIGINT NOT NULL
 	)`,
+	`INSERT IGNORE INTO tenant_notify_outbox_order (id, n) VALUES (1, 0)`,
 	`CREATE TABLE IF NOT EXISTS tenant_seq_head (
 		tenant_id VARCHAR(64) NOT NULL PRIMARY KEY,
 		head BIGINT NOT NULL,

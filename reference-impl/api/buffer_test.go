@@ -273,3 +273,29 @@ func TestDeletedTenantsBufferedEventsDropAsTenantGone(t *testing.T) {
 		})
 	}
 }
+
+// TestFlushDuringMetaOutageUsesTheCachedStore: the tenant lookup before a flush must not make the
+// retry buffer depend on the meta DB: with the meta DB down, a buffered event of a known tenant is
+// still flushed (through the cached store) and delivered.
+func TestFlushDuringMetaOutageUsesTheCachedStore(t *testing.T) {
+	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated, proxy: true}).withMetaProxy()
+	var armed atomic.Bool
+	a := e.pod("a", func(cfg *api.Config) {
+		cfg.AfterMutation = breakAfterMutation(e, "ded", &armed)
+		cfg.Buffer.BackoffMin = 50 * time.Millisecond
+		cfg.Buffer.BackoffMax = 100 * time.Millisecond
+	})
+	_, k := a.provision(t, "ded")
+	sub := a.subscribe(t, k, 0).start()
+	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	armed.Store(true)
+	a.write(t, k, "/buffered", "1")
+	e.metaProxy.Stop()
+	defer func() { _ = e.metaProxy.Start() }()
+	if err := e.proxies["ded"].Start(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/buffered" }); !ok {
+		t.Fatalf("buffered event not flushed while the meta DB is down: %+v", got)
+	}
+}

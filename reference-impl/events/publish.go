@@ -130,6 +130,10 @@ func (p *Publisher) cached(tenant string) *store.TenantStore {
 	return p.cache[tenant]
 }
 
+// statusCheckTimeout bounds the tenant lookup before a flush: a meta DB that does not answer costs a
+// flush at most this much before it falls back to the cached store.
+const statusCheckTimeout = time.Second
+
 // InsertBuffered implements Inserter for the retry buffer. It first re-resolves the tenant the way
 // the request path does (a tenant deleted since its event was buffered yields ErrTenantGone, even
 // while the cached store is still open: the event must not land in a deleted tenant's DB). When the
@@ -137,7 +141,9 @@ func (p *Publisher) cached(tenant string) *store.TenantStore {
 // never depend on the meta DB for a tenant it knew. When the store's DB was closed under it (idle
 // close) it re-resolves once more. A row the DB refuses for good yields ErrRejected.
 func (p *Publisher) InsertBuffered(ctx context.Context, tenant string, ev store.Event) (int64, error) {
-	st, err := p.Resolve(ctx, tenant)
+	rctx, cancel := context.WithTimeout(ctx, statusCheckTimeout)
+	st, err := p.Resolve(rctx, tenant)
+	cancel()
 	switch {
 	case errors.Is(err, store.ErrNotFound):
 		return 0, ErrTenantGone

@@ -299,3 +299,43 @@ func TestFlushDuringMetaOutageUsesTheCachedStore(t *testing.T) {
 		t.Fatalf("buffered event not flushed while the meta DB is down: %+v", got)
 	}
 }
+
+// TestGlobalCapEvictsTheFloodingTenantsNotTheVictim (issue 19 item 2): tenants flooding the retry
+// buffer past its global cap lose their own entries; the victim's one buffered event (the oldest
+// entry in the buffer) stays. Before the fix the global cap evicted the oldest entry of any tenant:
+// the victim's.
+func TestGlobalCapEvictsTheFloodingTenantsNotTheVictim(t *testing.T) {
+	e := newEnv(t)
+	p := e.pod("p", func(c *api.Config) {
+		c.Buffer.GlobalCap = 20
+		c.Buffer.BackoffMin = time.Hour // nothing flushes during the test: the cap does the evicting
+		c.Buffer.BackoffMax = time.Hour
+	})
+	victim, kv := p.provision(t, "")
+	var flooders []string
+	var keys []string
+	for i := 0; i < 3; i++ {
+		id, k := p.provision(t, "")
+		flooders, keys = append(flooders, id), append(keys, k)
+	}
+	if code, _ := p.do(t, "POST", "/v1/admin/failpoint/event-insert?for=1m", "", nil, nil); code != 200 {
+		t.Fatalf("arm failpoint: %d", code)
+	}
+	p.write(t, kv, "/victim", "x")
+	for i := 0; i < 10; i++ {
+		for _, k := range keys {
+			p.write(t, k, fmt.Sprintf("/flood/%d", i), "x")
+		}
+	}
+	snap := p.srv.Buffer().Snapshot()
+	if snap.Tenants[victim] != 1 || len(snap.Drops[victim]) != 0 {
+		t.Fatalf("victim: %d buffered, drops %v; want its 1 event kept", snap.Tenants[victim], snap.Drops[victim])
+	}
+	evicted := 0
+	for _, f := range flooders {
+		evicted += snap.Drops[f]["global_cap"]
+	}
+	if snap.Depth != 20 || evicted != 11 {
+		t.Fatalf("depth %d, flooders' global_cap drops %d; want 20 and 11 (31 entries, cap 20)", snap.Depth, evicted)
+	}
+}

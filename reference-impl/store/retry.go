@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/seqgate/seqgate/reference-impl/tick"
 )
 
 // MaxTxAttempts bounds how often one statement or transaction is run when InnoDB rolls it back as
@@ -53,12 +55,8 @@ func retryConflicts(ctx context.Context, fn func() error) error {
 		}
 		txRetries.Add(1)
 		d := time.Millisecond << min(attempt, 5)
-		t := time.NewTimer(d + rand.N(d))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !tick.Sleep(ctx, d+rand.N(d)) {
 			return err
-		case <-t.C:
 		}
 	}
 	return err

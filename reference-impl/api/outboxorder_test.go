@@ -1,6 +1,8 @@
 package api_test
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,5 +65,56 @@ func TestOutboxHintCommittedLateIsNotSkipped(t *testing.T) {
 	}
 	if got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/x-late" }); !ok {
 		t.Fatalf("X's late-committed hint was skipped: /x-late never delivered (frames %v, poller cursor %d from %d)", got, b.srv.Poller().Cursor(), c0)
+	}
+}
+
+// TestOutboxOrderUnderOnePodsSlowMetaConnection: one pod's meta connection is slow (150 ms per round
+// trip through a proxy only that pod uses), so its outbox transactions take their ids long before
+// they commit, while another pod keeps committing hints for another tenant. A third pod's stream of
+// the slow pod's tenant must still get every event, the last one included, with no later write to
+// wake it. Without in-order outbox commits the poller read past the slow pod's open id and its last
+// hint was lost.
+func TestOutboxOrderUnderOnePodsSlowMetaConnection(t *testing.T) {
+	e := newEnv(t)
+	b := e.pod("b", nil)
+	c := e.pod("c", nil)
+	e.withMetaProxy()
+	a := e.pod("a", nil) // the only pod behind the meta proxy
+	_, kx := c.provision(t, "")
+	_, ky := c.provision(t, "")
+	a.write(t, kx, "/x/warm", "x") // auth cache warm before the latency
+	b.write(t, ky, "/y/warm", "y")
+	sub := c.subscribe(t, kx, 0).start()
+	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	if _, err := e.metaProxy.Toxics.AddToxicJson(strings.NewReader(`{"name":"slow","type":"latency","stream":"downstream","attributes":{"latency":150}}`)); err != nil {
+		t.Fatal(err)
+	}
+	stopY := make(chan struct{})
+	yDone := make(chan struct{})
+	go func() { // another tenant's hints keep committing on pod b
+		defer close(yDone)
+		for i := 0; ; i++ {
+			select {
+			case <-stopY:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			if code, m, err := b.try("PUT", fmt.Sprintf("/v1/fs/y/%d", i), ky, strings.NewReader("y"), nil); err != nil || code != 200 {
+				t.Errorf("write y/%d: %d %v %v", i, code, m, err)
+				return
+			}
+		}
+	}()
+	const n = 5
+	for i := 0; i < n; i++ {
+		a.write(t, kx, fmt.Sprintf("/x/%d", i), "x")
+		time.Sleep(200 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // b keeps committing while a's last hint is in flight
+	close(stopY)
+	<-yDone
+	last := fmt.Sprintf("/x/%d", n-1)
+	if got, ok := sub.until(t, 15*time.Second, func(f frame) bool { return f.Path == last }); !ok {
+		t.Fatalf("%s never delivered on pod c (frames %v)", last, got)
 	}
 }

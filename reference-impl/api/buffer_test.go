@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -337,5 +338,62 @@ func TestGlobalCapEvictsTheFloodingTenantsNotTheVictim(t *testing.T) {
 	}
 	if snap.Depth != 20 || evicted != 11 {
 		t.Fatalf("depth %d, flooders' global_cap drops %d; want 20 and 11 (31 entries, cap 20)", snap.Depth, evicted)
+	}
+}
+
+// TestTenantDeletionUnderLoad: tenant X is deleted while it and tenant Y are being written on two
+// pods and every X event waits in the retry buffer (the failpoint fails X's hot inserts; the first
+// retry is 2 s away). Every X event acknowledged before or after the deletion (its key stays cached
+// for a while) drops as tenant_gone and none is inserted; Y is not disturbed (every Y event is
+// delivered).
+func TestTenantDeletionUnderLoad(t *testing.T) {
+	e := newEnv(t)
+	mod := func(c *api.Config) {
+		c.Buffer.BackoffMin = 2 * time.Second
+		c.Buffer.BackoffMax = 2 * time.Second
+	}
+	a, b := e.pod("a", mod), e.pod("b", mod)
+	x, kx := a.provision(t, "")
+	_, ky := a.provision(t, "")
+	sub := b.subscribe(t, ky, 0).start()
+	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	for _, p := range []*pod{a, b} {
+		if code, _ := p.do(t, "POST", "/v1/admin/failpoint/event-insert?for=1m&tenant="+x, "", nil, nil); code != 200 {
+			t.Fatalf("arm failpoint: %d", code)
+		}
+	}
+	var ackedX atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 40; i++ {
+			p := []*pod{a, b}[i%2]
+			if code, _, err := p.try("PUT", fmt.Sprintf("/v1/fs/x/%d", i), kx, strings.NewReader("x"), nil); err == nil && code == 200 {
+				ackedX.Add(1)
+			}
+			if code, m, err := p.try("PUT", fmt.Sprintf("/v1/fs/y/%d", i), ky, strings.NewReader("y"), nil); err != nil || code != 200 {
+				t.Errorf("write y/%d: %d %v %v", i, code, m, err)
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	if code, _ := a.do(t, "DELETE", "/v1/admin/tenants/"+x, "", nil, nil); code != 200 {
+		t.Fatalf("delete tenant: %d", code)
+	}
+	<-done
+	for _, p := range []*pod{a, b} {
+		waitFor(t, 20*time.Second, "the retry buffer to empty", func() bool { return p.srv.Buffer().Depth() == 0 })
+	}
+	var gone, flushed float64
+	for _, p := range []*pod{a, b} {
+		gone += counter(t, p, "drive9_sse_event_retry_dropped_total", map[string]string{"tenant_id": x, "reason": "tenant_gone"})
+		flushed += counter(t, p, "drive9_sse_event_retry_flush_total", map[string]string{"result": "ok"})
+	}
+	if int64(gone) != ackedX.Load() || flushed != 0 || ackedX.Load() == 0 {
+		t.Fatalf("X: %d acked, %v dropped as tenant_gone, %v flushed into its DB; want all dropped, none flushed", ackedX.Load(), gone, flushed)
+	}
+	if got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/y/39" }); !ok {
+		t.Fatalf("tenant Y's last event not delivered (frames %d)", len(got))
 	}
 }

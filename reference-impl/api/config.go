@@ -103,9 +103,6 @@ func (c *Config) defaults() {
 	if c.Buffer.MaxAge <= 0 {
 		c.Buffer.MaxAge = events.MaxAgeFor(c.Retention)
 	}
-	if c.Stream.Retention <= 0 {
-		c.Stream.Retention = c.Retention
-	}
 	if c.Defects == nil {
 		c.Defects = defect.Set{}
 	}

@@ -137,6 +137,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.poller = &signal.Poller{Meta: s.meta, Bus: s.bus, PodID: cfg.PodID, Interval: cfg.OutboxPoll, Retention: cfg.OutboxRetention,
 		CursorMaxAge: maxAge, PruneEvery: cfg.OutboxPruneEvery, Metrics: s.m, Log: log}
+	if cfg.Defects.On(defect.SilentFanoutDrop) {
+		s.poller.FanoutCap = 2
+	}
 	s.registry = &signal.Registry{Meta: s.meta, PodID: cfg.PodID, Every: cfg.PodHeartbeat, StaleAfter: cfg.PodStaleAfter, Metrics: s.m, Log: log}
 	s.sweeper = &retention.Sweeper{Retention: cfg.Retention, Interval: cfg.SweepInterval, SharedInterval: cfg.SharedSweepInterval,
 		Maintenance: cfg.MaintenanceInterval, Batch: cfg.SweepBatch, MaxBatches: cfg.SweepMaxBatches,
@@ -151,6 +154,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	scfg := cfg.Stream
 	scfg.SinglePageReplay = cfg.Defects.On(defect.SinglePageReplay)
 	scfg.UnsignalledDrop = cfg.Defects.On(defect.UnsignalledQueueDrop)
+	scfg.SpuriousSeqTooOld = cfg.Defects.On(defect.SpuriousSeqTooOld)
 	s.streamer = sse.NewStreamer(scfg, s.bus, s.m, log)
 	s.streamer.Resolve = s.resolveStream
 	s.streamer.HeadHint = s.meta.SeqHead

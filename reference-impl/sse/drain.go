@@ -87,6 +87,12 @@ func (x *stream) drain(ctx context.Context) (rearm, bool) {
 			x.cursor = x.swept
 			return rearmCatchUp, x.reset(ctx, x.swept, ReasonSeqTooOld)
 		}
+		if x.cfg.SpuriousSeqTooOld && x.cursor == 0 && len(evs) > 0 {
+			// Defect: the first rows of a tenant that was empty when the stream started are answered
+			// with a resync, as if they had been swept (nothing was).
+			x.cursor = evs[len(evs)-1].Seq
+			return rearmCatchUp, x.reset(ctx, x.cursor, ReasonSeqTooOld)
+		}
 		if !x.sendEvents(ctx, evs) {
 			return rearmNone, false
 		}

@@ -34,6 +34,7 @@ type Config struct {
 	ReplayBudgetTime   time.Duration
 	SinglePageReplay   bool // defect single-page-replay
 	UnsignalledDrop    bool // defect unsignalled-queue-drop
+	SpuriousSeqTooOld  bool // defect spurious-seq-too-old
 }
 
 func (c *Config) defaults() {

@@ -38,7 +38,7 @@ func newRunCmd() *cobra.Command {
 		Long: `run brings up a private MySQL-compatible server (or uses --dsn), one toxiproxy proxy per database,
 the scenario's eventlogd pods, consumers and open-model load; injects the scenario's faults; drains,
 audits the DB, writes the ledger and verifies it. Everything goes to the run directory
-(runs/<scenario>-<time>/ unless --out): ledger.jsonl.gz, summary.json, run.log, pods/*.log,
+(runs/<scenario>-<time>/ unless --out): ledger.jsonl.gz, summary.json, report.html, summary.md, run.log, pods/*.log,
 scenario.yaml (resolved), schedule.json, pools.json.
 
 Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could not complete
@@ -102,6 +102,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	if err != nil {
 		return &exitError{exitUnusable, err}
 	}
+	writeRunReport(stderr, res.Ledger, res.Dir, s) // report.html and summary.md (docs/report.md)
 	if err := verifier.WriteText(stdout, s); err != nil {
 		return &exitError{exitUnusable, err}
 	}

@@ -138,7 +138,6 @@ type Collector struct {
 	reasonIx   map[string]int
 	series     map[string]float64 // last value of each counter series
 	lastT      int64
-	err        error
 }
 
 // NewCollector returns a Collector with the default bounds.

@@ -515,7 +515,9 @@ func (c *Collector) Finish() *Data {
 			tl.at(p.doneT).n[cLost]++
 			d.Own.Lost++
 		}
-		if p.flags&fPersisted == 0 {
+		if p.flags&(fPersisted|fMut) != fPersisted|fMut {
+			// Not in the audit, or no mutation of the run wrote it: an entry made by a duplicate
+			// delivery after the event had reached everyone, a leak or an unexpected path.
 			continue
 		}
 		pt := p.persistT

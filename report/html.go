@@ -219,14 +219,5 @@ func fmtInt(n int64) string {
 	return b.String()
 }
 
-// fmtFrac writes a fraction as a person reads it: 0, 1.5e-05, 0.0012.
-func fmtFrac(v float64) string {
-	switch {
-	case v == 0:
-		return "0"
-	case v < 1e-3:
-		return strconv.FormatFloat(v, 'e', 2, 64)
-	default:
-		return strconv.FormatFloat(v, 'g', 3, 64)
-	}
-}
+// fmtFrac writes a fraction as a person reads it, to 3 significant digits: 0, 0.0001, 5.99e-05.
+func fmtFrac(v float64) string { return strconv.FormatFloat(v, 'g', 3, 64) }

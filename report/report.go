@@ -68,7 +68,12 @@ func Build(paths []string, s *verifier.Summary, raw map[string][]json.RawMessage
 		return Input{}, err
 	}
 	defer r.Close()
-	in := Input{Summary: s, Witnesses: raw, Source: sourceName(paths)}
+	return BuildFrom(r, sourceName(paths), s, raw, opts)
+}
+
+// BuildFrom is Build over an open reader; source names it on the page.
+func BuildFrom(r *ledger.Reader, source string, s *verifier.Summary, raw map[string][]json.RawMessage, opts verifier.Options) (Input, error) {
+	in := Input{Summary: s, Witnesses: raw, Source: source}
 	if s != nil {
 		d, err := Collect(r)
 		if err != nil {
@@ -78,7 +83,7 @@ func Build(paths []string, s *verifier.Summary, raw map[string][]json.RawMessage
 		return in, nil
 	}
 	c := NewCollector()
-	s, err = verifier.VerifySource(tee{r, c}, opts)
+	s, err := verifier.VerifySource(tee{r, c}, opts)
 	if err != nil {
 		return Input{}, err
 	}

@@ -241,10 +241,8 @@ func figMetric(d *Data, i int) (figure, error) {
 	}
 	p := newTimePlot(d, title, y)
 	xys := seriesOf(d, func(b *bucket) (float64, bool) {
-		if i >= len(b.metrics) || math.IsNaN(b.metrics[i]) {
-			return 0, false
-		}
-		return b.metrics[i], true
+		v := b.metricOr(i)
+		return v, !math.IsNaN(v)
 	})
 	if err := line(p, name, xys, palette[i%len(palette)], 1.5, false); err != nil {
 		return figure{}, err

@@ -120,3 +120,11 @@ func (b *bucket) metric(i int, v float64, sum bool) {
 		b.metrics[i] = v
 	}
 }
+
+// metricOr returns family i's value in b, NaN when b has no sample of it.
+func (b *bucket) metricOr(i int) float64 {
+	if i >= len(b.metrics) {
+		return math.NaN()
+	}
+	return b.metrics[i]
+}

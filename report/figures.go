@@ -58,9 +58,17 @@ func seriesOf(d *Data, v func(b *bucket) (float64, bool)) plotter.XYs {
 	return xys
 }
 
+// rate is a counter per second; the last bucket is divided by the part of it the run covered.
 func rate(d *Data, c int) plotter.XYs {
 	w := d.BucketSeconds()
-	return seriesOf(d, func(b *bucket) (float64, bool) { return float64(b.n[c]) / w, true })
+	xys := seriesOf(d, func(b *bucket) (float64, bool) { return float64(b.n[c]) / w, true })
+	if n := len(xys); n > 0 {
+		covered := secs(d.EndNs) - float64(n-1)*w
+		if covered > 0 && covered < w {
+			xys[n-1].Y = float64(d.tl.b[n-1].n[c]) / covered
+		}
+	}
+	return xys
 }
 
 func count(d *Data, c int) plotter.XYs {

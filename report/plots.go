@@ -8,6 +8,7 @@ import (
 	"image/color"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -116,6 +117,7 @@ func newTimePlot(d *Data, title, ylabel string) *plot.Plot {
 	p.X.Label.Text = "run time (s)"
 	p.Y.Label.Text = ylabel
 	p.X.Min, p.X.Max = 0, math.Max(secs(d.EndNs), d.BucketSeconds())
+	p.Y.Tick.Marker = plainTicks{}
 	p.Add(plotter.NewGrid())
 	p.Add(bands{d.Faults})
 	p.Legend.Top, p.Legend.Left = true, true // fault labels sit at the top of their bands, rarely at the very start
@@ -197,4 +199,17 @@ func inlineSVG(s string) string {
 	s = svgHeader.ReplaceAllString(s, "")
 	s = svgSize.ReplaceAllString(s, `<svg class="plot-svg" width="100%" role="img"`)
 	return strings.ReplaceAll(s, "font-family:Liberation Sans;", "font-family:'Liberation Sans',Arial,Helvetica,sans-serif;")
+}
+
+// plainTicks are gonum's default ticks with labels in the shortest form (2500, not 2500.00).
+type plainTicks struct{}
+
+func (plainTicks) Ticks(min, max float64) []plot.Tick {
+	ts := plot.DefaultTicks{}.Ticks(min, max)
+	for i := range ts {
+		if ts[i].Label != "" {
+			ts[i].Label = strconv.FormatFloat(ts[i].Value, 'g', 6, 64)
+		}
+	}
+	return ts
 }

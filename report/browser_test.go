@@ -129,7 +129,8 @@ func TestReportInChromium(t *testing.T) {
 		t.Errorf("%d plots over time, want at least 6", timed)
 	}
 
-	// A witness link puts the cursor at the witness's time on the anomaly plot.
+	// A witness link puts the cursor at the witness's time on every plot over time (checked on the
+	// anomaly plot).
 	linkT, err := chromedp.Run(bctx, chromedp.Evaluate[float64](`parseFloat(document.querySelector('a.tl').getAttribute('data-t'))`))
 	if err != nil {
 		t.Fatalf("witness link: %v", err)

@@ -101,6 +101,9 @@ func WriteHTML(w io.Writer, in Input) error {
 	}
 	var marks []mark
 	for _, wt := range wts {
+		if wt.Plot != "plot-anomalies" {
+			continue // the anomaly plot marks the witnesses of what it plots
+		}
 		for _, r := range wt.Rows {
 			if r.HasT {
 				marks = append(marks, mark{Check: wt.Check, T: r.T})

@@ -117,7 +117,7 @@ func newTimePlot(d *Data, title, ylabel string) *plot.Plot {
 	p.X.Label.Text = "run time (s)"
 	p.Y.Label.Text = ylabel
 	p.X.Min, p.X.Max = 0, math.Max(secs(d.EndNs), d.BucketSeconds())
-	p.Y.Tick.Marker = plainTicks{}
+	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
 	p.Add(plotter.NewGrid())
 	p.Add(bands{d.Faults})
 	p.Legend.Top, p.Legend.Left = true, true // fault labels sit at the top of their bands, rarely at the very start

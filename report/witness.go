@@ -14,6 +14,7 @@ import (
 // witnessTable is one check's witnesses as a table; each row may link to its run time.
 type witnessTable struct {
 	Check   string
+	Plot    string // the id of the plot its links jump to
 	Failed  bool
 	Count   int64 // how many instances the summary counts (0 when it has no such number)
 	Columns []string
@@ -71,7 +72,7 @@ func witnessTables(s *verifier.Summary, raw map[string][]json.RawMessage) ([]wit
 	})
 	var out []witnessTable
 	for _, check := range checks {
-		wt := witnessTable{Check: check, Failed: failed[check], Count: countOf(s, check)}
+		wt := witnessTable{Check: check, Plot: plotOf(check), Failed: failed[check], Count: countOf(s, check)}
 		colIx := map[string]int{}
 		var rows []map[string]string
 		for _, r := range raw[check] {
@@ -183,4 +184,17 @@ func cellText(key string, v json.RawMessage) string {
 		return strconv.FormatFloat(f, 'f', 1, 64)
 	}
 	return s
+}
+
+// plotOf is the plot a check's witnesses are best seen on.
+func plotOf(check string) string {
+	switch check {
+	case "reconnects", "spurious_resets":
+		return "plot-resets"
+	case "duplicates", "unexpected", "leaks", "reorder", "recovered":
+		return "plot-delivered"
+	case "cold_wakeups":
+		return "plot-mutations"
+	}
+	return "plot-anomalies"
 }

@@ -28,6 +28,7 @@ type runFlags struct {
 	apiKey    string
 	junit     string
 	replay    string
+	metrics   string
 }
 
 func newRunCmd() *cobra.Command {
@@ -57,6 +58,7 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 	fl.StringVar(&f.apiKey, "api-key", "", "with --target: the API key of the one tenant to use (default: provision each tenant)")
 	fl.StringVar(&f.replay, "replay", "", "replay the fault schedule of this earlier run directory (its schedule.json) instead of expanding the scenario's faults")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML (one testcase per check) to PATH")
+	fl.StringVar(&f.metrics, "metrics-addr", "", "serve seqgate's own Prometheus metrics of the run at http://ADDR/metrics while it goes on (e.g. 127.0.0.1:9464)")
 	return cmd
 }
 
@@ -86,6 +88,14 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	}
 	opts := run.Options{Scenario: sc, Dir: dir, DSN: f.dsn, Infra: f.infra, Target: f.target, APIKey: f.apiKey, Replay: f.replay,
 		Log: stderr, Progress: stderr, Terminal: isTerminal(stderr)}
+	if f.metrics != "" {
+		observe, stopLive, err := serveLive(f.metrics, stderr)
+		if err != nil {
+			return &exitError{exitUnusable, err}
+		}
+		defer stopLive()
+		opts.Observe = observe
+	}
 	if f.target == "" {
 		bin, how, err := run.FindEventlogd(ctx, f.eventlogd, dir)
 		if err != nil {

@@ -57,6 +57,8 @@ type Options struct {
 	Log      io.Writer
 	Progress io.Writer
 	Terminal bool
+	// Observe, when set, sees every ledger record as it is written (seqgate run --metrics-addr).
+	Observe func(*ledger.Record)
 }
 
 // Result is what a run produced.
@@ -171,6 +173,9 @@ func Run(ctx context.Context, o Options) (res *Result, err error) {
 	r.w, err = ledger.Create(r.res.Ledger)
 	if err != nil {
 		return nil, err
+	}
+	if o.Observe != nil {
+		r.w.Observe(o.Observe)
 	}
 	r.sink = &headedSink{w: r.w}
 	r.start = time.Now()

@@ -193,3 +193,24 @@ func TestSummaryMarkdownGolden(t *testing.T) {
 		})
 	}
 }
+
+// TestReportOfEmptyRun: a ledger with nothing but its header and end still renders every plot.
+func TestReportOfEmptyRun(t *testing.T) {
+	for _, body := range []string{
+		`{"k":"run","v":1,"run_id":"r","scenario":"s","seed":1,"start_unix_ns":1,"budget":0.0001,"tenants":[],"pods":[],"target":"eventlogd"}` + "\n" + `{"k":"end","t":0,"drained":true}` + "\n",
+		`{"k":"run","v":1,"run_id":"r","scenario":"s","seed":1,"start_unix_ns":1,"budget":0.0001,"tenants":[],"pods":[],"target":"eventlogd"}` + "\n",
+	} {
+		r, err := ledger.NewReader("empty.jsonl", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := BuildFrom(r, "empty.jsonl", nil, nil, verifier.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := renderPage(t, in)
+		if !strings.Contains(page, `data-verdict="inconclusive"`) || strings.Count(page, "<figure") < 7 {
+			t.Errorf("empty run: verdict or plots missing")
+		}
+	}
+}

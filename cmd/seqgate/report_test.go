@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/spf13/pflag"
 )
 
 func TestReportCmd(t *testing.T) {
@@ -78,4 +80,17 @@ func TestReportCmd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReportDocsListEveryFlag keeps docs/report.md's flag table true to the command.
+func TestReportDocsListEveryFlag(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/report.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	newReportCmd().Flags().VisitAll(func(f *pflag.Flag) {
+		if !f.Hidden && !strings.Contains(string(doc), "`--"+f.Name) {
+			t.Errorf("docs/report.md does not document --%s", f.Name)
+		}
+	})
 }

@@ -112,13 +112,13 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	if err != nil {
 		return &exitError{exitUnusable, err}
 	}
-	writeRunReport(stderr, res.Ledger, res.Dir, s) // report.html and summary.md (docs/report.md)
 	if err := verifier.WriteText(stdout, s); err != nil {
 		return &exitError{exitUnusable, err}
 	}
 	fmt.Fprintf(stdout, "run %s: offered %.1f/s, acked %.1f/s (%d acked, %d dropped by the open model), %d events delivered, wall %s, directory %s\n",
 		res.RunID, float64(res.Offered)/res.LoadSeconds, float64(res.Acked)/res.LoadSeconds, res.Acked, res.Dropped, res.Events,
 		res.Wall.Round(100*time.Millisecond), res.Dir)
+	writeRunReport(stderr, res.Ledger, res.Dir, s) // report.html and summary.md (docs/report.md), after the verdict is out
 	switch {
 	case res.Interrupted:
 		return &exitError{exitUnusable, errors.New("interrupted: the ledger is complete up to the interruption and marked so (end.reason)")}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"fmt"
+	"strings"
 	"image/color"
 	"math"
 
@@ -247,6 +248,9 @@ func figMetric(d *Data, i int) (figure, error) {
 	if d.Counters[i] {
 		title, y, cap = name+" (increase, summed over pods and labels)", "per bucket", "The counter's increase in each bucket, summed over pods and label sets (a restarted counter counts from zero)."
 	}
+	if strings.HasSuffix(name, "_seconds") {
+		y = "seconds"
+	}
 	p := newTimePlot(d, title, y)
 	xys := seriesOf(d, func(b *bucket) (float64, bool) {
 		v := b.metricOr(i)
@@ -255,6 +259,7 @@ func figMetric(d *Data, i int) (figure, error) {
 	if err := line(p, name, xys, palette[i%len(palette)], 1.5, false); err != nil {
 		return figure{}, err
 	}
+	p.Legend = plot.NewLegend() // one series, named in the title: a legend would only cover the bands' labels
 	fixX(p, d)
 	floorY(p, 1)
 	return render(p, fmt.Sprintf("plot-metric-%d", i), "Scraped: "+name, cap, true)

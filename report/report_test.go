@@ -145,7 +145,7 @@ func TestSummaryMarkdownGolden(t *testing.T) {
 		cfg  synth.Config
 		cut  bool // drop the end record
 	}{
-		{"pass", synth.Config{Seed: 3, Tenants: 3, ConsumersPerTenant: 2, Events: 31000}, false},
+		{"pass", synth.Config{Seed: 3, Tenants: 2, ConsumersPerTenant: 1, Events: 31000}, false},
 		{"fail", everyAnomaly, false},
 		{"inconclusive", synth.Config{Seed: 3, Tenants: 2, ConsumersPerTenant: 1, Events: 500}, true},
 	}

@@ -297,6 +297,8 @@ func (c *Collector) mut(r *ledger.Record) {
 		it = r.T
 	}
 	tl.at(it).n[cOffered]++
+	tl.at(r.T).n[cReqStart]++
+	tl.at(r.DoneT).n[cReqEnd]++
 	ok := r.Res == ledger.ResOK
 	if ok {
 		tl.at(r.DoneT).n[cAcked]++

@@ -105,7 +105,15 @@ func TestCollectorCountsAndControls(t *testing.T) {
 	}{
 		{name: "clean", rs: recs(run, conn("c1"), conn("c2"), mut("/1", "ok", 1e9), ev("c1", "/1", 1, 1.01e9), ev("c2", "/1", 1, 1.02e9),
 			pers("/1", 1), cons("c1", 1), cons("c2", 1), end), lat: 2},
-		{name: "lost", rs: recs(run, conn("c1"), mut("/1", "ok", 1e9), cons("c1", 0), end), want: Counts{Lost: 1}},
+		{name: "lost", rs: recs(run, conn("c1"), mut("/1", "ok", 1e9), cons("c1", 0), end), want: Counts{Lost: 1},
+			check: func(t *testing.T, d *Data) {
+				if s, e := total(d, cReqStart), total(d, cReqEnd); s != 1 || e != 1 {
+					t.Errorf("requests started %d ended %d, want 1 and 1", s, e)
+				}
+				if d.tl.at(999e6).n[cReqStart] != 1 || d.tl.at(1e9).n[cReqEnd] != 1 {
+					t.Error("the request is not in flight from its send to its answer")
+				}
+			}},
 		{name: "timeout is not lost", rs: recs(run, conn("c1"), mut("/1", "timeout", 1e9), cons("c1", 0), end)},
 		{name: "lost needs an end record", rs: recs(run, conn("c1"), mut("/1", "ok", 1e9), cons("c1", 0))},
 		{name: "skipped and undelivered", rs: recs(run, conn("c1"), conn("c2"),

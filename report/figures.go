@@ -83,10 +83,10 @@ func total(d *Data, c int) (n int64) {
 	return n
 }
 
-// floorY starts the y axis at 0 and leaves headroom above the data for the legend and fault labels.
+// floorY starts the y axis at 0 and leaves headroom above the data for the fault labels.
 func floorY(p *plot.Plot, min float64) {
 	p.Y.Min = 0
-	p.Y.Max = math.Max(p.Y.Max, min) * 1.45
+	p.Y.Max = math.Max(p.Y.Max, min) * 1.3
 }
 
 func figMutations(d *Data, _ []mark) (figure, error) {
@@ -154,7 +154,7 @@ func figLatency(d *Data, _ []mark) (figure, error) {
 		p.Y.Min, p.Y.Max = floor, 1000
 	}
 	p.Y.Min = math.Max(p.Y.Min, floor)
-	p.Y.Max *= 10 // a decade of headroom for the legend and fault labels
+	p.Y.Max *= 5 // headroom for the fault labels
 	return render(p, "plot-latency", "Latency", fmt.Sprintf("Per %.3g s bucket of ack time; a log axis, so p50, p99 and max of a stall all read. Bins are 9%% wide (the verifier's exact quantiles are in the table above). %d deliveries.", d.BucketSeconds(), d.Lat.count), true)
 }
 
@@ -193,25 +193,33 @@ func figAnomalies(d *Data, marks []mark) (figure, error) {
 }
 
 func figConnections(d *Data, _ []mark) (figure, error) {
-	p := newTimePlot(d, "Open SSE connections (active consumers)", "connections")
+	p := newTimePlot(d, "Active load: open SSE connections and mutations in flight", "at the end of each bucket")
 	var last float64
-	xys := seriesOf(d, func(b *bucket) (float64, bool) {
+	conns := seriesOf(d, func(b *bucket) (float64, bool) {
 		if b.conns >= 0 {
 			last = float64(b.conns)
 		}
 		return last, true
 	})
-	l, err := plotter.NewLine(xys)
+	l, err := plotter.NewLine(conns)
 	if err != nil {
 		return figure{}, err
 	}
 	l.Color, l.Width, l.StepStyle = colBlue, vg.Points(1.5), plotter.PostStep
 	l.FillColor = withAlpha(colBlue, 0x22)
 	p.Add(l)
-	p.Legend.Add("open", l)
+	p.Legend.Add("open SSE connections", l)
+	var inflight int64
+	reqs := seriesOf(d, func(b *bucket) (float64, bool) {
+		inflight += b.n[cReqStart] - b.n[cReqEnd]
+		return float64(inflight), true
+	})
+	if err := line(p, "mutations in flight", reqs, colOrange, 1.3, false); err != nil {
+		return figure{}, err
+	}
 	fixX(p, d)
 	floorY(p, 1)
-	return render(p, "plot-connections", "Connections", "Connections open at the end of each bucket (conn open minus close and fail records).", true)
+	return render(p, "plot-connections", "Active load", "Connections open (conn open minus close and fail records) and mutation requests sent but not yet answered, at the end of each bucket: the open model's concurrency, which grows when the service slows down.", true)
 }
 
 func figResets(d *Data, _ []mark) (figure, error) {
@@ -259,7 +267,7 @@ func figMetric(d *Data, i int) (figure, error) {
 	if err := line(p, name, xys, palette[i%len(palette)], 1.5, false); err != nil {
 		return figure{}, err
 	}
-	p.Legend = plot.NewLegend() // one series, named in the title: a legend would only cover the bands' labels
+	p.Legend = plot.NewLegend() // one series, named in the title
 	fixX(p, d)
 	floorY(p, 1)
 	return render(p, fmt.Sprintf("plot-metric-%d", i), "Scraped: "+name, cap, true)

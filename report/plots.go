@@ -31,8 +31,9 @@ type figure struct {
 
 // Plot geometry in points (the SVG scales to the page width).
 const (
-	plotW = 8.6 * vg.Inch
-	plotH = 2.7 * vg.Inch
+	plotW   = 8.6 * vg.Inch
+	plotH   = 2.7 * vg.Inch
+	legendW = 1.6 * vg.Inch // the legend column of plots over time
 )
 
 // bandAlpha is the opacity of fault bands; nothing else in a plot uses it, so the page's test finds
@@ -120,8 +121,6 @@ func newTimePlot(d *Data, title, ylabel string) *plot.Plot {
 	p.X.Tick.Marker, p.Y.Tick.Marker = plainTicks{}, plainTicks{}
 	p.Add(plotter.NewGrid())
 	p.Add(bands{d.Faults})
-	p.Legend.Top, p.Legend.Left = true, true // fault labels sit at the top of their bands, rarely at the very start
-	p.Legend.XOffs = vg.Points(4)
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Legend.ThumbnailWidth = vg.Points(14)
 	sans(p)
@@ -167,6 +166,14 @@ func line(p *plot.Plot, name string, xys plotter.XYs, col color.NRGBA, width flo
 func render(p *plot.Plot, id, title, caption string, timed bool) (figure, error) {
 	c := vgsvg.New(plotW, plotH)
 	dc := draw.New(c)
+	area := dc
+	legend := p.Legend
+	if timed {
+		// Plots over time keep their legend in a column of its own, beside the data: it hides no
+		// band label, and every timed plot's x axis lines up with the others'.
+		area = draw.Crop(dc, 0, -legendW, 0, 0)
+		p.Legend = plot.NewLegend()
+	}
 	var err error
 	func() {
 		defer func() {
@@ -174,12 +181,16 @@ func render(p *plot.Plot, id, title, caption string, timed bool) (figure, error)
 				err = fmt.Errorf("plot %s: %v", id, r)
 			}
 		}()
-		p.Draw(dc)
+		p.Draw(area)
+		if timed {
+			legend.Top, legend.Left, legend.XOffs = true, true, 0
+			legend.Draw(draw.Crop(dc, plotW-legendW+vg.Points(8), 0, 0, -vg.Points(22)))
+		}
 	}()
 	if err != nil {
 		return figure{}, err
 	}
-	da := p.DataCanvas(dc)
+	da := p.DataCanvas(area)
 	var buf bytes.Buffer
 	if _, err := c.WriteTo(&buf); err != nil {
 		return figure{}, fmt.Errorf("plot %s: %w", id, err)

@@ -14,6 +14,8 @@ const (
 	cUndelivered        // (consumer, event) beyond a consumer's final cursor (by the event's ack time)
 	cReconnects         // conn opens after a consumer's first (by t)
 	cConnFails          // conn records with phase fail (by t)
+	cReqStart           // mutation requests sent (by t)
+	cReqEnd             // mutation requests answered or given up (by done_t)
 	numCounters
 )
 

@@ -214,3 +214,17 @@ func TestReportOfEmptyRun(t *testing.T) {
 		}
 	}
 }
+
+// TestPageFetchesNothing: the page names no resource to fetch (scripts, styles, fonts, images are
+// inline), so it opens offline from a CI artifact; the planted control shows the check sees one.
+func TestPageFetchesNothing(t *testing.T) {
+	in, _ := synthInput(t, everyAnomaly)
+	page := renderPage(t, in)
+	fetch := regexp.MustCompile(`(?i)(src|href)\s*=\s*"(https?:)?//|url\(\s*['"]?(https?:)?//|@import|<link[^>]+stylesheet|<script[^>]+src=`)
+	if m := fetch.FindString(page); m != "" {
+		t.Errorf("the page fetches something: %q", m)
+	}
+	if !fetch.MatchString(`<img src="https://example.com/x.png">`) {
+		t.Error("the check does not see a remote image")
+	}
+}

@@ -187,7 +187,7 @@ func (c *lossCheck) Finish(s *Summary) {
 		s.LostByReason[why]++
 		ts.LostByReason[why]++
 		wit := lostWitness{MID: m.mid, Tenant: ix.tenantName(m.tenant), Path: m.path(), Pod: ix.podNames[m.pod],
-			Reason: why, IntendedMs: ms(m.intendedT), SentMs: ms(m.t), AckMs: ms(m.doneT), Status: m.status}
+			Reason: why, IntendedMs: ms(m.intendedT), SentMs: ms(m.t), AckMs: ms(m.doneT), Status: int32(m.status)}
 		c.w.add("lost", wit)
 		if why == ReasonSilent {
 			c.w.add("silent", wit)

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"slices"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -15,6 +16,9 @@ import (
 
 	"github.com/seqgate/seqgate/harness/pods"
 	"github.com/seqgate/seqgate/ledger"
+
+	"github.com/seqgate/seqgate/faults/internal/faultstest"
+	"github.com/seqgate/seqgate/faults/kinds"
 )
 
 const fakePodEnv = "SEQGATE_FAULTS_FAKE_POD"
@@ -70,9 +74,9 @@ func podPhases(s *ledger.Memory, pod string) []string {
 	return out
 }
 
-// fleetEnv is testEnv with the harness's real pod fleet.
+// fleetEnv is faultstest.Env with the harness's real pod fleet.
 type fleetEnv struct {
-	*testEnv
+	*faultstest.Env
 	fleet *pods.Fleet
 }
 
@@ -116,12 +120,12 @@ func TestRunnerWithHarnessPods(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer fleet.Stop(5 * time.Second)
-	env := fleetEnv{testEnv: newTestEnv(t), fleet: fleet}
+	env := fleetEnv{Env: faultstest.NewEnv(t), fleet: fleet}
 	in := []Instance{
-		{ID: "f001", Kind: KindPodPause, Target: "pod-1", Targets: []string{"pod-1"}, At: 0, For: 400 * time.Millisecond, Params: map[string]any{}},
-		{ID: "f002", Kind: KindOutboxPollerStall, Target: "pod-2", Targets: []string{"pod-2"}, At: 0, For: 400 * time.Millisecond, Params: map[string]any{}},
-		{ID: "f003", Kind: KindPodCrash, Target: "pod-1", Targets: []string{"pod-1"}, At: 600 * time.Millisecond, For: 200 * time.Millisecond, Params: map[string]any{"restart": true}},
-		{ID: "f004", Kind: KindPodRestart, Target: "pod-2", Targets: []string{"pod-2"}, At: 600 * time.Millisecond, Params: map[string]any{"grace": "5s"}},
+		{ID: "f001", Kind: kinds.PodPauseName, Target: "pod-1", Targets: []string{"pod-1"}, At: 0, For: 400 * time.Millisecond},
+		{ID: "f002", Kind: kinds.OutboxPollerStallName, Target: "pod-2", Targets: []string{"pod-2"}, At: 0, For: 400 * time.Millisecond},
+		{ID: "f003", Kind: kinds.PodCrashName, Target: "pod-1", Targets: []string{"pod-1"}, At: 600 * time.Millisecond, For: 200 * time.Millisecond, Params: paramsOf(t, kinds.PodCrashName, kinds.PodCrashParams{Restart: true})},
+		{ID: "f004", Kind: kinds.PodRestartName, Target: "pod-2", Targets: []string{"pod-2"}, At: 600 * time.Millisecond, Params: paramsOf(t, kinds.PodRestartName, kinds.PodRestartParams{Grace: 5 * time.Second})},
 	}
 	var rec records
 	r, err := NewRunner(env, in, rec.add, sinceStart())
@@ -131,11 +135,9 @@ func TestRunnerWithHarnessPods(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	// While f001 and f002 are active: pod-1 is stopped (state T), pod-2's poller is stalled.
-	for i := 0; i < 200 && len(r.Active()) < 2; i++ {
-		time.Sleep(5 * time.Millisecond)
-	}
-	if got := r.Active(); equal(got, []string{"f001", "f002"}) {
-		if !waitProcState(t, fleet.Get("pod-1").PID(), 'T') {
+	faultstest.Eventually(time.Second, func() bool { return len(r.Active()) >= 2 })
+	if got := r.Active(); slices.Equal(got, []string{"f001", "f002"}) {
+		if !faultstest.WaitProcState(t, fleet.Get("pod-1").PID(), 'T') {
 			t.Error("pod-1 not stopped during pod_pause")
 		}
 		if !pollerStalled(t, fleet.Get("pod-2").URL()) {
@@ -168,7 +170,7 @@ func TestRunnerWithHarnessPods(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"f001", "f002", "f003", "f004"} {
-		if got := rec.phases(id); !equal(got, []string{"start", "stop"}) {
+		if got := rec.phases(id); !slices.Equal(got, []string{"start", "stop"}) {
 			t.Errorf("%s fault records %v", id, got)
 		}
 	}

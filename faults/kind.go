@@ -1,24 +1,50 @@
 package faults
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/seqgate/seqgate/faults/fault"
 )
 
-// TargetClass says what a kind's target names.
-type TargetClass string
+// The contract between the kinds and this package lives in package faults/fault (so faults/kinds can
+// use it without importing the machinery); these aliases keep the names the harness and the docs use.
+type (
+	// Env is everything a fault needs from the harness (see fault.Env).
+	Env = fault.Env
+	// Targets names what faults can hit (see fault.Targets).
+	Targets = fault.Targets
+	// Proxies hands out the toxiproxy proxies in front of the databases (see fault.Proxies).
+	Proxies = fault.Proxies
+	// Pods hands out pod handles and admin endpoints (see fault.Pods).
+	Pods = fault.Pods
+	// Consumers hands out a tenant's SSE consumers (see fault.Consumers).
+	Consumers = fault.Consumers
+	// TenantIDs maps tenant names to service tenant ids, optionally (see fault.TenantIDs).
+	TenantIDs = fault.TenantIDs
+	// Pod is one service process (see fault.Pod).
+	Pod = fault.Pod
+	// Consumer is one SSE subscriber (see fault.Consumer).
+	Consumer = fault.Consumer
+	// Fault is one concrete failure bound to its target (see fault.Fault).
+	Fault = fault.Fault
+	// TargetClass says what a kind's target names (see fault.TargetClass).
+	TargetClass = fault.TargetClass
+	// Timing says how a kind uses `for` (see fault.Timing).
+	Timing = fault.Timing
+)
 
-// Target classes.
+// Target classes and timings, as in package fault.
 const (
-	// TargetTenant: a tenant id (its DB proxy, its consumers), `random` or `all`.
-	TargetTenant TargetClass = "tenant"
-	// TargetPod: a pod name, `random` or `all`.
-	TargetPod TargetClass = "pod"
-	// TargetMeta: the single meta DB; the target is omitted or `meta`.
-	TargetMeta TargetClass = "meta"
+	TargetTenant  = fault.TargetTenant
+	TargetPod     = fault.TargetPod
+	TargetMeta    = fault.TargetMeta
+	TimingSpan    = fault.TimingSpan
+	TimingInstant = fault.TimingInstant
 )
 
 // Target keywords accepted wherever a name is.
@@ -28,20 +54,9 @@ const (
 	TargetMetaDB = "meta"   // the meta DB (the only TargetMeta target)
 )
 
-// Timing says how a kind uses the shared `for` duration.
-type Timing string
-
-// Timings.
-const (
-	// TimingSpan: the fault lasts `for` (required, > 0); Heal runs at at+for.
-	TimingSpan Timing = "span"
-	// TimingInstant: the fault is a single action at `at`; `for` must be omitted and Heal only undoes
-	// leftovers (it is called right after Inject).
-	TimingInstant Timing = "instant"
-)
-
-// Kind describes one fault kind: its name, what it simulates, how it is made, what it targets and its
-// typed parameters. Kinds are values in the explicit Registry list.
+// Kind is one registered fault kind: its name, what it simulates, how it is made, what it targets and
+// its parameters. It is a fault.Def with its parameter type P erased: the typed struct lives on in the
+// Params values the kind decodes, and only the kind's own Build ever sees it.
 type Kind struct {
 	Name      string
 	Simulates string // what real-world failure this stands for
@@ -52,61 +67,119 @@ type Kind struct {
 	// resource names what two faults must not hold at once (db, pod, consumers), see conflict.
 	resource string
 	params   []ParamDoc
-	// decode validates a params node (nil = defaults) and returns the canonical params map.
-	decode func(node *yaml.Node) (map[string]any, error)
-	// build binds the kind to one concrete target with decoded params.
-	build func(env Env, target string, span time.Duration, params map[string]any) (Fault, error)
+	defaults Params
+	// decodeYAML decodes and validates a scenario's params node (nil = defaults).
+	decodeYAML func(node *yaml.Node) (Params, error)
+	// decodeJSON decodes and validates the params of a schedule.json instance (nil = defaults).
+	decodeJSON func(raw []byte) (Params, error)
+	// wrap checks that v is the kind's parameter struct and binds it to the kind.
+	wrap func(v any) (Params, error)
 }
 
-// Params returns the kind's parameters with their types, defaults, units and meaning.
-func (k Kind) Params() []ParamDoc { return append([]ParamDoc(nil), k.params...) }
+// ParamDocs returns the kind's parameters with their types, defaults, units and meaning.
+func (k Kind) ParamDocs() []ParamDoc { return append([]ParamDoc(nil), k.params...) }
 
-// defineKind ties a kind's typed parameter struct P (its zero-config defaults in def) to the generic
-// decoding and documentation, so each kind file only writes its typed constructor.
-func defineKind[P any](k Kind, def P, build func(env Env, target string, span time.Duration, p P) (Fault, error)) Kind {
-	docs, err := paramDocs(def)
+// Defaults returns the parameters of a fault of this kind that gives none.
+func (k Kind) Defaults() Params { return k.defaults }
+
+// ParamsOf checks v, which must be the kind's parameter struct (e.g. kinds.StallParams for
+// tenant_db_stall) within the decoders' rules, and binds it to the kind: for instances built in code
+// rather than decoded from a scenario or a schedule.
+func (k Kind) ParamsOf(v any) (Params, error) { return k.wrap(v) }
+
+// Params is one fault's parameters: the kind's typed parameter struct, decoded and validated once
+// (from the scenario or from schedule.json) and bound to the kind whose Build takes it. Only a Kind
+// makes them (decoding, Defaults, ParamsOf).
+type Params interface {
+	// Value returns the kind's parameter struct (e.g. kinds.LatencyParams), by value.
+	Value() any
+	// Map returns every parameter by its YAML name, durations as Go duration strings ("1m30s"): what
+	// schedule.json prints and the `fault` ledger records carry.
+	Map() map[string]any
+
+	kind() string
+	build(env Env, target string, span time.Duration) (Fault, error)
+}
+
+// registered is a fault.Def as the registry keeps it: its params docs worked out once.
+type registered[P any] struct {
+	def  fault.Def[P]
+	docs []ParamDoc
+}
+
+// typed is a value of a kind's parameter struct bound to its kind.
+type typed[P any] struct {
+	reg *registered[P]
+	v   P
+}
+
+func (t typed[P]) Value() any          { return t.v }
+func (t typed[P]) Map() map[string]any { return canonicalParams(&t.v, t.reg.docs) }
+func (t typed[P]) kind() string        { return t.reg.def.Name }
+
+// MarshalJSON and MarshalYAML print Map, so params marshalled on their own read as in schedule.json.
+func (t typed[P]) MarshalJSON() ([]byte, error) { return json.Marshal(t.Map()) }
+func (t typed[P]) MarshalYAML() (any, error)    { return t.Map(), nil }
+
+func (t typed[P]) build(env Env, target string, span time.Duration) (Fault, error) {
+	return t.reg.def.Build(env, target, span, t.v)
+}
+
+// register turns a kind's Def into its registry entry: its params docs come from P's struct tags (a
+// kind whose tags are incomplete panics at start-up, so `go test` catches it), and decoding fills a P
+// from the defaults and then validates it against those docs.
+func register[P any](def fault.Def[P]) Kind {
+	docs, err := paramDocs(def.Defaults)
+	if err == nil {
+		err = checkParams(&def.Defaults, docs)
+	}
 	if err != nil {
-		panic(fmt.Sprintf("faults: kind %s: %v", k.Name, err))
+		panic(fmt.Sprintf("faults: kind %s: %v", def.Name, err))
 	}
-	k.params = docs
-	k.decode = func(node *yaml.Node) (map[string]any, error) {
-		p := def
-		if err := decodeParams(node, &p, docs); err != nil {
-			return nil, err
-		}
-		return canonicalParams(&p, docs), nil
+	reg := &registered[P]{def: def, docs: docs}
+	return Kind{
+		Name:      def.Name,
+		Simulates: def.Simulates,
+		Mechanism: def.Mechanism,
+		Targets:   def.Targets,
+		Timing:    def.Timing,
+		resource:  def.Resource,
+		params:    docs,
+		defaults:  typed[P]{reg, def.Defaults},
+		decodeYAML: func(node *yaml.Node) (Params, error) {
+			p := def.Defaults
+			if err := decodeParams(node, &p, docs); err != nil {
+				return nil, err
+			}
+			return typed[P]{reg, p}, nil
+		},
+		decodeJSON: func(raw []byte) (Params, error) {
+			p := def.Defaults
+			if err := decodeJSONParams(raw, &p, docs); err != nil {
+				return nil, err
+			}
+			return typed[P]{reg, p}, nil
+		},
+		wrap: func(v any) (Params, error) {
+			p, ok := v.(P)
+			if !ok {
+				return nil, fmt.Errorf("kind %s takes %T params, got %T", def.Name, def.Defaults, v)
+			}
+			if err := checkParams(&p, docs); err != nil {
+				return nil, fmt.Errorf("kind %s: %v", def.Name, err)
+			}
+			return typed[P]{reg, p}, nil
+		},
 	}
-	k.build = func(env Env, target string, span time.Duration, m map[string]any) (Fault, error) {
-		node, err := mapNode(m)
-		if err != nil {
-			return nil, err
-		}
-		p := def
-		if err := decodeParams(node, &p, docs); err != nil {
-			return nil, err
-		}
-		return build(env, target, span, p)
-	}
-	return k
 }
 
-// Registry is every fault kind, in the order `seqgate faults` prints them. It is an explicit list:
-// adding a kind means adding its constructor here.
-var Registry = mustRegistry(
-	tenantDBStallKind(),
-	tenantDBLatencyKind(),
-	tenantDBDownKind(),
-	metaDBStallKind(),
-	metaDBLatencyKind(),
-	metaDBDownKind(),
-	podCrashKind(),
-	podPauseKind(),
-	podRestartKind(),
-	outboxPollerStallKind(),
-	eventInsertFailKind(),
-	consumerSlowKind(),
-	consumerDisconnectKind(),
-)
+// paramsMap is p.Map(), nil for nil params (an instance built in code without params).
+func paramsMap(p Params) map[string]any {
+	if p == nil {
+		return nil
+	}
+	return p.Map()
+}
 
 func mustRegistry(kinds ...Kind) []Kind {
 	seen := map[string]bool{}

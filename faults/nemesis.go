@@ -29,8 +29,8 @@ type NemesisSpec struct {
 	Start        time.Duration
 	Stop         time.Duration // 0 = the run's end
 	Targets      []string
-	// Params holds each kind's canonical params map (defaults filled in for kinds not listed).
-	Params map[string]map[string]any
+	// Params holds each kind's typed params (the kind's defaults for kinds not listed).
+	Params map[string]Params
 	Line   int
 }
 
@@ -68,7 +68,7 @@ func (n *NemesisSpec) UnmarshalYAML(node *yaml.Node) error {
 			return err
 		}
 	}
-	n.Params = map[string]map[string]any{}
+	n.Params = map[string]Params{}
 	if params != nil {
 		if params.Kind != yaml.MappingNode {
 			return fmt.Errorf("line %d: nemesis params must map kind names to params", params.Line)
@@ -79,11 +79,11 @@ func (n *NemesisSpec) UnmarshalYAML(node *yaml.Node) error {
 				return fmt.Errorf("line %d: nemesis params for %q, which is not in kinds (%s)", key.Line, key.Value, strings.Join(n.Kinds, ", "))
 			}
 			k, _ := Lookup(key.Value)
-			m, err := k.decode(val)
+			p, err := k.decodeYAML(val)
 			if err != nil {
 				return within(err, "nemesis params "+key.Value)
 			}
-			n.Params[key.Value] = m
+			n.Params[key.Value] = p
 		}
 	}
 	return n.Validate()
@@ -95,7 +95,7 @@ func (n *NemesisSpec) Validate() error {
 		return n.errorf("kinds is empty (allowed: %s)", strings.Join(KindNames(), ", "))
 	}
 	if n.Params == nil {
-		n.Params = map[string]map[string]any{}
+		n.Params = map[string]Params{}
 	}
 	for _, name := range n.Kinds {
 		k, ok := Lookup(name)
@@ -103,11 +103,7 @@ func (n *NemesisSpec) Validate() error {
 			return n.errorf("%v", unknownKind(name))
 		}
 		if _, ok := n.Params[name]; !ok {
-			m, err := k.decode(nil)
-			if err != nil {
-				return n.errorf("kind %s: %v", name, err)
-			}
-			n.Params[name] = m
+			n.Params[name] = k.Defaults()
 		}
 	}
 	if n.MeanInterval <= 0 {

@@ -1,7 +1,9 @@
 package faults
 
 import (
+	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strconv"
@@ -12,7 +14,7 @@ import (
 )
 
 // ParamDoc documents one parameter of a fault kind. It is generated from the kind's typed parameter
-// struct (tags yaml, help, enum), so `seqgate faults` and the decoder can never disagree.
+// struct (tags yaml, help, enum; see fault.Def), so `seqgate faults` and the decoders can never disagree.
 type ParamDoc struct {
 	Name    string   // YAML key
 	Type    string   // duration | string | int | bool
@@ -141,6 +143,30 @@ func setParam(f reflect.Value, d ParamDoc, s string) error {
 	return nil
 }
 
+// checkParams applies the decoders' rules to a parameter struct built in code (*p): no negative
+// duration or int, strings within their enum.
+func checkParams(p any, docs []ParamDoc) error {
+	v := reflect.ValueOf(p).Elem()
+	for _, d := range docs {
+		f := v.Field(d.field)
+		switch d.Type {
+		case "duration":
+			if f.Int() < 0 {
+				return fmt.Errorf("param %s: %s is negative", d.Name, time.Duration(f.Int()))
+			}
+		case "int":
+			if f.Int() < 0 {
+				return fmt.Errorf("param %s: %d is negative", d.Name, f.Int())
+			}
+		case "string":
+			if len(d.Enum) > 0 && !slices.Contains(d.Enum, f.String()) {
+				return fmt.Errorf("param %s: %q is not allowed (allowed: %s)", d.Name, f.String(), strings.Join(d.Enum, ", "))
+			}
+		}
+	}
+	return nil
+}
+
 // parseDuration accepts Go duration strings with a unit ("250ms", "1m30s"); a bare number is refused
 // because "30" could mean seconds or milliseconds.
 func parseDuration(s string) (time.Duration, error) {
@@ -155,7 +181,8 @@ func parseDuration(s string) (time.Duration, error) {
 }
 
 // canonicalParams returns every parameter (defaults included) as a map fit for JSON and the ledger:
-// durations as strings ("5s"), so a recorded schedule reads back exactly.
+// durations as strings ("5s"), so a recorded schedule reads back exactly. encoding/json prints a map
+// with its keys sorted, which is the order schedule.json has always had.
 func canonicalParams(p any, docs []ParamDoc) map[string]any {
 	v := reflect.ValueOf(p).Elem()
 	m := make(map[string]any, len(docs))
@@ -175,18 +202,57 @@ func canonicalParams(p any, docs []ParamDoc) map[string]any {
 	return m
 }
 
-// mapNode turns a params map (from a schedule file) back into a YAML node for decodeParams.
-func mapNode(m map[string]any) (*yaml.Node, error) {
-	if len(m) == 0 {
-		return nil, nil
+// decodeJSONParams decodes a schedule.json params object into *p (which holds the defaults) as
+// strictly as decodeParams does YAML: unknown keys, wrong JSON types and invalid values are errors
+// naming the param. Empty input or null keeps the defaults.
+func decodeJSONParams(raw []byte, p any, docs []ParamDoc) error {
+	var m map[string]json.RawMessage
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return fmt.Errorf("params must be an object: %v", err)
+		}
 	}
-	b, err := yaml.Marshal(m)
-	if err != nil {
-		return nil, err
+	keys := slices.Sorted(maps.Keys(m))
+	v := reflect.ValueOf(p).Elem()
+	for _, key := range keys {
+		idx := slices.IndexFunc(docs, func(d ParamDoc) bool { return d.Name == key })
+		if idx < 0 {
+			return fmt.Errorf("unknown param %q (allowed: %s)", key, paramNames(docs))
+		}
+		d := docs[idx]
+		s, err := jsonScalar(m[key], d.Type)
+		if err == nil {
+			err = setParam(v.Field(d.field), d, s)
+		}
+		if err != nil {
+			return fmt.Errorf("param %s: %v", d.Name, err)
+		}
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		return nil, err
+	return nil
+}
+
+// jsonScalar returns a JSON value of the param type typ as the text setParam parses: durations and
+// strings are JSON strings, ints JSON numbers, bools JSON booleans.
+func jsonScalar(raw json.RawMessage, typ string) (string, error) {
+	switch typ {
+	case "duration", "string":
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", fmt.Errorf("want a JSON string, got %s", raw)
+		}
+		return s, nil
+	case "int":
+		var n json.Number
+		if err := json.Unmarshal(raw, &n); err != nil {
+			return "", fmt.Errorf("want a JSON number, got %s", raw)
+		}
+		return n.String(), nil
+	case "bool":
+		var b bool
+		if err := json.Unmarshal(raw, &b); err != nil {
+			return "", fmt.Errorf("want true or false, got %s", raw)
+		}
+		return strconv.FormatBool(b), nil
 	}
-	return doc.Content[0], nil
+	return "", fmt.Errorf("unsupported param type %s", typ)
 }

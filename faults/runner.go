@@ -65,9 +65,16 @@ func Build(env Env, in Instance) (Fault, error) {
 	if len(in.Targets) == 0 {
 		return nil, fmt.Errorf("kind %s: no targets", in.Kind)
 	}
+	params := in.Params
+	if params == nil {
+		params = k.Defaults()
+	}
+	if params.kind() != k.Name {
+		return nil, fmt.Errorf("kind %s: given the params of kind %s", k.Name, params.kind())
+	}
 	var parts multi
 	for _, t := range in.Targets {
-		f, err := k.build(env, t, in.For, in.Params)
+		f, err := params.build(env, t, in.For)
 		if err != nil {
 			return nil, fmt.Errorf("%s on %s: %w", in.Kind, t, err)
 		}
@@ -189,7 +196,7 @@ func (r *Runner) emit(it *runItem, phase string, err error) {
 		Target: it.inst.Target,
 		Phase:  phase,
 		T:      int64(r.now()),
-		Params: it.inst.Params,
+		Params: paramsMap(it.inst.Params),
 	}
 	if err != nil {
 		rec.Err = err.Error()

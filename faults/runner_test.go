@@ -5,11 +5,16 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"reflect"
+	"slices"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/seqgate/seqgate/ledger"
+
+	"github.com/seqgate/seqgate/faults/internal/faultstest"
+	"github.com/seqgate/seqgate/faults/kinds"
 )
 
 // records collects the Runner's ledger records.
@@ -45,29 +50,17 @@ func sinceStart() Clock {
 	return func() time.Duration { return time.Since(start) }
 }
 
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // TestRunnerTimeline runs a small schedule against real proxies and checks that every fault is
 // injected and healed in time order, recorded once as start and once as stop, and leaves no toxic.
 func TestRunnerTimeline(t *testing.T) {
-	env := newTestEnv(t, "t1", "t2")
+	env := faultstest.NewEnv(t, "t1", "t2")
 	doc := decodeScenario(t, `
 faults:
   - {at: 50ms, for: 150ms, kind: tenant_db_stall, target: t1, params: {then: resume}}
   - {at: 100ms, for: 100ms, kind: tenant_db_down, target: t2}
   - {at: 150ms, for: 100ms, kind: meta_db_latency, params: {latency: 10ms}}
 `)
-	in, err := Expand(doc.Faults, nil, 1, time.Second, TargetSet{Tenants: env.tenants})
+	in, err := Expand(doc.Faults, nil, 1, time.Second, TargetSet{Tenants: env.TenantNames})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -81,20 +74,20 @@ faults:
 		t.Fatal(err)
 	}
 	for _, x := range in {
-		if got := rec.phases(x.ID); !equal(got, []string{"start", "stop"}) {
+		if got := rec.phases(x.ID); !slices.Equal(got, []string{"start", "stop"}) {
 			t.Errorf("%s records %v, want [start stop]", x.ID, got)
 		}
 	}
 	for _, rc := range rec.recs {
 		x := in[map[string]int{"f001": 0, "f002": 1, "f003": 2}[rc.ID]]
-		if rc.K != ledger.KindFault || rc.Kind != x.Kind || rc.Target != x.Target || rc.Params == nil {
+		if rc.K != ledger.KindFault || rc.Kind != x.Kind || rc.Target != x.Target || !reflect.DeepEqual(rc.Params, x.Params.Map()) {
 			t.Errorf("record %+v does not describe %+v", rc, x)
 		}
 		if rc.Phase == "start" && time.Duration(rc.T) < x.At || rc.Phase == "stop" && time.Duration(rc.T) < x.End() {
 			t.Errorf("%s %s recorded at %s, before its time", rc.ID, rc.Phase, time.Duration(rc.T))
 		}
 	}
-	for name, p := range env.proxies {
+	for name, p := range env.Proxies {
 		if n := len(p.Toxics.GetToxicArray()); n != 0 || !p.Enabled {
 			t.Errorf("proxy %s: %d toxics, enabled %v after the run", name, n, p.Enabled)
 		}
@@ -107,10 +100,10 @@ faults:
 // TestRunnerHealAllOnCancel: a fault still active when the run is interrupted (Ctrl-C) is healed by
 // HealAll, recorded once, and nothing is injected after HealAll.
 func TestRunnerHealAllOnCancel(t *testing.T) {
-	env := newTestEnv(t, "t1")
+	env := faultstest.NewEnv(t, "t1")
 	in := []Instance{
-		{ID: "f001", Kind: KindTenantDBStall, Target: "t1", Targets: []string{"t1"}, At: 0, For: time.Hour, Params: map[string]any{"then": ThenReset}},
-		{ID: "f002", Kind: KindTenantDBDown, Target: "t1", Targets: []string{"t1"}, At: 300 * time.Millisecond, For: time.Hour},
+		{ID: "f001", Kind: kinds.TenantDBStallName, Target: "t1", Targets: []string{"t1"}, At: 0, For: time.Hour, Params: paramsOf(t, kinds.TenantDBStallName, kinds.StallParams{Then: kinds.ThenReset})},
+		{ID: "f002", Kind: kinds.TenantDBDownName, Target: "t1", Targets: []string{"t1"}, At: 300 * time.Millisecond, For: time.Hour},
 	}
 	var rec records
 	r, err := NewRunner(env, in, rec.add, sinceStart())
@@ -120,10 +113,8 @@ func TestRunnerHealAllOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	for i := 0; i < 500 && len(r.Active()) == 0; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
-	if got := r.Active(); !equal(got, []string{"f001"}) {
+	faultstest.Eventually(5*time.Second, func() bool { return len(r.Active()) > 0 })
+	if got := r.Active(); !slices.Equal(got, []string{"f001"}) {
 		t.Fatalf("active %v, want [f001]", got)
 	}
 	if err := r.HealAll(context.Background()); err != nil {
@@ -133,10 +124,10 @@ func TestRunnerHealAllOnCancel(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if n := len(env.proxies["t1"].Toxics.GetToxicArray()); n != 0 {
+	if n := len(env.Proxies["t1"].Toxics.GetToxicArray()); n != 0 {
 		t.Fatalf("%d toxics left after HealAll", n)
 	}
-	if got := rec.phases("f001"); !equal(got, []string{"start", "stop"}) {
+	if got := rec.phases("f001"); !slices.Equal(got, []string{"start", "stop"}) {
 		t.Errorf("f001 records %v", got)
 	}
 	if got := rec.phases("f002"); len(got) != 0 {
@@ -153,15 +144,15 @@ func TestRunnerHealAllOnCancel(t *testing.T) {
 // TestRunnerFailures: a heal that fails is an *Error from HealAll (phase heal) and an error on the
 // stop record; an inject that fails is an *Error from Run (phase inject). Neither is silent.
 func TestRunnerFailures(t *testing.T) {
-	env := newTestEnv(t)
-	pod := newTestPod(t, "sleep", "60")
-	env.pods["p1"] = pod
+	env := faultstest.NewEnv(t)
+	pod := faultstest.NewPod(t, "sleep", "60")
+	env.Pods["p1"] = pod
 	srv := httptest.NewServer(http.NotFoundHandler())
 	defer srv.Close()
-	env.admin["p1"] = srv.URL
+	env.Admin["p1"] = srv.URL
 	in := []Instance{
-		{ID: "f001", Kind: KindPodCrash, Target: "p1", Targets: []string{"p1"}, At: 0, For: time.Hour, Params: map[string]any{"restart": true}},
-		{ID: "f002", Kind: KindOutboxPollerStall, Target: "p1", Targets: []string{"p1"}, At: 0, For: time.Millisecond},
+		{ID: "f001", Kind: kinds.PodCrashName, Target: "p1", Targets: []string{"p1"}, At: 0, For: time.Hour, Params: paramsOf(t, kinds.PodCrashName, kinds.PodCrashParams{Restart: true})},
+		{ID: "f002", Kind: kinds.OutboxPollerStallName, Target: "p1", Targets: []string{"p1"}, At: 0, For: time.Millisecond},
 	}
 	var rec records
 	r, err := NewRunner(env, in, rec.add, sinceStart())
@@ -171,16 +162,10 @@ func TestRunnerFailures(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	for i := 0; i < 500 && pod.running(); i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
-	pod.mu.Lock()
-	pod.failRestart = errors.New("no capacity")
-	pod.mu.Unlock()
+	faultstest.Eventually(5*time.Second, func() bool { return !pod.Running() })
+	pod.FailRestart(errors.New("no capacity"))
 	// f002 fails at once and is done; f001 waits for its hour until the cancel.
-	for i := 0; i < 500 && len(rec.phases("f002")) < 2; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	faultstest.Eventually(5*time.Second, func() bool { return len(rec.phases("f002")) >= 2 })
 	cancel()
 	runErr := <-done
 	var fe *Error
@@ -191,11 +176,11 @@ func TestRunnerFailures(t *testing.T) {
 	if !errors.As(healErr, &fe) || fe.ID != "f001" || fe.Phase != "heal" {
 		t.Fatalf("HealAll error %v, want the heal failure of f001", healErr)
 	}
-	if got := rec.phases("f001"); !equal(got, []string{"start", "stop!"}) {
+	if got := rec.phases("f001"); !slices.Equal(got, []string{"start", "stop!"}) {
 		t.Errorf("f001 records %v, want a stop with its error", got)
 	}
 	// f002's clean-up heal (resume) got the same 404, so it stays active too.
-	if got := r.Active(); !equal(got, []string{"f001", "f002"}) {
+	if got := r.Active(); !slices.Equal(got, []string{"f001", "f002"}) {
 		t.Errorf("a failed heal must stay active for a retry, got %v", got)
 	}
 }
@@ -232,11 +217,11 @@ func (f funcFault) Heal(context.Context) error   { return f.heal() }
 // TestRunnerInterruptedInject: a pod_restart cut off by the end of the run (its start fails on the
 // cancelled context) is not reported as broken; it stays active and HealAll finishes the restart.
 func TestRunnerInterruptedInject(t *testing.T) {
-	env := newTestEnv(t)
-	pod := newTestPod(t, "sh", "-c", `trap "" TERM; while :; do sleep 1; done`)
-	env.pods["p1"] = pod
-	waitProcState(t, pod.pid(), 'S')
-	in := []Instance{{ID: "f001", Kind: KindPodRestart, Target: "p1", Targets: []string{"p1"}, Params: map[string]any{"grace": "500ms"}}}
+	env := faultstest.NewEnv(t)
+	pod := faultstest.NewPod(t, "sh", "-c", `trap "" TERM; while :; do sleep 1; done`)
+	env.Pods["p1"] = pod
+	faultstest.WaitProcState(t, pod.PID(), 'S')
+	in := []Instance{{ID: "f001", Kind: kinds.PodRestartName, Target: "p1", Targets: []string{"p1"}, Params: paramsOf(t, kinds.PodRestartName, kinds.PodRestartParams{Grace: 500 * time.Millisecond})}}
 	var rec records
 	r, err := NewRunner(env, in, rec.add, sinceStart())
 	if err != nil {
@@ -245,23 +230,21 @@ func TestRunnerInterruptedInject(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	for i := 0; i < 500 && len(rec.phases("f001")) == 0; i++ {
-		time.Sleep(10 * time.Millisecond)
-	}
+	faultstest.Eventually(5*time.Second, func() bool { return len(rec.phases("f001")) > 0 })
 	cancel() // during the 500ms grace: the start that follows sees a cancelled context
 	if err := <-done; err != nil {
 		t.Fatalf("an interrupted inject was reported as a failure: %v", err)
 	}
-	if got := r.Active(); !equal(got, []string{"f001"}) {
+	if got := r.Active(); !slices.Equal(got, []string{"f001"}) {
 		t.Fatalf("active %v, want [f001] left for HealAll", got)
 	}
 	if err := r.HealAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if !pod.running() {
+	if !pod.Running() {
 		t.Fatal("HealAll did not finish the restart")
 	}
-	if got := rec.phases("f001"); !equal(got, []string{"start", "stop"}) {
+	if got := rec.phases("f001"); !slices.Equal(got, []string{"start", "stop"}) {
 		t.Errorf("records %v", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seqgate/seqgate/faults/kinds"
 	"github.com/seqgate/seqgate/harness/scenario"
 )
 
@@ -26,7 +27,7 @@ func TestScenarioParserKeepsLines(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(sc.Faults) != 1 || sc.Faults[0].Params["then"] != "resume" {
+	if len(sc.Faults) != 1 || sc.Faults[0].Params.Value() != (kinds.StallParams{Then: kinds.ThenResume}) {
 		t.Fatalf("faults %+v", sc.Faults)
 	}
 }

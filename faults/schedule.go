@@ -1,6 +1,7 @@
 package faults
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -15,39 +16,50 @@ import (
 // schedule (every Instance of a run) is a pure function of the scenario, the seed, the run duration and
 // the target names, and is saved to the run directory before the run starts.
 type Instance struct {
-	ID      string         // f001, f002, ... in start order
-	Kind    string         // a Registry name
-	Target  string         // as recorded in the ledger: a name, "all" or "meta"
-	Targets []string       // the concrete names it acts on (one, or every name for "all")
-	Slots   []string       // the same targets by stable name (tenant_<N>, pod names, meta), for Rebind
-	At      time.Duration  // start, from the run start
-	For     time.Duration  // duration (0 for instant kinds)
-	Params  map[string]any // canonical params (every param, durations as strings)
-	Source  string         // where it came from: "faults[2] line 14 rep 1" or "nemesis #3"
+	ID      string        // f001, f002, ... in start order
+	Kind    string        // a Registry name
+	Target  string        // as recorded in the ledger: a name, "all" or "meta"
+	Targets []string      // the concrete names it acts on (one, or every name for "all")
+	Slots   []string      // the same targets by stable name (tenant_<N>, pod names, meta), for Rebind
+	At      time.Duration // start, from the run start
+	For     time.Duration // duration (0 for instant kinds)
+	Params  Params        // the kind's typed params; nil = the kind's defaults
+	Source  string        // where it came from: "faults[2] line 14 rep 1" or "nemesis #3"
 }
 
-type instanceJSON struct {
-	ID      string         `json:"id"`
-	Kind    string         `json:"kind"`
-	Target  string         `json:"target"`
-	Targets []string       `json:"targets"`
-	Slots   []string       `json:"slots"`
-	At      string         `json:"at"`
-	For     string         `json:"for"`
-	Params  map[string]any `json:"params,omitempty"`
-	Source  string         `json:"source"`
+// instanceJSON is an Instance in schedule.json: P is map[string]any when writing (Params.Map, keys
+// sorted, omitted when the kind has no params) and json.RawMessage when reading.
+type instanceJSON[P any] struct {
+	ID      string   `json:"id"`
+	Kind    string   `json:"kind"`
+	Target  string   `json:"target"`
+	Targets []string `json:"targets"`
+	Slots   []string `json:"slots"`
+	At      string   `json:"at"`
+	For     string   `json:"for"`
+	Params  P        `json:"params,omitempty"`
+	Source  string   `json:"source"`
 }
 
 // MarshalJSON writes durations as Go duration strings ("1m30s") so schedule.json is readable.
 func (in Instance) MarshalJSON() ([]byte, error) {
-	return json.Marshal(instanceJSON{in.ID, in.Kind, in.Target, in.Targets, in.Slots, in.At.String(), in.For.String(), in.Params, in.Source})
+	return json.Marshal(instanceJSON[map[string]any]{in.ID, in.Kind, in.Target, in.Targets, in.Slots, in.At.String(), in.For.String(), paramsMap(in.Params), in.Source})
 }
 
-// UnmarshalJSON reads what MarshalJSON wrote.
+// UnmarshalJSON reads what MarshalJSON wrote; the kind must be registered and its params are decoded
+// into the kind's typed struct and validated (absent params are the kind's defaults).
 func (in *Instance) UnmarshalJSON(b []byte) error {
-	var j instanceJSON
+	var j instanceJSON[json.RawMessage]
 	if err := json.Unmarshal(b, &j); err != nil {
 		return err
+	}
+	k, ok := Lookup(j.Kind)
+	if !ok {
+		return fmt.Errorf("fault %s: %v", j.ID, unknownKind(j.Kind))
+	}
+	params, err := k.decodeJSON(j.Params)
+	if err != nil {
+		return fmt.Errorf("fault %s (%s): %v", j.ID, j.Kind, err)
 	}
 	at, err := time.ParseDuration(j.At)
 	if err != nil {
@@ -57,7 +69,7 @@ func (in *Instance) UnmarshalJSON(b []byte) error {
 	if err != nil {
 		return fmt.Errorf("fault %s: for: %v", j.ID, err)
 	}
-	*in = Instance{j.ID, j.Kind, j.Target, j.Targets, j.Slots, at, dur, j.Params, j.Source}
+	*in = Instance{j.ID, j.Kind, j.Target, j.Targets, j.Slots, at, dur, params, j.Source}
 	return nil
 }
 
@@ -184,7 +196,7 @@ func Expand(specs []Spec, nemesis *NemesisSpec, seed int64, runDuration time.Dur
 			return nil, err
 		}
 	}
-	slices.SortStableFunc(out, func(a, b Instance) int { return int(a.At - b.At) })
+	slices.SortStableFunc(out, func(a, b Instance) int { return cmp.Compare(a.At, b.At) })
 	for i := range out {
 		out[i].ID = fmt.Sprintf("f%03d", i+1)
 	}
@@ -358,7 +370,8 @@ func SaveSchedule(path string, s Schedule) error {
 	return os.Rename(tmp, path)
 }
 
-// LoadSchedule reads a schedule written by SaveSchedule and checks every instance against the registry.
+// LoadSchedule reads a schedule written by SaveSchedule and checks every instance against the registry
+// (its kind, its params: see Instance.UnmarshalJSON, and that it has targets).
 func LoadSchedule(path string) (Schedule, error) {
 	var s Schedule
 	b, err := os.ReadFile(path)
@@ -372,17 +385,6 @@ func LoadSchedule(path string) (Schedule, error) {
 		return s, fmt.Errorf("%s: schedule version %d, this seqgate reads %d", path, s.Version, ScheduleVersion)
 	}
 	for _, in := range s.Faults {
-		k, ok := Lookup(in.Kind)
-		if !ok {
-			return s, fmt.Errorf("%s: fault %s: %v", path, in.ID, unknownKind(in.Kind))
-		}
-		node, err := mapNode(in.Params)
-		if err == nil {
-			_, err = k.decode(node)
-		}
-		if err != nil {
-			return s, fmt.Errorf("%s: fault %s (%s): %v", path, in.ID, in.Kind, err)
-		}
 		if len(in.Targets) == 0 {
 			return s, fmt.Errorf("%s: fault %s (%s): no targets", path, in.ID, in.Kind)
 		}

@@ -2,14 +2,19 @@ package faults
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 	"pgregory.net/rapid"
+
+	"github.com/seqgate/seqgate/faults/kinds"
 )
 
 var testTargets = TargetSet{Tenants: []string{"t1", "t2", "t3", "t4"}, Pods: []string{"pod-1", "pod-2", "pod-3"}}
@@ -102,10 +107,10 @@ func TestExpandTimeline(t *testing.T) {
 	if in[2].Target != TargetMetaDB || in[3].Target != TargetAll || len(in[3].Targets) != 4 {
 		t.Errorf("targets: meta %q, all %q %v", in[2].Target, in[3].Target, in[3].Targets)
 	}
-	if !contains(testTargets.Tenants, in[0].Target) || !contains(testTargets.Pods, in[1].Target) {
+	if !slices.Contains(testTargets.Tenants, in[0].Target) || !slices.Contains(testTargets.Pods, in[1].Target) {
 		t.Errorf("random targets %q %q not drawn from the run's names", in[0].Target, in[1].Target)
 	}
-	if in[0].Params["then"] != ThenReset {
+	if in[0].Params.Value() != (kinds.StallParams{Then: kinds.ThenReset}) {
 		t.Errorf("default params not filled: %v", in[0].Params)
 	}
 	// Adding a nemesis must not change what the timeline drew.
@@ -127,15 +132,6 @@ func TestExpandTimeline(t *testing.T) {
 	if len(withN) == len(in) {
 		t.Fatal("nemesis added nothing in 110s at a 7s mean interval")
 	}
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func TestExpandErrors(t *testing.T) {
@@ -195,7 +191,7 @@ func TestNemesisProperties(t *testing.T) {
 			if !strings.HasPrefix(x.Source, "nemesis") {
 				continue
 			}
-			if !contains(doc.Nemesis.Kinds, x.Kind) || x.At < 5*time.Second || x.End() > 110*time.Second {
+			if !slices.Contains(doc.Nemesis.Kinds, x.Kind) || x.At < 5*time.Second || x.End() > 110*time.Second {
 				rt.Fatalf("nemesis fault out of spec: %+v", x)
 			}
 			if k, _ := Lookup(x.Kind); k.Timing == TimingSpan && (x.For < time.Second || x.For > 3*time.Second) {
@@ -225,20 +221,43 @@ func TestScheduleRoundTrip(t *testing.T) {
 	if mustJSON(t, got.Faults) != mustJSON(t, in) || got.Seed != 99 || got.Version != ScheduleVersion {
 		t.Fatalf("round trip changed the schedule")
 	}
-	// Params read back from JSON (numbers as float64) must still build typed params.
-	for _, x := range got.Faults {
-		k, _ := Lookup(x.Kind)
-		node, _ := mapNode(x.Params)
-		if _, err := k.decode(node); err != nil {
-			t.Fatalf("%s: %v", x.ID, err)
+	// Params read back from JSON are the same typed params (not a map of float64s and strings).
+	if !reflect.DeepEqual(got.Faults, in) {
+		t.Fatalf("round trip changed the typed schedule:\n%+v\n%+v", got.Faults, in)
+	}
+	// The first stall that ends with a reset is the one the corruptions below hit.
+	var stall Instance
+	for _, x := range in {
+		if x.Params != nil && x.Params.Map()["then"] == kinds.ThenReset {
+			stall = x
+			break
 		}
 	}
-	got.Faults[0].Params = map[string]any{"bogus": 1}
-	if err := SaveSchedule(path, got); err != nil {
+	if stall.ID == "" {
+		t.Fatal("no stall with then=reset in the schedule")
+	}
+	firstOfKind := in[slices.IndexFunc(in, func(x Instance) bool { return x.Kind == stall.Kind })].ID
+	at := func(id string) string { return fmt.Sprintf("fault %s (%s): ", id, stall.Kind) }
+	b, err := os.ReadFile(path)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := LoadSchedule(path); err == nil || !strings.Contains(err.Error(), "f001") || !strings.Contains(err.Error(), "bogus") {
-		t.Fatalf("corrupt schedule: %v", err)
+	for _, c := range []struct{ from, to, want string }{
+		{`"then": "reset"`, `"then": "reset", "bogus": 1`, at(stall.ID) + `unknown param "bogus" (allowed: then)`},
+		{`"then": "reset"`, `"then": "later"`, at(stall.ID) + `param then: "later" is not allowed (allowed: reset, resume)`},
+		{`"then": "reset"`, `"then": 1`, at(stall.ID) + `param then: want a JSON string, got 1`},
+		{`"kind": "` + stall.Kind + `"`, `"kind": "db_explode"`, "fault " + firstOfKind + `: unknown fault kind "db_explode"`},
+	} {
+		bad := strings.Replace(string(b), c.from, c.to, 1)
+		if bad == string(b) {
+			t.Fatalf("%s not found in the schedule", c.from)
+		}
+		if err := os.WriteFile(path, []byte(bad), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := LoadSchedule(path); err == nil || !strings.Contains(err.Error(), path+": "+c.want) {
+			t.Errorf("corrupt schedule (%s): error %v, want %q", c.to, err, c.want)
+		}
 	}
 }
 
@@ -264,11 +283,11 @@ nemesis:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if in[0].Target != "tb" || !equal(in[0].Slots, []string{"tenant_2"}) {
+	if in[0].Target != "tb" || !slices.Equal(in[0].Slots, []string{"tenant_2"}) {
 		t.Fatalf("slot target: %+v", in[0])
 	}
 	for _, x := range in {
-		if x.Kind == KindTenantDBLatency && !equal(x.Targets, []string{"tc"}) {
+		if x.Kind == kinds.TenantDBLatencyName && !slices.Equal(x.Targets, []string{"tc"}) {
 			t.Fatalf("nemesis targets [tenant_3] drew %v", x.Targets)
 		}
 	}
@@ -278,11 +297,11 @@ nemesis:
 		t.Fatal(err)
 	}
 	for i := range in {
-		if !equal(re[i].Slots, in[i].Slots) || re[i].At != in[i].At || re[i].Kind != in[i].Kind {
+		if !slices.Equal(re[i].Slots, in[i].Slots) || re[i].At != in[i].At || re[i].Kind != in[i].Kind {
 			t.Fatalf("rebind changed more than the names: %+v vs %+v", re[i], in[i])
 		}
 	}
-	if re[0].Target != "ty" || !equal(re[2].Targets, []string{"tx", "ty", "tz"}) || re[2].Target != TargetAll || re[3].Target != TargetMetaDB || re[1].Target != in[1].Target {
+	if re[0].Target != "ty" || !slices.Equal(re[2].Targets, []string{"tx", "ty", "tz"}) || re[2].Target != TargetAll || re[3].Target != TargetMetaDB || re[1].Target != in[1].Target {
 		t.Fatalf("rebind: %+v", re)
 	}
 	if _, err := Rebind(in, TargetSet{Tenants: []string{"only"}, Pods: second.Pods}); err == nil || !strings.Contains(err.Error(), `tenant "tenant_2" does not exist`) {

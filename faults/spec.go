@@ -27,9 +27,9 @@ type Spec struct {
 	Repeat int
 	Kind   string
 	Target string
-	// Params is the kind's canonical parameter map (every param, defaults filled in, durations as
-	// strings); it is what schedule.json and the `fault` ledger records carry.
-	Params map[string]any
+	// Params are the kind's typed parameters (every param, defaults filled in), decoded and validated
+	// with the entry; nil in a Spec built in code means the kind's defaults.
+	Params Params
 	// Line is the YAML line of the entry (0 when built in code), used in error messages.
 	Line int
 }
@@ -80,11 +80,11 @@ func (s *Spec) UnmarshalYAML(node *yaml.Node) error {
 	if !ok {
 		return fmt.Errorf("line %d: %v", node.Line, unknownKind(s.Kind))
 	}
-	m, err := k.decode(params)
+	p, err := k.decodeYAML(params)
 	if err != nil {
 		return within(err, "kind "+s.Kind)
 	}
-	s.Params = m
+	s.Params = p
 	return s.Validate()
 }
 

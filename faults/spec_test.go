@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/seqgate/seqgate/faults/kinds"
 )
 
 type scenarioDoc struct {
@@ -45,10 +47,10 @@ nemesis:
 		t.Fatalf("got %d faults", len(doc.Faults))
 	}
 	f := doc.Faults[0]
-	if f.At != 30*time.Second || f.For != 10*time.Second || f.Kind != KindTenantDBStall || f.Target != "random" || f.Params["then"] != "resume" || f.Line != 3 {
+	if f.At != 30*time.Second || f.For != 10*time.Second || f.Kind != kinds.TenantDBStallName || f.Target != "random" || f.Params.Value() != (kinds.StallParams{Then: kinds.ThenResume}) || f.Line != 3 {
 		t.Errorf("faults[0] = %+v", f)
 	}
-	if p := doc.Faults[1].Params; p["restart"] != true {
+	if p := doc.Faults[1].Params; p.Value() != (kinds.PodCrashParams{Restart: true}) {
 		t.Errorf("pod_crash default restart: %v", p)
 	}
 	n := doc.Nemesis

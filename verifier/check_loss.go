@@ -1,6 +1,7 @@
 package verifier
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 
@@ -138,7 +139,7 @@ func (c *lossCheck) Finish(s *Summary) {
 	}
 	reason := map[int32]string{}
 	for g, ids := range lostBy {
-		slices.SortStableFunc(ids, func(a, b int32) int { return cmpInt64(ix.muts.at(a).t, ix.muts.at(b).t) })
+		slices.SortStableFunc(ids, func(a, b int32) int { return cmp.Compare(ix.muts.at(a).t, ix.muts.at(b).t) })
 		// 1. counters of the acking pod, reasons in the order they first increased (increases seen in
 		// the same scrape cannot be ordered by the ledger: they are taken in ledger order).
 		var keys []dropKey
@@ -148,10 +149,10 @@ func (c *lossCheck) Finish(s *Summary) {
 			}
 		}
 		slices.SortFunc(keys, func(a, b dropKey) int {
-			if d := cmpInt64(c.counters[a].firstIncT, c.counters[b].firstIncT); d != 0 {
+			if d := cmp.Compare(c.counters[a].firstIncT, c.counters[b].firstIncT); d != 0 {
 				return d
 			}
-			return cmpInt64(c.counters[a].firstIncN, c.counters[b].firstIncN)
+			return cmp.Compare(c.counters[a].firstIncN, c.counters[b].firstIncN)
 		})
 		next := 0
 		for _, k := range keys {
@@ -176,7 +177,7 @@ func (c *lossCheck) Finish(s *Summary) {
 	for id := range reason {
 		lostIDs = append(lostIDs, id)
 	}
-	slices.SortFunc(lostIDs, func(a, b int32) int { return cmpInt64(ix.muts.at(a).t, ix.muts.at(b).t) })
+	slices.SortFunc(lostIDs, func(a, b int32) int { return cmp.Compare(ix.muts.at(a).t, ix.muts.at(b).t) })
 	for _, id := range lostIDs {
 		m := ix.muts.at(id)
 		why := reason[id]
@@ -186,7 +187,7 @@ func (c *lossCheck) Finish(s *Summary) {
 		s.LostByReason[why]++
 		ts.LostByReason[why]++
 		wit := lostWitness{MID: m.mid, Tenant: ix.tenantName(m.tenant), Path: m.path(), Pod: ix.podNames[m.pod],
-			Reason: why, IntendedMs: ms(m.intendedT), SentMs: ms(m.t), AckMs: ms(m.doneT), Status: m.status}
+			Reason: why, IntendedMs: ms(m.intendedT), SentMs: ms(m.t), AckMs: ms(m.doneT), Status: int32(m.status)}
 		c.w.add("lost", wit)
 		if why == ReasonSilent {
 			c.w.add("silent", wit)
@@ -203,16 +204,6 @@ func (c *lossCheck) Finish(s *Summary) {
 			st.EventLossFraction = float64(st.Lost) / float64(st.Acked)
 		}
 	}
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // statsOf lists the per-scope stats of a map, in no particular order.

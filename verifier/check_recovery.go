@@ -137,9 +137,10 @@ func (c *windowCheck) Finish(s *Summary) {
 	}
 	heads := map[*faultSpan]map[int32]int64{}
 	for _, sp := range c.spans {
-		sp.info.Tenants = make([]string, 0, len(sp.tenants))
-		for _, ti := range sp.tenants {
-			sp.info.Tenants = append(sp.info.Tenants, ix.tenantName(ti))
+		if _, ok := ix.tenantIDs[sp.info.Target]; ok {
+			sp.info.Tenants = []string{sp.info.Target}
+		} else {
+			sp.info.Tenants = []string{"*"} // every tenant
 		}
 		if sp.stop == noTime {
 			continue

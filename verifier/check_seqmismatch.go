@@ -89,7 +89,7 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 			}
 			n := m.evN
 			m.evN = 0 // a second event row on the path does not count its deliveries again
-			for _, share := range c.shares(row.id, m, n) {
+			for _, share := range c.shares(row.id, m, uint32(n)) {
 				count(share.cons, int64(share.n))
 				c.w.add("seq_mismatch", seqMismatchWitness{Consumer: ix.cons[share.cons].id, Tenant: ix.tenantName(int32(ti)), Path: m.path(),
 					MID: m.mid, FrameSeq: m.evSeq, RowSeq: row.seq, Frames: share.n})

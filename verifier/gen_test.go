@@ -1,6 +1,7 @@
 package verifier
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -189,7 +190,7 @@ func genLedger(cfg genCfg, w *ledger.Writer) (genTruth, error) {
 				FirstSince: 0, FinalCursor: final, Durable: true})
 		}
 	}
-	slices.SortStableFunc(recs, func(a, b ledger.Record) int { return cmpInt64(a.T, b.T) })
+	slices.SortStableFunc(recs, func(a, b ledger.Record) int { return cmp.Compare(a.T, b.T) })
 	all := append(append([]ledger.Record{run}, recs...), post...)
 	all = append(all, ledger.Record{K: ledger.KindEnd, T: lastT + 10*msNs, Drained: true})
 	for i := range all {

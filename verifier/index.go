@@ -115,26 +115,29 @@ type mutation struct {
 	key                 string // tenant "\x00" path
 	mid                 string
 	t, intendedT, doneT int64
-	status              int32
-	tenant              int32
-	pod                 uint16
-	op                  opClass
-	res                 uint8
-	flags               uint8
-
 	// Deliveries of this path: evSeq is the seq of the first one (noTime: none yet), evN how many
 	// carried evSeq and evCons the consumer of the first (fEvMulti: another consumer's also carried
 	// evSeq). A delivery with another seq goes to index.oddSeq. Against the audit's seq at the end,
 	// this counts seq_mismatch exactly, per consumer exactly unless fEvMulti.
 	evSeq  int64
-	evN    uint32
+	tenant int32
 	evCons int32
+	status int16 // HTTP status (clamped to int16)
+	pod    uint16
+	evN    uint16 // saturates at 65535 (one path delivered that often with one seq)
+	kind   uint8  // opClass in the low 4 bits, the res constant in the high 4
+	flags  uint8
 }
 
 func (m *mutation) path() string { return m.key[strings.IndexByte(m.key, 0)+1:] }
 
 // inW reports whether m belongs to W: an acked event-producing mutation.
-func (m *mutation) inW() bool { return m.flags&fHasMut != 0 && m.op == opEvent && m.res == resOK }
+func (m *mutation) inW() bool { return m.flags&fHasMut != 0 && m.op() == opEvent && m.res() == resOK }
+
+// op is the mutation's op class; res its result (resOK, resErr, resTimeout or resOther). They share
+// one byte so that an entry stays 80 bytes.
+func (m *mutation) op() opClass { return opClass(m.kind & 0xf) }
+func (m *mutation) res() uint8  { return m.kind >> 4 }
 
 // persisted is the spec's persisted(m): an audit row or any delivered event with m's tenant and path.
 func (m *mutation) persisted() bool { return m.flags&(fPersisted|fDelivered) != 0 }
@@ -409,28 +412,29 @@ func (ix *index) observeMut(r *ledger.Record) {
 	if m.flags&fHasMut != 0 {
 		// chmod and delete act on an existing file, so they share its path: events match the
 		// event-producing mutation. Two event-producing mutations on one path break matching.
-		if m.op == opEvent && op == opEvent {
+		if m.op() == opEvent && op == opEvent {
 			ix.dupMutPaths++
 			ix.warnf("mut %s: path %q of tenant %s already written by mut %s; paths must be unique per event-producing mutation (kept the first)", r.MID, r.Path, r.Tenant, m.mid)
 		}
-		if m.op == opEvent || op != opEvent {
+		if m.op() == opEvent || op != opEvent {
 			return
 		}
 	}
 	m.flags |= fHasMut
 	m.mid = r.MID
 	m.t, m.intendedT, m.doneT = r.T, r.IntendedT, r.DoneT
-	m.status = int32(r.Status)
+	m.status = int16(max(min(r.Status, math.MaxInt16), math.MinInt16))
 	m.pod = ix.pod(r.Pod)
-	m.op = op
+	res := resOther
 	switch r.Res {
 	case ledger.ResOK:
-		m.res = resOK
+		res = resOK
 	case ledger.ResErr:
-		m.res = resErr
+		res = resErr
 	case ledger.ResTimeout:
-		m.res = resTimeout
+		res = resTimeout
 	}
+	m.kind = uint8(op) | res<<4
 }
 
 func (ix *index) observeEv(r *ledger.Record) error {
@@ -449,7 +453,9 @@ func (ix *index) observeEv(r *ledger.Record) error {
 	case m.evSeq == noTime:
 		m.evSeq, m.evN, m.evCons = r.Seq, 1, c.idx
 	case m.evSeq == r.Seq:
-		m.evN++
+		if m.evN < math.MaxUint16 {
+			m.evN++
+		}
 		if m.evCons != c.idx {
 			m.flags |= fEvMulti
 		}

@@ -114,7 +114,7 @@ type FaultInfo struct {
 	Target     string   `json:"target"`
 	StartMs    float64  `json:"start_ms"`
 	StopMs     *float64 `json:"stop_ms"` // null: never stopped
-	Tenants    []string `json:"tenants"` // the affected tenants
+	Tenants    []string `json:"tenants"` // the affected tenants: the target, or ["*"] for every tenant
 	RecoveryMs *float64 `json:"recovery_ms"`
 	Recovered  bool     `json:"recovered"`
 }

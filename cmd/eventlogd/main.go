@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -37,8 +39,14 @@ func main() {
 type options struct {
 	listen, pools, logLevel string
 	defects                 []string
+	testDefects             bool
+	provisionTokenFile      string
 	cfg                     api.Config
 }
+
+// testDefectsFlag must be on the command line for --defect to be honoured; it is never read from
+// the environment, so an inherited EVENTLOGD_DEFECT alone cannot break a pod (issue 19 item 6).
+const testDefectsFlag = "test-defects"
 
 // defectList collects repeated --defect flags (each may also be a comma-separated list).
 type defectList struct{ v *[]string }
@@ -62,7 +70,8 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.pools, "pools", "", `pools file (JSON {"pools":[{"id","role","dsn"}]}); empty: one shared pool "shared_pool" on the meta server`)
 	fs.DurationVar(&c.Retention, "fs-events-retention", time.Hour, "fs_events retention, used by both sweep paths")
 	fs.BoolVar(&c.Admin, "admin", false, "serve the test-only /v1/admin endpoints")
-	fs.Var(defectList{&o.defects}, "defect", "switch on a seeded defect (repeatable or comma-separated): "+defectNames())
+	fs.Var(defectList{&o.defects}, "defect", "switch on a seeded defect (repeatable or comma-separated; test-only: needs --test-defects): "+defectNames())
+	fs.BoolVar(&o.testDefects, testDefectsFlag, false, "allow --defect: this pod is a test subject (command line only, never from the environment)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 
 	fs.DurationVar(&c.EventInsertTimeout, "event-insert-timeout", 2*time.Second, "hot-path fs_events insert timeout")
@@ -107,8 +116,23 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "server-side bound on a filesystem request (mutation + event insert)")
 	fs.DurationVar(&c.AuthCacheTTL, "auth-cache-ttl", 5*time.Second, "API key cache lifetime (a deleted tenant's key works this long)")
-	fs.DurationVar(&c.AuthStaleMax, "auth-stale-max", time.Hour, "while the meta DB fails, honour a cached key this long past its TTL")
+	fs.DurationVar(&c.AuthStaleMax, "auth-stale-max", time.Minute, "while the meta DB fails, honour a cached key this long past its TTL (a revoked key can act for at most TTL + this)")
+	fs.DurationVar(&c.Limits.AuthNegativeTTL, "auth-negative-ttl", 5*time.Second, "refuse a key the meta DB did not know without asking again for this long")
+	fs.IntVar(&c.Limits.AuthCacheMax, "auth-cache-max", 100000, "cached API keys; the least recently used is evicted past this")
+	fs.DurationVar(&c.Limits.StreamAuthEvery, "stream-auth-interval", 0, "revalidate the keys of open event streams this often; a deleted tenant's streams end (0: --auth-cache-ttl)")
+
+	fs.DurationVar(&c.Limits.HeaderTimeout, "header-timeout", 10*time.Second, "reading a request's headers")
+	fs.DurationVar(&c.Limits.IdleTimeout, "idle-timeout", 2*time.Minute, "close a keep-alive connection idle this long")
+	fs.DurationVar(&c.Limits.BodyReadTimeout, "body-read-timeout", time.Minute, "reading one request body (a dripped body ends the request)")
+	fs.IntVar(&c.Limits.MaxInflight, "max-inflight", 512, "concurrent requests other than event streams, /healthz and /metrics; past it 429 with Retry-After")
+	fs.Int64Var(&c.Limits.MaxBodyBytes, "max-body-bytes-inflight", 64<<20, "request-body bytes read at once across the pod, each body counted at its Content-Length; past it 429")
+	fs.IntVar(&c.Limits.MaxStreams, "max-streams", 10000, "open event streams per pod; past it 429")
+	fs.IntVar(&c.Limits.MaxTenantStreams, "max-tenant-streams", 200, "open event streams per tenant per pod; past it 429")
+	fs.Float64Var(&c.Limits.ProvisionRate, "provision-rate", 20, "POST /v1/provision per second per pod (token bucket); past it 429")
+	fs.IntVar(&c.Limits.ProvisionBurst, "provision-burst", 100, "provision token bucket size")
+	fs.StringVar(&o.provisionTokenFile, "provision-token-file", "", "file holding a token POST /v1/provision must carry (Authorization: Bearer TOKEN or X-Provision-Token); empty: provisioning is open")
 	fs.IntVar(&c.DB.MaxOpen, "db-max-open", 32, "open connections per tenant DB")
+	fs.IntVar(&c.DB.StreamMaxOpen, "db-stream-max-open", 0, "connections event streams may hold per tenant DB, on a handle of their own (0: db-max-open/4)")
 	fs.DurationVar(&c.DB.ConnMaxIdle, "db-conn-max-idle", 5*time.Minute, "idle connection lifetime")
 	fs.DurationVar(&c.DB.IdleClose, "pool-idle-close", 0, "close a tenant DB handle unused this long (0: never)")
 	return fs
@@ -128,7 +152,7 @@ func applyEnv(fs *flag.FlagSet) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || err != nil {
+		if set[f.Name] || err != nil || f.Name == testDefectsFlag {
 			return
 		}
 		env := "EVENTLOGD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -141,6 +165,26 @@ func applyEnv(fs *flag.FlagSet) error {
 	return err
 }
 
+// defectSet returns the seeded defects to switch on. They are test-only: any --defect (flag or
+// EVENTLOGD_DEFECT) without --test-defects on the command line is refused, and a pod that runs with
+// one says so loudly on stderr and in its log.
+func (o *options) defectSet(stderr io.Writer, log *slog.Logger) (defect.Set, error) {
+	d, err := defect.Parse(strings.Join(o.defects, ","))
+	if err != nil {
+		return nil, err
+	}
+	if len(d) == 0 {
+		return d, nil
+	}
+	if !o.testDefects {
+		return nil, fmt.Errorf("--defect %s: seeded defects are test-only; add --%s on the command line to switch them on (EVENTLOGD_DEFECT alone never does)",
+			d.String(), testDefectsFlag)
+	}
+	fmt.Fprintf(stderr, "eventlogd: WARNING: SEEDED DEFECTS ON (%s): this pod is deliberately broken for testing; never serve real tenants with it\n", d.String())
+	log.Error("SEEDED DEFECTS ON: this pod is deliberately broken for testing", "defects", d.String())
+	return d, nil
+}
+
 func run(args []string, stdout, stderr io.Writer) error {
 	var o options
 	fs := flags(&o, stderr)
@@ -150,6 +194,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
+	dsnOnCommandLine := commandLine(fs, "meta-dsn") // before applyEnv, which marks what it sets
 	if err := applyEnv(fs); err != nil {
 		return err
 	}
@@ -159,7 +204,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("pod", o.cfg.PodID)
 	o.cfg.Log = log
-	d, err := defect.Parse(strings.Join(o.defects, ","))
+	d, err := o.defectSet(stderr, log)
 	if err != nil {
 		return err
 	}
@@ -168,6 +213,18 @@ func run(args []string, stdout, stderr io.Writer) error {
 		if o.cfg.Pools, err = store.LoadPools(o.pools); err != nil {
 			return fmt.Errorf("--pools: %w", err)
 		}
+	}
+	if o.provisionTokenFile != "" {
+		b, err := os.ReadFile(o.provisionTokenFile)
+		if err != nil {
+			return fmt.Errorf("--provision-token-file: %w", err)
+		}
+		if o.cfg.Limits.ProvisionToken = strings.TrimSpace(string(b)); o.cfg.Limits.ProvisionToken == "" {
+			return fmt.Errorf("--provision-token-file %s: empty", o.provisionTokenFile)
+		}
+	}
+	if dsnOnCommandLine && dsnHasPassword(o.cfg.MetaDSN) {
+		log.Warn("--meta-dsn carries a password on the command line, where every local user can read it (/proc/PID/cmdline); pass it as EVENTLOGD_META_DSN instead")
 	}
 	log.Info("effective configuration", "fs_events_retention", o.cfg.Retention.String(), "listen", o.listen,
 		"meta_dsn_set", o.cfg.MetaDSN != "", "pools_file", o.pools, "admin", o.cfg.Admin, "defects", d.String())
@@ -186,7 +243,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("--listen %s: %w", o.listen, err)
 	}
 	srv.Start()
-	hs := &http.Server{Handler: srv.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	hs := srv.HTTPServer()
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	fmt.Fprintf(stdout, "listening on %s\n", ln.Addr())
@@ -208,4 +265,16 @@ func run(args []string, stdout, stderr io.Writer) error {
 	err = srv.Close()
 	log.Info("stopped")
 	return err
+}
+
+// commandLine reports whether flag name was given on the command line (not from the environment).
+func commandLine(fs *flag.FlagSet, name string) bool {
+	seen := false
+	fs.Visit(func(f *flag.Flag) { seen = seen || f.Name == name })
+	return seen
+}
+
+func dsnHasPassword(dsn string) bool {
+	c, err := mysql.ParseDSN(dsn)
+	return err == nil && c.Passwd != ""
 }

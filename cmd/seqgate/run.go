@@ -38,6 +38,7 @@ type runFlags struct {
 	sets      []string
 	seed      string
 	duration  string
+	metrics   string
 }
 
 func newRunCmd() *cobra.Command {
@@ -48,7 +49,7 @@ func newRunCmd() *cobra.Command {
 		Long: `run brings up a private MySQL-compatible server (or uses --dsn), one toxiproxy proxy per database,
 the scenario's eventlogd pods, consumers and open-model load; injects the scenario's faults; drains,
 audits the DB, writes the ledger and verifies it. Everything goes to the run directory
-(runs/<scenario>-<time>/ unless --out): ledger.jsonl.gz, summary.json, run.log, pods/*.log,
+(runs/<scenario>-<time>/ unless --out): ledger.jsonl.gz, summary.json, report.html, summary.md, run.log, pods/*.log,
 scenario.yaml (resolved), schedule.json, pools.json.
 
 Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could not complete
@@ -75,6 +76,7 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field, PATH=VALUE (repeatable), e.g. --set load[0].rate=600 --set pods.count=5; the run directory's scenario.yaml records the result")
 	fl.StringVar(&f.seed, "seed", "", "override the scenario's seed (same as --set seed=N)")
 	fl.StringVar(&f.duration, "duration", "", "override the scenario's duration (same as --set duration=D)")
+	fl.StringVar(&f.metrics, "metrics-addr", "", "serve seqgate's own Prometheus metrics of the run at http://ADDR/metrics while it goes on (e.g. 127.0.0.1:9464)")
 	return cmd
 }
 
@@ -132,6 +134,14 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	opts := run.Options{Scenario: sc, Dir: dir, DSN: f.dsn, Infra: f.infra, Target: f.target, APIKey: f.apiKey, TenantID: f.tenantID,
 		Profile: target.Options{Profile: f.profile, AuditDB: f.auditDB, TenantColumn: f.tenantCol}, ReadyTimeout: f.ready, Replay: f.replay,
 		Log: stderr, Progress: stderr, Terminal: isTerminal(stderr)}
+	if f.metrics != "" {
+		observe, stopLive, err := serveLive(f.metrics, stderr)
+		if err != nil {
+			return &exitError{exitUnusable, err}
+		}
+		defer stopLive()
+		opts.Observe = observe
+	}
 	if f.target == "" {
 		bin, how, err := run.FindEventlogd(ctx, f.eventlogd, dir)
 		if err != nil {
@@ -157,6 +167,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	if res.Audit != nil && !res.Audit.OK {
 		fmt.Fprintf(stdout, "audit failed (%d tenants, %d rows read): %s\n", res.Audit.Tenants, res.Audit.Rows, res.Audit.Error)
 	}
+	writeRunReport(stderr, res.Ledger, res.Dir, s) // report.html and summary.md (docs/report.md), after the verdict is out
 	switch {
 	case res.Interrupted:
 		return &exitError{exitUnusable, errors.New("interrupted: the ledger is complete up to the interruption and marked so (end.reason)")}

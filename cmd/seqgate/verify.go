@@ -34,7 +34,9 @@ func newVerifyCmd() *cobra.Command {
 gunzipped), computes every definition of docs/ledger-v1.md and prints the verdict first, then the
 failed checks with their numbers, then the witnesses of each anomaly.
 
-Exit codes: 0 pass, 1 fail, 2 inconclusive (no end record, or no acked event), 3 unusable input.`,
+Exit codes: 0 pass, 1 fail (fail beats inconclusive), 2 inconclusive (no end record, an
+interrupted run, no acked event, a promised audit that did not succeed, or a run that did not
+drain), 3 unusable input.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.budgetSet = cmd.Flags().Changed("budget")

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/ledger"
@@ -276,6 +277,65 @@ func TestStalledTenantDoesNotStarveItsBlock(t *testing.T) {
 			}
 			if ok != offered || stalled != slots {
 				t.Errorf("healthy answered %d of %d; stalled sent %d, want %d", ok, offered, stalled, slots)
+			}
+		})
+	}
+}
+
+// TestDriverSendsNonASCIIAndInvalidUTF8Paths: write_unicode sends a valid non-ASCII path and records
+// it exactly; write_invalid_utf8 sends a path whose decoded form ends in byte 0xFF, and a service
+// that refuses it (400) leaves the mutation unacked. Negative control: a service that acks the
+// invalid path is recorded as ok (the run's verifier then expects its event).
+func TestDriverSendsNonASCIIAndInvalidUTF8Paths(t *testing.T) {
+	for _, refuse := range []bool{true, false} {
+		t.Run(map[bool]string{true: "refused", false: "acked (control)"}[refuse], func(t *testing.T) {
+			var mu sync.Mutex
+			paths := map[string]bool{}
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				p := strings.TrimPrefix(r.URL.Path, "/v1/fs")
+				mu.Lock()
+				paths[p] = true
+				mu.Unlock()
+				if refuse && !utf8.ValidString(p) {
+					w.WriteHeader(400)
+					_, _ = w.Write([]byte(`{"error":"path is not valid UTF-8"}`))
+					return
+				}
+				_, _ = w.Write([]byte(`{"revision":1,"status":"ok"}`))
+			}))
+			defer srv.Close()
+			s := &ledger.Memory{}
+			d := NewDriver(Config{RunID: "r1", Seed: 3, Start: time.Now(), Sink: s,
+				Endpoints: func() []Endpoint { return []Endpoint{{Name: "pod-1", URL: srv.URL}} }})
+			l := scenario.Load{Executor: "constant-arrival-rate", Rate: 100, TimeUnit: dur(time.Second), Duration: dur(200 * time.Millisecond),
+				MaxInFlight: 64, Timeout: dur(5 * time.Second), Mix: map[string]int{"write_unicode": 1, "write_invalid_utf8": 1}}
+			d.Run(context.Background(), time.Now(), []Block{{Index: 0, Load: l, Tenants: []Tenant{{ID: "ten1", Key: "k1", Index: 1}}}})
+			var uni, bad int
+			for _, r := range s.Records() {
+				if r.Op != "write" {
+					t.Fatalf("ledger op %q, want write", r.Op)
+				}
+				switch {
+				case strings.HasSuffix(r.Path, UnicodeSuffix):
+					uni++
+					if r.Res != ledger.ResOK || !paths[r.Path] {
+						t.Fatalf("unicode write %+v: not acked, or the service saw another path", r)
+					}
+				case strings.HasSuffix(r.Path, InvalidUTF8Suffix):
+					bad++
+					sent := strings.TrimSuffix(r.Path, InvalidUTF8Suffix) + "-\xff"
+					if !paths[sent] {
+						t.Fatalf("invalid write %s: the service never saw %q", r.MID, sent)
+					}
+					if acked := r.Res == ledger.ResOK; acked == refuse {
+						t.Fatalf("invalid write %+v: acked %v, want %v", r, acked, !refuse)
+					}
+				default:
+					t.Fatalf("unexpected path %q", r.Path)
+				}
+			}
+			if uni == 0 || bad == 0 {
+				t.Fatalf("%d unicode and %d invalid writes, want both", uni, bad)
 			}
 		})
 	}

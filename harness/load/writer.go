@@ -195,6 +195,14 @@ func (d *Driver) keep(tenant, path string) {
 
 func (d *Driver) now() int64 { return time.Since(d.cfg.Start).Nanoseconds() }
 
+// UnicodeSuffix ends the path of a write_unicode mutation (valid UTF-8, not ASCII).
+const UnicodeSuffix = "-日本-é"
+
+// InvalidUTF8Suffix ends the URL path of a write_invalid_utf8 mutation, percent-encoded as sent:
+// the decoded path ends in byte 0xFF, never valid UTF-8. The ledger records it in this escaped
+// form (a ledger string is UTF-8); a correct service answers 400 and the mutation is not acked.
+const InvalidUTF8Suffix = "-%FF"
+
 // send performs one mutation and writes its mut record. Ops that need an existing file (rename,
 // copy, chmod, delete) fall back to a write while the tenant has none.
 func (d *Driver) send(t Tenant, timeout time.Duration, mid, op string, pick int, due time.Time) {
@@ -206,12 +214,20 @@ func (d *Driver) send(t Tenant, timeout time.Duration, mid, op string, pick int,
 	case "copy", "chmod":
 		src = d.take(t.ID, pick, false)
 	}
-	if src == "" && op != "write" && op != "mkdir" {
+	if src == "" && op != "write" && op != "mkdir" && op != "write_unicode" && op != "write_invalid_utf8" {
 		op = "write"
 	}
 	method, query, header, body := http.MethodPut, "", "", io.Reader(nil)
+	rawSuffix := "" // sent after the escaped path, not part of the ledger's path
 	switch op {
 	case "write":
+		body = strings.NewReader("seqgate " + mid + "\n")
+	case "write_unicode": // a valid non-ASCII path: stored and delivered byte for byte
+		op, path = "write", path+UnicodeSuffix
+		body = strings.NewReader("seqgate " + mid + "\n")
+	case "write_invalid_utf8": // an invalid UTF-8 path: the service must refuse it (4xx), never ack it
+		op, rawSuffix = "write", InvalidUTF8Suffix
+		path += InvalidUTF8Suffix // the ledger's path is the escaped form (a ledger string is UTF-8)
 		body = strings.NewReader("seqgate " + mid + "\n")
 	case "mkdir":
 		method, query = http.MethodPost, "?mkdir"
@@ -239,7 +255,7 @@ func (d *Driver) send(t Tenant, timeout time.Duration, mid, op string, pick int,
 	rec.Pod = ep.Name
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, ep.URL+"/v1/fs"+escapePath(path)+query, body)
+	req, err := http.NewRequestWithContext(ctx, method, ep.URL+"/v1/fs"+escapePath(strings.TrimSuffix(path, rawSuffix))+rawSuffix+query, body)
 	if err != nil {
 		panic(err) // our own URL: a bug, not an input
 	}

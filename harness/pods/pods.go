@@ -18,17 +18,24 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/go-sql-driver/mysql"
+
 	"github.com/seqgate/seqgate/ledger"
 )
 
 // Config is what every pod of a fleet shares.
 type Config struct {
 	Binary     string        // the eventlogd executable
-	Args       []string      // flags every pod gets (meta DSN, pools file, retention...), without --listen/--pod
+	Args       []string      // flags every pod gets (pools file, retention...), without --listen/--pod; never a secret
 	LogDir     string        // one <pod>.log per pod
 	Start      time.Time     // the run's clock origin
 	Sink       ledger.Sink   // pod records
 	ReadyAfter time.Duration // how long a pod may take to answer /healthz (default 30s)
+	// Env is environment (KEY=VALUE) every pod gets on top of the harness's own: where secrets go
+	// (EVENTLOGD_META_DSN), since every local user can read a process's argv in /proc/PID/cmdline
+	// while its environment is readable by its owner only. Start refuses Args that carry a DSN
+	// password.
+	Env []string
 }
 
 // Pod is one eventlogd process (or the slot for one, while it is down).
@@ -52,6 +59,9 @@ type Fleet struct {
 func Start(ctx context.Context, cfg Config, n int) (*Fleet, error) {
 	if cfg.ReadyAfter == 0 {
 		cfg.ReadyAfter = 30 * time.Second
+	}
+	if err := noSecretArgs(cfg.Args); err != nil {
+		return nil, err
 	}
 	f := &Fleet{}
 	for i := 1; i <= n; i++ {
@@ -162,6 +172,7 @@ func (p *Pod) start(ctx context.Context) error {
 	defer logf.Close()
 	args := append([]string{"--listen", listen, "--pod", p.Name}, p.cfg.Args...)
 	cmd := exec.Command(p.cfg.Binary, args...)
+	cmd.Env = append(os.Environ(), p.cfg.Env...)
 	cmd.Stderr = logf
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
@@ -348,4 +359,28 @@ func (p *Pod) Restart(ctx context.Context) error {
 		return fmt.Errorf("%s is still running", p.Name)
 	}
 	return p.start(ctx)
+}
+
+// noSecretArgs refuses pod arguments that carry a DSN password ("--meta-dsn=u:pw@tcp(h)/db" or a
+// separate value): argv is world-readable in /proc/PID/cmdline. Secrets go in Config.Env.
+func noSecretArgs(args []string) error {
+	for i, a := range args {
+		v := a
+		if strings.HasPrefix(a, "-") {
+			_, after, ok := strings.Cut(a, "=")
+			if !ok {
+				continue
+			}
+			v = after
+		}
+		if c, err := mysql.ParseDSN(v); err == nil && c.Passwd != "" {
+			name := a
+			if i > 0 && !strings.HasPrefix(a, "-") {
+				name = args[i-1]
+			}
+			return fmt.Errorf("pods: argument %d (%s) carries a DSN password, which every local user could read on the pod's command line; pass it in Config.Env (EVENTLOGD_META_DSN)",
+				i, strings.SplitN(name, "=", 2)[0])
+		}
+	}
+	return nil
 }

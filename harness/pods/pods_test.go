@@ -1,11 +1,13 @@
 package pods
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"net/http"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -143,5 +145,47 @@ func TestStartFailsOnBadBinary(t *testing.T) {
 	_, err := Start(context.Background(), Config{Binary: "/nonexistent/eventlogd", LogDir: t.TempDir(), Start: time.Now()}, 1)
 	if err == nil {
 		t.Fatal("no error for a missing binary")
+	}
+}
+
+// TestSecretsStayOffTheCommandLine: a DSN password given in Config.Env reaches the pod but never
+// its /proc/PID/cmdline (readable by every local user); Args that carry one are refused (the
+// negative control: the check sees a password where there is one).
+func TestSecretsStayOffTheCommandLine(t *testing.T) {
+	t.Setenv("SEQGATE_FAKE_POD", "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const dsn = "root:s3cretpw@tcp(127.0.0.1:1)/meta"
+	f, err := Start(context.Background(), Config{Binary: exe, Args: []string{"--pools", "/tmp/pools.json", "--admin"},
+		Env: []string{"EVENTLOGD_META_DSN=" + dsn}, LogDir: t.TempDir(), Start: time.Now(), Sink: &ledger.Memory{}}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop(5 * time.Second)
+	p := f.Get("pod-1")
+	p.mu.Lock()
+	pid := p.cmd.Process.Pid
+	p.mu.Unlock()
+	cmdline, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(cmdline, []byte("s3cretpw")) {
+		t.Fatalf("the password is on the pod's command line: %q", cmdline)
+	}
+	if !bytes.Contains(environ, []byte("EVENTLOGD_META_DSN="+dsn)) {
+		t.Fatal("the DSN did not reach the pod's environment")
+	}
+	for _, args := range [][]string{{"--meta-dsn=" + dsn}, {"--pools", "p.json", "--meta-dsn", dsn}, {"-meta-dsn=" + dsn}} {
+		if _, err := Start(context.Background(), Config{Binary: exe, Args: args, LogDir: t.TempDir(), Start: time.Now()}, 1); err == nil ||
+			!strings.Contains(err.Error(), "password") || strings.Contains(err.Error(), "s3cretpw") {
+			t.Fatalf("Start with %q: %v, want a refusal that does not repeat the password", args, err)
+		}
 	}
 }

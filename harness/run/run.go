@@ -40,6 +40,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/seqgate/seqgate/ledger"
+
 	"github.com/seqgate/seqgate/faults"
 	"github.com/seqgate/seqgate/harness/scenario"
 	tgt "github.com/seqgate/seqgate/harness/target"
@@ -80,6 +82,8 @@ type Options struct {
 	Log      io.Writer
 	Progress io.Writer
 	Terminal bool
+	// Observe, when set, sees every ledger record as it is written (seqgate run --metrics-addr).
+	Observe func(*ledger.Record)
 }
 
 // Result is what a run produced.

@@ -77,21 +77,9 @@ func (eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *
 	if err := writeFile(s.o.Dir, "pools.json", b, 0o600); err != nil {
 		return err
 	}
-	e := s.sc.Pods.Eventlogd
-	args := []string{"--meta-dsn", metaDSN, "--pools", poolsPath, "--fs-events-retention", e.Retention.D().String(), "--admin"}
-	if e.Defect != "" {
-		args = append(args, "--defect", e.Defect)
-	}
-	names := make([]string, 0, len(e.Flags))
-	for k := range e.Flags {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	for _, k := range names {
-		args = append(args, "--"+k+"="+e.Flags[k])
-	}
+	args, env := eventlogdCommand(s.sc.Pods.Eventlogd, metaDSN, poolsPath)
 	log.Info("starting pods", "count", s.sc.Pods.Count, "eventlogd", s.o.Eventlogd)
-	fleet, err := pods.Start(ctx, pods.Config{Binary: s.o.Eventlogd, Args: args, LogDir: filepath.Join(s.o.Dir, "pods"),
+	fleet, err := pods.Start(ctx, pods.Config{Binary: s.o.Eventlogd, Args: args, Env: env, LogDir: filepath.Join(s.o.Dir, "pods"),
 		Start: s.start, Sink: s.sink}, s.sc.Pods.Count)
 	if err != nil {
 		return err
@@ -121,4 +109,23 @@ func (eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logger
 	}
 	log.Info("tenants provisioned", "count", len(out))
 	return out, nil
+}
+
+// eventlogdCommand is every pod's arguments and extra environment. The meta DSN (which carries the
+// --dsn password, if any) goes in the environment, never on the command line that every local user
+// can read; the pools file holding the pool DSNs is written 0600.
+func eventlogdCommand(e scenario.Eventlogd, metaDSN, poolsPath string) (args, env []string) {
+	args = []string{"--pools", poolsPath, "--fs-events-retention", e.Retention.D().String(), "--admin"}
+	if e.Defect != "" {
+		args = append(args, "--test-defects", "--defect", e.Defect)
+	}
+	names := make([]string, 0, len(e.Flags))
+	for k := range e.Flags {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		args = append(args, "--"+k+"="+e.Flags[k])
+	}
+	return args, []string{"EVENTLOGD_META_DSN=" + metaDSN}
 }

@@ -60,7 +60,7 @@ type Eventlogd struct {
 var Executors = []string{"constant-arrival-rate", "ramping-arrival-rate"}
 
 // Ops are the mutation kinds a load mix may name.
-var Ops = []string{"write", "mkdir", "rename", "copy", "chmod", "delete"}
+var Ops = []string{"write", "mkdir", "rename", "copy", "chmod", "delete", "write_unicode", "write_invalid_utf8"}
 
 // Modes are the tenant pool modes.
 var Modes = []string{"dedicated", "shared"}

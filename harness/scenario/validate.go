@@ -2,6 +2,7 @@ package scenario
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -140,9 +141,20 @@ func (v *validator) check(s *Scenario) error {
 	if s.Pods.Eventlogd.Retention < 0 {
 		return v.err("pods.eventlogd.fs_events_retention", v.at("pods", "eventlogd", "fs_events_retention"), []string{"a positive duration"}, "negative")
 	}
+	flagNames := make([]string, 0, len(s.Pods.Eventlogd.Flags))
 	for name := range s.Pods.Eventlogd.Flags {
+		flagNames = append(flagNames, name)
+	}
+	sort.Strings(flagNames)
+	for _, name := range flagNames {
+		// A key is a flag name and nothing else: "meta-dsn=DSN" or "-pod" would otherwise slip past
+		// the reserved names below and override what the harness set (issue 19 item 9).
+		if !flagName.MatchString(name) {
+			return v.err("pods.eventlogd.flags."+name, v.at("pods", "eventlogd", "flags", name), []string{"[a-z0-9][a-z0-9-]* (a flag name without --)"},
+				"%q is not a flag name", name)
+		}
 		switch name {
-		case "listen", "pod", "meta-dsn", "pools", "fs-events-retention", "defect", "admin":
+		case "listen", "pod", "meta-dsn", "pools", "fs-events-retention", "defect", "test-defects", "admin":
 			return v.err("pods.eventlogd.flags."+name, v.at("pods", "eventlogd", "flags", name), nil,
 				"--%s is set by the harness (use the dedicated field where there is one)", name)
 		}
@@ -341,3 +353,6 @@ func validName(n string) bool {
 	}
 	return true
 }
+
+// flagName is an eventlogd flag name as pods.eventlogd.flags keys give it (without the dashes).
+var flagName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]*$`)

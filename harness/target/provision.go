@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -18,17 +19,31 @@ func (p *Profile) Provision(ctx context.Context, c *http.Client, base, pool stri
 	if p.SendPool {
 		body, _ = json.Marshal(map[string]string{"pool": pool})
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/provision", bytes.NewReader(body))
-	if err != nil {
-		return Tenant{}, fmt.Errorf("POST %s/v1/provision: %w", base, err)
+	var resp *http.Response
+	var b []byte
+	// A service may rate-limit provisioning (eventlogd's --provision-rate): a 429 is waited out
+	// (Retry-After, at least 1 s), up to 60 times.
+	for attempt := 0; ; attempt++ {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/provision", bytes.NewReader(body))
+		if err != nil {
+			return Tenant{}, fmt.Errorf("POST %s/v1/provision: %w", base, err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		if resp, err = c.Do(req); err != nil {
+			return Tenant{}, fmt.Errorf("POST %s/v1/provision: %w", base, err)
+		}
+		b, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusTooManyRequests || attempt >= 60 {
+			break
+		}
+		wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
+		select {
+		case <-ctx.Done():
+			return Tenant{}, ctx.Err()
+		case <-time.After(time.Duration(max(1, wait)) * time.Second):
+		}
 	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.Do(req)
-	if err != nil {
-		return Tenant{}, fmt.Errorf("POST %s/v1/provision: %w", base, err)
-	}
-	defer resp.Body.Close()
-	b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 	var out struct {
 		TenantID string `json:"tenant_id"`
 		APIKey   string `json:"api_key"`

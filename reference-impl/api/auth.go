@@ -1,6 +1,7 @@
 package api
 
 import (
+	"container/list"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,47 +15,120 @@ import (
 
 type ctxKey int
 
-const storeKey ctxKey = 0
+const (
+	storeKey   ctxKey = iota // *store.TenantStore
+	keyHashKey               // the request's API key hash
+)
 
 type authEntry struct {
 	t   store.Tenant
 	exp time.Time
 }
 
+type authItem struct {
+	h string
+	e authEntry
+}
+
 // authCache keeps recently seen key hashes so a stream or a write burst does not query the meta DB
 // per request; a deleted tenant's key stops working within ttl. When the meta DB cannot answer, an
-// entry up to staleMax old is still honoured, so a meta-DB outage does not fail mutations of known
-// tenants (the meta DB must not sit on the write path).
+// entry up to staleMax old is still honoured, so a short meta-DB outage does not fail mutations of
+// known tenants (the meta DB must not sit on the write path) while a revoked key can act for at most
+// ttl + staleMax. Keys the meta DB did not know are remembered for negTTL, so a wrong key costs one
+// meta query per negTTL, not one per request. At max entries the least recently used entry is
+// evicted (never the whole cache: a flood of new keys must not forget the known tenants).
 type authCache struct {
 	ttl      time.Duration
 	staleMax time.Duration
+	negTTL   time.Duration
+	max      int
 	mu       sync.Mutex
-	m        map[string]authEntry
+	m        map[string]*list.Element // of *authItem; lru front = most recently used
+	lru      *list.List
+	neg      map[string]time.Time // wrong key hash -> remembered until
 	inflight map[string]bool
+}
+
+func newAuthCache(ttl, staleMax, negTTL time.Duration, max int) *authCache {
+	return &authCache{ttl: ttl, staleMax: staleMax, negTTL: negTTL, max: max, m: map[string]*list.Element{}, lru: list.New(),
+		neg: map[string]time.Time{}}
 }
 
 // get returns the entry for h, whether it is still fresh, and whether there is one at all.
 func (c *authCache) get(h string) (t store.Tenant, fresh, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	e, ok := c.m[h]
+	el, ok := c.m[h]
 	if !ok {
 		return store.Tenant{}, false, false
 	}
+	e := el.Value.(*authItem).e
 	now := time.Now()
 	if now.After(e.exp.Add(c.staleMax)) {
 		return store.Tenant{}, false, false
 	}
+	c.lru.MoveToFront(el)
 	return e.t, now.Before(e.exp), true
 }
 
 func (c *authCache) put(h string, t store.Tenant) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if len(c.m) > 100000 {
-		c.m = map[string]authEntry{}
+	delete(c.neg, h)
+	e := authEntry{t: t, exp: time.Now().Add(c.ttl)}
+	if el, ok := c.m[h]; ok {
+		el.Value.(*authItem).e = e
+		c.lru.MoveToFront(el)
+		return
 	}
-	c.m[h] = authEntry{t: t, exp: time.Now().Add(c.ttl)}
+	c.m[h] = c.lru.PushFront(&authItem{h: h, e: e})
+	for len(c.m) > c.max {
+		old := c.lru.Back()
+		c.lru.Remove(old)
+		delete(c.m, old.Value.(*authItem).h)
+	}
+}
+
+// unknown reports whether h was a wrong key less than negTTL ago.
+func (c *authCache) unknown(h string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	until, ok := c.neg[h]
+	if ok && time.Now().After(until) {
+		delete(c.neg, h)
+		return false
+	}
+	return ok
+}
+
+// notFound drops h and remembers it as a wrong key for negTTL (at most max remembered: expired
+// ones go first, then arbitrary ones).
+func (c *authCache) notFound(h string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el, ok := c.m[h]; ok {
+		c.lru.Remove(el)
+		delete(c.m, h)
+	}
+	if c.negTTL <= 0 {
+		return
+	}
+	now := time.Now()
+	if len(c.neg) >= c.max {
+		for k, until := range c.neg {
+			if now.After(until) || len(c.neg) >= c.max {
+				delete(c.neg, k)
+			}
+		}
+	}
+	c.neg[h] = now.Add(c.negTTL)
+}
+
+// len is the number of cached keys (tests).
+func (c *authCache) len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.m)
 }
 
 // revalidate refreshes hash's cache entry in the background (one lookup per key at a time).
@@ -78,7 +152,7 @@ func (s *Server) revalidate(hash string) {
 		cancel()
 		switch {
 		case errors.Is(err, store.ErrNotFound):
-			c.drop(hash)
+			c.notFound(hash)
 		case err == nil:
 			c.put(hash, t)
 		}
@@ -86,12 +160,6 @@ func (s *Server) revalidate(hash string) {
 		delete(c.inflight, hash)
 		c.mu.Unlock()
 	}()
-}
-
-func (c *authCache) drop(h string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	delete(c.m, h)
 }
 
 // apiKey returns the key from "Authorization: Bearer K" or "X-API-Key: K".
@@ -122,11 +190,15 @@ func (s *Server) withTenant(h http.HandlerFunc) http.HandlerFunc {
 			// Serve the known tenant now and revalidate in the background: a slow or failing meta DB
 			// never sits on the request path of a tenant we already know.
 			s.revalidate(hash)
+		case s.auth.unknown(hash):
+			writeErr(w, http.StatusUnauthorized, "invalid API key")
+			return
 		default:
 			actx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 			got, err := s.meta.TenantByKey(actx, hash)
 			cancel()
 			if errors.Is(err, store.ErrNotFound) {
+				s.auth.notFound(hash)
 				writeErr(w, http.StatusUnauthorized, "invalid API key")
 				return
 			}
@@ -142,7 +214,8 @@ func (s *Server) withTenant(h http.HandlerFunc) http.HandlerFunc {
 			writeErr(w, http.StatusServiceUnavailable, "tenant DB unavailable: "+err.Error())
 			return
 		}
-		h(w, r.WithContext(context.WithValue(r.Context(), storeKey, st)))
+		ctx := context.WithValue(r.Context(), storeKey, st)
+		h(w, r.WithContext(context.WithValue(ctx, keyHashKey, hash)))
 	}
 }
 
@@ -156,6 +229,14 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// writeErr answers {"error": msg, "request_id": ID}; a server error, or a message that names the
+// pod's internals (addresses, driver errors), is answered generically and its detail logged under
+// the request id (publicError).
 func writeErr(w http.ResponseWriter, code int, msg string) {
-	writeJSON(w, code, map[string]string{"error": msg})
+	msg, id := publicError(w, code, msg)
+	body := map[string]string{"error": msg}
+	if id != "" {
+		body["request_id"] = id
+	}
+	writeJSON(w, code, body)
 }

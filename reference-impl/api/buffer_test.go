@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -233,5 +234,166 @@ func TestEventInsertFailpointIsRecoveredOrLostByDefect(t *testing.T) {
 				t.Fatalf("defect: delivered %d events, want only /after", n)
 			}
 		})
+	}
+}
+
+// TestDeletedTenantsBufferedEventsDropAsTenantGone (issue 10 bug 6): deleting a tenant drops its
+// buffered events as tenant_gone although the flusher's cached store is still open: the event is
+// never inserted into the deleted tenant's DB. Negative control: a live tenant's buffered event
+// is flushed through the same cached store.
+func TestDeletedTenantsBufferedEventsDropAsTenantGone(t *testing.T) {
+	for _, deleted := range []bool{true, false} {
+		t.Run(map[bool]string{true: "deleted", false: "live (control)"}[deleted], func(t *testing.T) {
+			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated, proxy: true})
+			var armed atomic.Bool
+			a := e.pod("a", func(cfg *api.Config) {
+				cfg.AfterMutation = breakAfterMutation(e, "ded", &armed)
+				cfg.Buffer.BackoffMin = 50 * time.Millisecond
+				cfg.Buffer.BackoffMax = 100 * time.Millisecond
+			})
+			tenant, k := a.provision(t, "ded")
+			armed.Store(true)
+			a.write(t, k, "/buffered", "1")
+			if deleted {
+				if code, _ := a.do(t, "DELETE", "/v1/admin/tenants/"+tenant, "", nil, nil); code != 200 {
+					t.Fatalf("delete tenant: %d", code)
+				}
+			}
+			if err := e.proxies["ded"].Start(); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 20*time.Second, "the buffer to empty", func() bool { return a.srv.Buffer().Depth() == 0 })
+			gone := counter(t, a, "drive9_sse_event_retry_dropped_total", map[string]string{"tenant_id": tenant, "reason": "tenant_gone"})
+			rows := fsEventsCount(t, e, "ded", "/buffered")
+			if deleted && (gone != 1 || rows != 0) {
+				t.Fatalf("deleted tenant: tenant_gone drops %v, rows inserted %d; want 1 and 0", gone, rows)
+			}
+			if !deleted && (gone != 0 || rows != 1) {
+				t.Fatalf("live tenant: tenant_gone drops %v, rows inserted %d; want 0 and 1", gone, rows)
+			}
+		})
+	}
+}
+
+// TestFlushDuringMetaOutageUsesTheCachedStore: the tenant lookup before a flush must not make the
+// retry buffer depend on the meta DB: with the meta DB down, a buffered event of a known tenant is
+// still flushed (through the cached store) and delivered.
+func TestFlushDuringMetaOutageUsesTheCachedStore(t *testing.T) {
+	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated, proxy: true}).withMetaProxy()
+	var armed atomic.Bool
+	a := e.pod("a", func(cfg *api.Config) {
+		cfg.AfterMutation = breakAfterMutation(e, "ded", &armed)
+		cfg.Buffer.BackoffMin = 50 * time.Millisecond
+		cfg.Buffer.BackoffMax = 100 * time.Millisecond
+	})
+	_, k := a.provision(t, "ded")
+	sub := a.subscribe(t, k, 0).start()
+	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	armed.Store(true)
+	a.write(t, k, "/buffered", "1")
+	e.metaProxy.Stop()
+	defer func() { _ = e.metaProxy.Start() }()
+	if err := e.proxies["ded"].Start(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/buffered" }); !ok {
+		t.Fatalf("buffered event not flushed while the meta DB is down: %+v", got)
+	}
+}
+
+// TestGlobalCapEvictsTheFloodingTenantsNotTheVictim (issue 19 item 2): tenants flooding the retry
+// buffer past its global cap lose their own entries; the victim's one buffered event (the oldest
+// entry in the buffer) stays. Before the fix the global cap evicted the oldest entry of any tenant:
+// the victim's.
+func TestGlobalCapEvictsTheFloodingTenantsNotTheVictim(t *testing.T) {
+	e := newEnv(t)
+	p := e.pod("p", func(c *api.Config) {
+		c.Buffer.GlobalCap = 20
+		c.Buffer.BackoffMin = time.Hour // nothing flushes during the test: the cap does the evicting
+		c.Buffer.BackoffMax = time.Hour
+	})
+	victim, kv := p.provision(t, "")
+	var flooders []string
+	var keys []string
+	for i := 0; i < 3; i++ {
+		id, k := p.provision(t, "")
+		flooders, keys = append(flooders, id), append(keys, k)
+	}
+	if code, _ := p.do(t, "POST", "/v1/admin/failpoint/event-insert?for=1m", "", nil, nil); code != 200 {
+		t.Fatalf("arm failpoint: %d", code)
+	}
+	p.write(t, kv, "/victim", "x")
+	for i := 0; i < 10; i++ {
+		for _, k := range keys {
+			p.write(t, k, fmt.Sprintf("/flood/%d", i), "x")
+		}
+	}
+	snap := p.srv.Buffer().Snapshot()
+	if snap.Tenants[victim] != 1 || len(snap.Drops[victim]) != 0 {
+		t.Fatalf("victim: %d buffered, drops %v; want its 1 event kept", snap.Tenants[victim], snap.Drops[victim])
+	}
+	evicted := 0
+	for _, f := range flooders {
+		evicted += snap.Drops[f]["global_cap"]
+	}
+	if snap.Depth != 20 || evicted != 11 {
+		t.Fatalf("depth %d, flooders' global_cap drops %d; want 20 and 11 (31 entries, cap 20)", snap.Depth, evicted)
+	}
+}
+
+// TestTenantDeletionUnderLoad: tenant X is deleted while it and tenant Y are being written on two
+// pods and every X event waits in the retry buffer (the failpoint fails X's hot inserts; the first
+// retry is 2 s away). Every X event acknowledged before or after the deletion (its key stays cached
+// for a while) drops as tenant_gone and none is inserted; Y is not disturbed (every Y event is
+// delivered).
+func TestTenantDeletionUnderLoad(t *testing.T) {
+	e := newEnv(t)
+	mod := func(c *api.Config) {
+		c.Buffer.BackoffMin = 2 * time.Second
+		c.Buffer.BackoffMax = 2 * time.Second
+	}
+	a, b := e.pod("a", mod), e.pod("b", mod)
+	x, kx := a.provision(t, "")
+	_, ky := a.provision(t, "")
+	sub := b.subscribe(t, ky, 0).start()
+	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	for _, p := range []*pod{a, b} {
+		if code, _ := p.do(t, "POST", "/v1/admin/failpoint/event-insert?for=1m&tenant="+x, "", nil, nil); code != 200 {
+			t.Fatalf("arm failpoint: %d", code)
+		}
+	}
+	var ackedX atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 40; i++ {
+			p := []*pod{a, b}[i%2]
+			if code, _, err := p.try("PUT", fmt.Sprintf("/v1/fs/x/%d", i), kx, strings.NewReader("x"), nil); err == nil && code == 200 {
+				ackedX.Add(1)
+			}
+			if code, m, err := p.try("PUT", fmt.Sprintf("/v1/fs/y/%d", i), ky, strings.NewReader("y"), nil); err != nil || code != 200 {
+				t.Errorf("write y/%d: %d %v %v", i, code, m, err)
+			}
+			time.Sleep(25 * time.Millisecond)
+		}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	if code, _ := a.do(t, "DELETE", "/v1/admin/tenants/"+x, "", nil, nil); code != 200 {
+		t.Fatalf("delete tenant: %d", code)
+	}
+	<-done
+	for _, p := range []*pod{a, b} {
+		waitFor(t, 20*time.Second, "the retry buffer to empty", func() bool { return p.srv.Buffer().Depth() == 0 })
+	}
+	var gone, flushed float64
+	for _, p := range []*pod{a, b} {
+		gone += counter(t, p, "drive9_sse_event_retry_dropped_total", map[string]string{"tenant_id": x, "reason": "tenant_gone"})
+		flushed += counter(t, p, "drive9_sse_event_retry_flush_total", map[string]string{"result": "ok"})
+	}
+	if int64(gone) != ackedX.Load() || flushed != 0 || ackedX.Load() == 0 {
+		t.Fatalf("X: %d acked, %v dropped as tenant_gone, %v flushed into its DB; want all dropped, none flushed", ackedX.Load(), gone, flushed)
+	}
+	if got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/y/39" }); !ok {
+		t.Fatalf("tenant Y's last event not delivered (frames %d)", len(got))
 	}
 }

@@ -50,8 +50,9 @@ type Config struct {
 	StreamCloseRate int
 	StreamCloseMax  time.Duration // streams still open after this much pacing close together [5s]
 	AuthCacheTTL    time.Duration // API key cache [5s]
-	AuthStaleMax    time.Duration // how long past its TTL a cached key is honoured while the meta DB fails [1h]
+	AuthStaleMax    time.Duration // how long past its TTL a cached key is honoured while the meta DB fails [1m]
 	MaxBody         int64         // write body limit [16MiB]
+	Limits          Limits        // connection, request, stream and provisioning limits (limits.go)
 	RequestTimeout  time.Duration // server-side bound on a filesystem request, event insert included [30s]
 	DB              store.PoolOptions
 
@@ -87,7 +88,7 @@ func (c *Config) defaults() {
 	}
 	def(&c.StreamCloseMax, 5*time.Second)
 	def(&c.AuthCacheTTL, 5*time.Second)
-	def(&c.AuthStaleMax, time.Hour)
+	def(&c.AuthStaleMax, time.Minute)
 	if c.SweepBatch <= 0 {
 		c.SweepBatch = 5000
 	}
@@ -98,11 +99,9 @@ func (c *Config) defaults() {
 	if c.MaxBody <= 0 {
 		c.MaxBody = 16 << 20
 	}
+	c.Limits.defaults(c.AuthCacheTTL)
 	if c.Buffer.MaxAge <= 0 {
 		c.Buffer.MaxAge = events.MaxAgeFor(c.Retention)
-	}
-	if c.Stream.Retention <= 0 {
-		c.Stream.Retention = c.Retention
 	}
 	if c.Defects == nil {
 		c.Defects = defect.Set{}

@@ -8,12 +8,14 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
-// checkPath validates a filesystem path: absolute, no empty, "." or ".." segments, no NUL, at most
-// 1024 bytes, not the root.
+// checkPath validates a filesystem path (after cleanPath): absolute, valid UTF-8, no empty, "."
+// or ".." segments (so no trailing slash is left: "/a//" is refused, not stored as "/a/"), no NUL,
+// at most 1024 bytes, not the root. Every path it accepts is stored and delivered byte for byte.
 func checkPath(p string) error {
 	switch {
 	case p == "" || p[0] != '/':
@@ -24,8 +26,10 @@ func checkPath(p string) error {
 		return errors.New("path longer than 1024 bytes")
 	case strings.ContainsRune(p, 0):
 		return errors.New("path contains NUL")
+	case !utf8.ValidString(p):
+		return errors.New("path is not valid UTF-8: " + strconv.Quote(p))
 	}
-	for _, seg := range strings.Split(strings.TrimSuffix(p[1:], "/"), "/") {
+	for _, seg := range strings.Split(p[1:], "/") {
 		if seg == "" || seg == "." || seg == ".." {
 			return errors.New("path has an empty, . or .. segment: " + strconv.Quote(p))
 		}
@@ -33,6 +37,7 @@ func checkPath(p string) error {
 	return nil
 }
 
+// cleanPath drops one trailing slash ("/a/" is "/a"); checkPath refuses any further one.
 func cleanPath(p string) string {
 	if len(p) > 1 {
 		return strings.TrimSuffix(p, "/")

@@ -23,10 +23,13 @@ type provisionResponse struct {
 // handleProvision creates a tenant in the named pool, or else in the first free dedicated pool,
 // or else in the first shared pool.
 func (s *Server) handleProvision(w http.ResponseWriter, r *http.Request) {
+	if !s.provisionAllowed(w, r) {
+		return
+	}
 	var req provisionRequest
 	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
 	if err != nil {
-		writeErr(w, http.StatusBadRequest, "read body: "+err.Error())
+		writeErr(w, http.StatusBadRequest, "read body: "+err.Error()) // internals (a timeout's socket) are hidden by writeErr
 		return
 	}
 	if len(strings.TrimSpace(string(body))) > 0 {

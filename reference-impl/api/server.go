@@ -41,6 +41,7 @@ type Server struct {
 	sweeper   *retention.Sweeper
 	streamer  *sse.Streamer
 	auth      *authCache
+	lim       *limiter
 	mux       *http.ServeMux
 
 	streamCtx    context.Context // canceled at shutdown: ends every stream
@@ -88,6 +89,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := store.CheckPools(cfg.Pools); err != nil {
 		return nil, err
 	}
+	warnUnsafeCharsets(cfg)
 	metaDB, err := openMeta(ctx, cfg)
 	if err != nil {
 		return nil, err
@@ -118,7 +120,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	}
 	s := &Server{cfg: cfg, meta: meta, pools: pools, reg: reg, m: metrics.New(reg), bus: signal.NewBus(),
-		auth: &authCache{ttl: cfg.AuthCacheTTL, staleMax: cfg.AuthStaleMax, m: map[string]authEntry{}}, notifierDone: make(chan struct{})}
+		auth:         newAuthCache(cfg.AuthCacheTTL, cfg.AuthStaleMax, cfg.Limits.AuthNegativeTTL, cfg.Limits.AuthCacheMax),
+		notifierDone: make(chan struct{})}
+	s.lim = newLimiter(cfg.Limits, cfg.MaxBody, reg)
 	// Process-wide (the store counts every tenant DB statement of this process): a pod is a process.
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "eventlogd_tx_conflict_retries_total",
 		Help: "Tenant DB statements or transactions run again after a deadlock (1213) or lock wait timeout (1205)."},
@@ -133,6 +137,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	s.poller = &signal.Poller{Meta: s.meta, Bus: s.bus, PodID: cfg.PodID, Interval: cfg.OutboxPoll, Retention: cfg.OutboxRetention,
 		CursorMaxAge: maxAge, PruneEvery: cfg.OutboxPruneEvery, Metrics: s.m, Log: log}
+	if cfg.Defects.On(defect.SilentFanoutDrop) {
+		s.poller.FanoutCap = 2
+	}
 	s.registry = &signal.Registry{Meta: s.meta, PodID: cfg.PodID, Every: cfg.PodHeartbeat, StaleAfter: cfg.PodStaleAfter, Metrics: s.m, Log: log}
 	s.sweeper = &retention.Sweeper{Retention: cfg.Retention, Interval: cfg.SweepInterval, SharedInterval: cfg.SharedSweepInterval,
 		Maintenance: cfg.MaintenanceInterval, Batch: cfg.SweepBatch, MaxBatches: cfg.SweepMaxBatches,
@@ -147,8 +154,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	scfg := cfg.Stream
 	scfg.SinglePageReplay = cfg.Defects.On(defect.SinglePageReplay)
 	scfg.UnsignalledDrop = cfg.Defects.On(defect.UnsignalledQueueDrop)
+	scfg.SpuriousSeqTooOld = cfg.Defects.On(defect.SpuriousSeqTooOld)
 	s.streamer = sse.NewStreamer(scfg, s.bus, s.m, log)
-	s.streamer.Resolve = s.resolve
+	s.streamer.Resolve = s.resolveStream
 	s.streamer.HeadHint = s.meta.SeqHead
 	s.routes()
 	return s, nil
@@ -186,6 +194,7 @@ func (s *Server) Start() {
 	s.goBg(s.poller.Run)
 	s.goBg(s.registry.Run)
 	s.goBg(s.sweeper.Run)
+	s.goBg(s.watchStreamKeys)
 	s.goBg(func(ctx context.Context) {
 		t := time.NewTicker(time.Minute)
 		defer t.Stop()
@@ -214,7 +223,7 @@ func (s *Server) goBg(fn func(ctx context.Context)) {
 // redirect "/a//b" or "/a/../b" instead of rejecting them with a 400.
 func (s *Server) Handler() http.Handler {
 	fs := s.withTenant(s.handleFS)
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return s.protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if strings.HasPrefix(r.URL.Path, "/v1/fs/") || r.URL.Path == "/v1/fs" {
 			// A stalled tenant DB must not hold a request (and its goroutine) forever.
 			ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
@@ -223,7 +232,7 @@ func (s *Server) Handler() http.Handler {
 			return
 		}
 		s.mux.ServeHTTP(w, r)
-	})
+	}))
 }
 
 // StopStreams ends every open event stream (the first step of a graceful shutdown, so that an
@@ -384,7 +393,7 @@ func (s *Server) routes() {
 	})
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
 	mux.HandleFunc("POST /v1/provision", s.handleProvision)
-	mux.HandleFunc("GET /v1/events", s.withTenant(s.handleEvents))
+	mux.HandleFunc("GET /v1/events", s.withTenant(s.guardStream(s.handleEvents)))
 	if s.cfg.Admin {
 		s.adminRoutes(mux)
 	}

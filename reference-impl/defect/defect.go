@@ -22,11 +22,13 @@ const (
 	LateCommitSkip         Name = "late-commit-skip"         // event inserts do not lock the tenant's sequence row: a late commit is skipped
 	CrossTenantLeak        Name = "cross-tenant-leak"        // event reads drop the tenant filter (visible in a shared pool)
 	UncountedDrop          Name = "uncounted-drop"           // retry-buffer drops are not counted in drive9_sse_event_retry_dropped_total
+	SpuriousSeqTooOld      Name = "spurious-seq-too-old"     // a stream that started on an empty tenant answers the first new rows with reset(seq_too_old) (the real drive9's quirk)
+	SilentFanoutDrop       Name = "silent-fanout-drop"       // the outbox poller wakes at most 2 tenants per read and drops the other wakes, uncounted (seed 004's bounded fan-out)
 )
 
 // All is the explicit list of defects.
 var All = []Name{DropOnInsertFailure, NoSecondWake, SinglePageReplay, UnsignalledQueueDrop, UnboundedOutboxPinning,
-	ColdDBSweeper, LateCommitSkip, CrossTenantLeak, UncountedDrop}
+	ColdDBSweeper, LateCommitSkip, CrossTenantLeak, UncountedDrop, SpuriousSeqTooOld, SilentFanoutDrop}
 
 // Set is the defects switched on.
 type Set map[Name]bool

@@ -23,10 +23,16 @@ const (
 	DropStopped    = "stopped"
 	DropShutdown   = "shutdown"
 	DropTenantGone = "tenant_gone"
+	DropRejected   = "rejected"
 )
 
 // ErrTenantGone is returned by an Inserter when the entry's tenant no longer exists or is inactive.
 var ErrTenantGone = errors.New("tenant gone")
+
+// ErrRejected is returned (wrapped) by an Inserter when the tenant DB refused the entry for good,
+// a data error no retry can fix: the entry is dropped as rejected instead of heading its tenant's
+// queue until it expires.
+var ErrRejected = errors.New("event refused by the tenant DB")
 
 // Inserter makes one buffered entry durable and returns its seq.
 type Inserter interface {
@@ -126,7 +132,10 @@ func NewBuffer(cfg BufferConfig, ins Inserter, onFlushed func(tenant string, seq
 // Config returns the effective configuration.
 func (b *Buffer) Config() BufferConfig { return b.cfg }
 
-// Enqueue buffers a failed event. It never blocks on I/O.
+// Enqueue buffers a failed event. It never blocks on I/O. A full tenant cap evicts the tenant's
+// oldest idle entry; a full global cap evicts the oldest idle entry of the tenant holding the most
+// entries (the enqueuing tenant on a tie), so a tenant over its fair share loses its own entries
+// first and never pushes out another tenant's.
 func (b *Buffer) Enqueue(tenant string, ev store.Event) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -134,28 +143,29 @@ func (b *Buffer) Enqueue(tenant string, ev store.Event) {
 		b.countDrop(tenant, DropStopped)
 		return
 	}
+	// Evict before looking up the tenant's queue: an eviction that empties it deletes it from
+	// b.tenants, and a queue fetched before that would be one the scheduler never visits.
+	if tq := b.tenants[tenant]; tq != nil && tq.q.Len() >= b.cfg.TenantCap {
+		v := oldestIdle(tq.q)
+		b.countDrop(tenant, DropTenantCap)
+		if v == nil {
+			return
+		}
+		b.remove(v)
+	}
+	if b.all.Len() >= b.cfg.GlobalCap {
+		v := b.globalVictim(tenant)
+		if v == nil {
+			b.countDrop(tenant, DropGlobalCap)
+			return
+		}
+		b.remove(v)
+		b.countDrop(v.tenant, DropGlobalCap)
+	}
 	tq := b.tenants[tenant]
 	if tq == nil {
 		tq = &tenantQueue{q: list.New()}
 		b.tenants[tenant] = tq
-	}
-	if tq.q.Len() >= b.cfg.TenantCap {
-		if v := oldestIdle(tq.q); v != nil {
-			b.remove(v)
-			b.countDrop(tenant, DropTenantCap)
-		} else {
-			b.countDrop(tenant, DropTenantCap)
-			return
-		}
-	}
-	if b.all.Len() >= b.cfg.GlobalCap {
-		if v := oldestIdle(b.all); v != nil {
-			b.remove(v)
-			b.countDrop(v.tenant, DropGlobalCap)
-		} else {
-			b.countDrop(tenant, DropGlobalCap)
-			return
-		}
 	}
 	now := time.Now()
 	e := &entry{tenant: tenant, ev: ev, enq: now, next: now.Add(b.cfg.BackoffMin)}
@@ -166,6 +176,38 @@ func (b *Buffer) Enqueue(tenant string, ev store.Event) {
 	case b.wake <- struct{}{}:
 	default:
 	}
+}
+
+// globalVictim picks the entry a full global cap evicts for an Enqueue of tenant: the oldest idle
+// entry of the tenant with the most entries, counting the one being enqueued; a tie goes to the
+// enqueuing tenant, then to the older entry. Tenants whose entries are all in flight are passed
+// over. b.mu held.
+func (b *Buffer) globalVictim(tenant string) *entry {
+	var victim *entry
+	most, mine := 0, false
+	for t, tq := range b.tenants {
+		n, own := tq.q.Len(), t == tenant
+		if own {
+			n++
+		}
+		v := oldestIdle(tq.q)
+		if v == nil || n < most {
+			continue
+		}
+		if n == most && victim != nil && (mine || (!own && !v.enq.Before(victim.enq))) {
+			continue
+		}
+		victim, most, mine = v, n, own
+	}
+	return victim
+}
+
+// Reject counts one event of tenant that the tenant DB refused for good on its hot-path insert:
+// it is dropped as rejected without being buffered.
+func (b *Buffer) Reject(tenant string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.countDrop(tenant, DropRejected)
 }
 
 // oldestIdle returns the oldest entry of l that is not being flushed.
@@ -297,6 +339,13 @@ func (b *Buffer) flushTenant(tenant string, tq *tenantQueue) {
 			if b.onFlushed != nil {
 				b.onFlushed(tenant, seq)
 			}
+			continue
+		case errors.Is(err, ErrRejected):
+			b.m.FlushResults.WithLabelValues("rejected").Inc()
+			b.remove(e)
+			b.countDrop(tenant, DropRejected)
+			b.log.Warn("retry flush refused for good; dropped", "tenant_id", tenant, "path", e.ev.Path, "err", err)
+			b.mu.Unlock()
 			continue
 		case errors.Is(err, ErrTenantGone):
 			b.m.FlushResults.WithLabelValues("tenant_gone").Inc()

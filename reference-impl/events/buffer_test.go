@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
@@ -39,6 +40,14 @@ type harness struct {
 }
 
 func newHarness(t *testing.T, cfg BufferConfig) *harness {
+	h := newIdleHarness(t, cfg)
+	h.b.Start()
+	return h
+}
+
+// newIdleHarness is newHarness without Start: until the test starts the scheduler, no entry is in
+// flight, so evictions are deterministic.
+func newIdleHarness(t *testing.T, cfg BufferConfig) *harness {
 	h := &harness{down: map[string]bool{}, gone: map[string]bool{}}
 	h.m = metrics.New(prometheus.NewRegistry())
 	ins := inserterFunc(func(ctx context.Context, tenant string, ev store.Event) (int64, error) {
@@ -49,6 +58,9 @@ func newHarness(t *testing.T, cfg BufferConfig) *harness {
 		}
 		if h.down[tenant] {
 			return 0, errDown
+		}
+		if ev.Path == "/refused" {
+			return 0, fmt.Errorf("%w: Error 1366: Incorrect string value", ErrRejected)
 		}
 		h.flushed = append(h.flushed, tenant+":"+ev.Path)
 		return int64(len(h.flushed)), nil
@@ -61,7 +73,6 @@ func newHarness(t *testing.T, cfg BufferConfig) *harness {
 	}
 	cfg.Tick = 5 * time.Millisecond
 	h.b = NewBuffer(cfg, ins, nil, h.m, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	h.b.Start()
 	t.Cleanup(func() { h.b.Close(0) })
 	return h
 }
@@ -127,15 +138,33 @@ func TestCapsDropOldestAndCountByTenantAndReason(t *testing.T) {
 			[]string{"a:1", "a:2", "a:3", "b:1"},
 			map[[2]string]float64{{"a", DropTenantCap}: 1},
 			[]string{"a:2", "a:3", "b:1"}},
-		{"global_cap evicts the globally oldest", BufferConfig{TenantCap: 10, GlobalCap: 3},
+		{"global_cap evicts the largest tenant's oldest, not a smaller tenant's", BufferConfig{TenantCap: 10, GlobalCap: 3},
 			[]string{"a:1", "b:1", "b:2", "b:3"},
+			map[[2]string]float64{{"b", DropGlobalCap}: 1, {"a", DropGlobalCap}: 0},
+			[]string{"a:1", "b:2", "b:3"}},
+		{"global_cap: a flooding tenant loses its own entries, the victim none", BufferConfig{TenantCap: 100, GlobalCap: 4},
+			[]string{"v:1", "x:1", "x:2", "x:3", "x:4", "x:5", "x:6"},
+			map[[2]string]float64{{"x", DropGlobalCap}: 3, {"v", DropGlobalCap}: 0},
+			[]string{"v:1", "x:4", "x:5", "x:6"}},
+		{"global_cap on equal tenants evicts the enqueuing tenant's own oldest", BufferConfig{TenantCap: 10, GlobalCap: 4},
+			[]string{"a:1", "b:1", "a:2", "b:2", "b:3"},
+			map[[2]string]float64{{"b", DropGlobalCap}: 1, {"a", DropGlobalCap}: 0},
+			[]string{"a:1", "a:2", "b:2", "b:3"}},
+		// Bug: the eviction removed the tenant's last entry, which deleted its queue, and the new
+		// entry went onto that orphaned queue: never flushed, counted only at a clean close.
+		{"global_cap evicting the tenant's last entry keeps its new one flushable", BufferConfig{TenantCap: 10, GlobalCap: 2},
+			[]string{"a:1", "b:1", "a:2"},
 			map[[2]string]float64{{"a", DropGlobalCap}: 1},
-			[]string{"b:1", "b:2", "b:3"}},
+			[]string{"b:1", "a:2"}},
+		{"tenant_cap 1 keeps the newest entry flushable", BufferConfig{TenantCap: 1, GlobalCap: 100},
+			[]string{"a:1", "a:2", "a:3"},
+			map[[2]string]float64{{"a", DropTenantCap}: 2},
+			[]string{"a:3"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			c.cfg.BackoffMin = time.Hour // nothing flushes until recovery
-			h := newHarness(t, c.cfg)
+			h := newIdleHarness(t, c.cfg)
 			for _, e := range c.enqueue {
 				h.b.Enqueue(e[:1], ev(e[2:]))
 			}
@@ -147,7 +176,10 @@ func TestCapsDropOldestAndCountByTenantAndReason(t *testing.T) {
 			if d := testutil.ToFloat64(h.m.BufferDepth); int(d) != len(c.wantRemain) {
 				t.Fatalf("depth gauge %v, want %d", d, len(c.wantRemain))
 			}
-			closeWithin(t, h.b, time.Second) // the shutdown drain ignores backoff and flushes everything
+			h.b.Start()
+			if left := closeWithin(t, h.b, 5*time.Second); left != 0 { // the shutdown drain ignores backoff and flushes everything
+				t.Fatalf("%d entries left at close (orphaned?), flushed %v", left, h.flushed)
+			}
 			if len(h.flushed) != len(c.wantRemain) {
 				t.Fatalf("flushed %v, want %v", h.flushed, c.wantRemain)
 			}
@@ -175,6 +207,86 @@ func TestCapsDropOldestAndCountByTenantAndReason(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestEvictionNeverOrphansTheNewEntry: after an eviction that emptied the enqueuing tenant's queue,
+// the new entry is still visible to the scheduler: it flushes while the buffer runs (no close).
+func TestEvictionNeverOrphansTheNewEntry(t *testing.T) {
+	cases := []struct {
+		name    string
+		cfg     BufferConfig
+		enqueue []string
+	}{
+		{"tenant cap 1", BufferConfig{TenantCap: 1}, []string{"a:1", "a:2"}},
+		{"global cap 2", BufferConfig{GlobalCap: 2}, []string{"a:1", "b:1", "a:2"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h := newIdleHarness(t, c.cfg)
+			for _, e := range c.enqueue {
+				h.b.Enqueue(e[:1], ev(e[2:]))
+			}
+			if got := h.b.Snapshot().Tenants["a"]; got != 1 {
+				t.Fatalf("snapshot shows %d entries of tenant a, want 1 (the new entry)", got)
+			}
+			h.b.Start()
+			waitUntil(t, "every buffered entry flushed while running", func() bool { return h.b.Depth() == 0 })
+			h.mu.Lock()
+			defer h.mu.Unlock()
+			if !contains(h.flushed, "a:2") {
+				t.Fatalf("flushed %v, want a:2 among them", h.flushed)
+			}
+		})
+	}
+}
+
+func contains(l []string, s string) bool {
+	for _, v := range l {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// TestRejectedEntryIsDroppedAndNeverBlocksTheQueue: an entry the DB refuses for good (a data error)
+// drops as rejected at once, and the tenant's later entries flush behind it without waiting for
+// its max age; an ordinary error (negative control) keeps the entry at the head for a retry.
+func TestRejectedEntryIsDroppedAndNeverBlocksTheQueue(t *testing.T) {
+	h := newIdleHarness(t, BufferConfig{BackoffMin: time.Hour, BackoffMax: time.Hour})
+	h.b.Enqueue("a", ev("/refused"))
+	h.b.Enqueue("a", ev("/1"))
+	h.b.Enqueue("a", ev("/2"))
+	h.b.draining = true // due at once (no backoff), as in the shutdown drain, but the buffer keeps running
+	h.b.Start()
+	waitUntil(t, "the queue behind the refused entry flushed", func() bool { return h.b.Depth() == 0 })
+	if got := h.drops("a", DropRejected); got != 1 {
+		t.Fatalf("rejected drops %v, want 1", got)
+	}
+	h.mu.Lock()
+	got := append([]string(nil), h.flushed...)
+	h.mu.Unlock()
+	if len(got) != 2 || got[0] != "a:/1" || got[1] != "a:/2" {
+		t.Fatalf("flushed %v, want [a:/1 a:/2]", got)
+	}
+
+	t.Run("negative control: a transient error keeps the head", func(t *testing.T) {
+		h := newIdleHarness(t, BufferConfig{BackoffMin: time.Hour, BackoffMax: time.Hour})
+		h.setDown("a", true)
+		h.b.Enqueue("a", ev("/1"))
+		h.b.Enqueue("a", ev("/2"))
+		h.b.draining = true
+		h.b.Start()
+		waitUntil(t, "one failed attempt", func() bool {
+			return testutil.ToFloat64(h.m.FlushResults.WithLabelValues("error")) >= 1
+		})
+		if d := h.b.Depth(); d != 2 {
+			t.Fatalf("depth %d after a transient error, want 2", d)
+		}
+		if got := h.drops("a", DropRejected); got != 0 {
+			t.Fatalf("rejected drops %v for a transient error", got)
+		}
+	})
 }
 
 func TestExpiredStoppedShutdownTenantGone(t *testing.T) {

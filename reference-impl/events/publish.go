@@ -3,6 +3,7 @@ package events
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -91,6 +92,12 @@ func (p *Publisher) Publish(ctx context.Context, st *store.TenantStore, ev store
 	p.Metrics.InsertDuration.WithLabelValues("hot").Observe(time.Since(t0).Seconds())
 	if err != nil {
 		p.Metrics.InsertResults.WithLabelValues("hot", "error").Inc()
+		if store.IsPermanent(err) {
+			// A row the table refuses fails every retry too: count it, never let it head the queue.
+			p.Log.Warn("event refused by the tenant DB; dropped as rejected", "tenant_id", st.TenantID, "path", ev.Path, "err", err)
+			p.Buffer.Reject(st.TenantID)
+			return 0
+		}
 		if p.DropOnFailure {
 			p.Log.Warn("event insert failed; dropped (defect drop-on-insert-failure)", "tenant_id", st.TenantID, "path", ev.Path, "err", err)
 			return 0
@@ -123,11 +130,30 @@ func (p *Publisher) cached(tenant string) *store.TenantStore {
 	return p.cache[tenant]
 }
 
-// InsertBuffered implements Inserter for the retry buffer: it tries the cached store, and when there
-// is none or its DB was closed under it, re-resolves the store once through Resolve (refreshing the
-// cache); a tenant that no longer exists yields ErrTenantGone.
+// statusCheckTimeout bounds the tenant lookup before a flush: a meta DB that does not answer costs a
+// flush at most this much before it falls back to the cached store.
+const statusCheckTimeout = time.Second
+
+// InsertBuffered implements Inserter for the retry buffer. It first re-resolves the tenant the way
+// the request path does (a tenant deleted since its event was buffered yields ErrTenantGone, even
+// while the cached store is still open: the event must not land in a deleted tenant's DB). When the
+// lookup fails for another reason (a meta outage) it falls back to the cached store, so flushes
+// never depend on the meta DB for a tenant it knew. When the store's DB was closed under it (idle
+// close) it re-resolves once more. A row the DB refuses for good yields ErrRejected.
 func (p *Publisher) InsertBuffered(ctx context.Context, tenant string, ev store.Event) (int64, error) {
-	st := p.cached(tenant)
+	rctx, cancel := context.WithTimeout(ctx, statusCheckTimeout)
+	st, err := p.Resolve(rctx, tenant)
+	cancel()
+	switch {
+	case errors.Is(err, store.ErrNotFound):
+		return 0, ErrTenantGone
+	case err == nil:
+		p.remember(st)
+	default:
+		if st = p.cached(tenant); st == nil {
+			return 0, err
+		}
+	}
 	for attempt := 0; attempt < 2; attempt++ {
 		if st == nil {
 			var err error
@@ -149,6 +175,9 @@ func (p *Publisher) InsertBuffered(ctx context.Context, tenant string, ev store.
 			return seq, nil
 		}
 		p.Metrics.InsertResults.WithLabelValues("flush", "error").Inc()
+		if store.IsPermanent(err) {
+			return 0, fmt.Errorf("%w: %w", ErrRejected, err)
+		}
 		if !store.IsClosed(err) || attempt == 1 {
 			return 0, err
 		}

@@ -11,7 +11,7 @@ type Metrics struct {
 	InsertAttempts *prometheus.CounterVec   // path=hot|flush
 	InsertResults  *prometheus.CounterVec   // path, result=ok|error
 	InsertDuration *prometheus.HistogramVec // path
-	FlushResults   *prometheus.CounterVec   // result=ok|error|tenant_gone
+	FlushResults   *prometheus.CounterVec   // result=ok|error|rejected|tenant_gone
 	BufferDepth    prometheus.Gauge
 	Dropped        *prometheus.CounterVec // tenant_id, reason
 	Residency      prometheus.Histogram
@@ -46,11 +46,11 @@ func New(reg prometheus.Registerer) *Metrics {
 		InsertDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "eventlogd_event_insert_duration_seconds",
 			Help: "fs_events insert latency by path.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"path"}),
 		FlushResults: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drive9_sse_event_retry_flush_total",
-			Help: "Retry-buffer flush attempts by result (ok, error, tenant_gone)."}, []string{"result"}),
+			Help: "Retry-buffer flush attempts by result (ok, error, rejected, tenant_gone)."}, []string{"result"}),
 		BufferDepth: prometheus.NewGauge(prometheus.GaugeOpts{Name: "drive9_sse_event_retry_buffer_depth",
 			Help: "Current number of buffered events awaiting a retry insert (in-flight entries included)."}),
 		Dropped: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drive9_sse_event_retry_dropped_total",
-			Help: "Retry-buffer entries dropped before a durable insert, by tenant_id and reason (tenant_cap, global_cap, expired, stopped, shutdown, tenant_gone)."}, []string{"tenant_id", "reason"}),
+			Help: "Retry-buffer entries dropped before a durable insert, by tenant_id and reason (tenant_cap, global_cap, expired, stopped, shutdown, tenant_gone, rejected)."}, []string{"tenant_id", "reason"}),
 		Residency: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "eventlogd_event_retry_buffer_residency_seconds",
 			Help: "Time from enqueue to durable insert of flushed retry-buffer entries (loss-budget input).", Buckets: prometheus.ExponentialBuckets(0.01, 2, 18)}),
 		Resets: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drive9_sse_resets_sent_total",

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seqgate/seqgate/reference-impl/metrics"
 	"github.com/seqgate/seqgate/reference-impl/store"
+	"github.com/seqgate/seqgate/reference-impl/tick"
 )
 
 // Sweeper runs both sweep paths with the same Retention.
@@ -168,28 +169,23 @@ func (s *Sweeper) SweepNow(ctx context.Context, st *store.TenantStore) (store.Sw
 // cold-db-sweeper defect is on, which sweeps every tenant).
 func (s *Sweeper) Run(ctx context.Context) {
 	s.init()
-	t := time.NewTicker(s.Maintenance)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		s.mu.Lock()
-		active := s.active
-		s.active = map[string]*store.TenantStore{}
-		s.mu.Unlock()
-		if s.ColdSweeper {
-			s.coldPass(ctx)
-			continue
-		}
-		for _, st := range active {
-			if st.Shared {
-				s.sweepShared(ctx, st, "maintenance")
-			} else {
-				s.sweepTenant(ctx, st, "maintenance")
-			}
+	tick.Every(ctx, s.Maintenance, s.maintenancePass)
+}
+
+func (s *Sweeper) maintenancePass(ctx context.Context) {
+	s.mu.Lock()
+	active := s.active
+	s.active = map[string]*store.TenantStore{}
+	s.mu.Unlock()
+	if s.ColdSweeper {
+		s.coldPass(ctx)
+		return
+	}
+	for _, st := range active {
+		if st.Shared {
+			s.sweepShared(ctx, st, "maintenance")
+		} else {
+			s.sweepTenant(ctx, st, "maintenance")
 		}
 	}
 }

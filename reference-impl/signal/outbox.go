@@ -9,6 +9,7 @@ import (
 
 	"github.com/seqgate/seqgate/reference-impl/metrics"
 	"github.com/seqgate/seqgate/reference-impl/store"
+	"github.com/seqgate/seqgate/reference-impl/tick"
 )
 
 // Notifier writes the cross-pod wake-up hints to tenant_notify_outbox, coalesced: the first signal
@@ -75,11 +76,9 @@ func (n *Notifier) Run(ctx context.Context) {
 		case <-n.wake:
 		}
 		n.flush(ctx)
-		select {
-		case <-ctx.Done():
+		if !tick.Sleep(ctx, n.Window) {
 			n.flush(context.Background())
 			return
-		case <-time.After(n.Window):
 		}
 	}
 }

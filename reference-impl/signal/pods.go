@@ -7,6 +7,7 @@ import (
 
 	"github.com/seqgate/seqgate/reference-impl/metrics"
 	"github.com/seqgate/seqgate/reference-impl/store"
+	"github.com/seqgate/seqgate/reference-impl/tick"
 )
 
 // Registry keeps this pod's heartbeat in the meta DB and removes stale pods, deleting their outbox
@@ -28,16 +29,8 @@ func (r *Registry) Run(ctx context.Context) {
 	if r.StaleAfter <= 0 {
 		r.StaleAfter = 30 * time.Second
 	}
-	t := time.NewTicker(r.Every)
-	defer t.Stop()
-	for {
-		r.Tick(ctx)
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	r.Tick(ctx)
+	tick.Every(ctx, r.Every, r.Tick)
 }
 
 // Tick heartbeats once and sweeps stale pods once.

@@ -22,6 +22,9 @@ type Poller struct {
 	Retention    time.Duration // outbox row lifetime (default 1h)
 	CursorMaxAge time.Duration // prune gate ignores cursors older than this; 0 = no age bound (defect)
 	PruneEvery   time.Duration // default 10s
+	// FanoutCap, when > 0, is defect silent-fanout-drop: each read wakes at most this many tenants and
+	// drops the other wakes without a count or a signal (a bounded broadcast that fell behind).
+	FanoutCap int
 	Metrics      *metrics.Metrics
 	Log          *slog.Logger
 
@@ -135,7 +138,7 @@ func (p *Poller) poll(ctx context.Context) {
 		seen := map[string]bool{}
 		for _, r := range rows {
 			// This pod's own hints are redundant: its bus was published when it wrote them.
-			if r.PodID != p.PodID && !seen[r.TenantID] {
+			if r.PodID != p.PodID && !seen[r.TenantID] && (p.FanoutCap == 0 || len(seen) < p.FanoutCap) {
 				seen[r.TenantID] = true
 				p.Bus.Publish(r.TenantID)
 			}

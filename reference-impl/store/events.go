@@ -70,26 +70,37 @@ func InsertEventTx(ctx context.Context, tx *sql.Tx, tenantID string, ev Event, o
 
 // EventsSince returns up to limit events with seq > since in seq order.
 func (s *TenantStore) EventsSince(ctx context.Context, since int64, limit int) ([]Event, error) {
-	q := `SELECT seq, path, op, actor, created_at FROM fs_events WHERE tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?`
-	args := []any{s.TenantID, since, limit}
+	evs, _, err := s.EventsPage(ctx, since, limit)
+	return evs, err
+}
+
+// EventsPage returns up to limit events with seq > since in seq order and, read by the same
+// statement (one consistent snapshot), the tenant's sweep mark (0 when the page is empty). A sweep
+// raises the mark before it deletes, so when a page was read past deleted rows its mark covers
+// them: the caller compares the mark with its cursor on every page, at no extra query.
+func (s *TenantStore) EventsPage(ctx context.Context, since int64, limit int) ([]Event, int64, error) {
+	const mark = `(SELECT COALESCE(MAX(swept_through), 0) FROM fs_events_sweep_mark WHERE tenant_id = ?)`
+	q := `SELECT seq, path, op, actor, created_at, ` + mark + ` FROM fs_events WHERE tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?`
+	args := []any{s.TenantID, s.TenantID, since, limit}
 	if s.LeakAcrossTenants {
-		q = `SELECT seq, path, op, actor, created_at FROM fs_events WHERE seq > ? ORDER BY seq LIMIT ?`
-		args = args[1:]
+		q = `SELECT seq, path, op, actor, created_at, ` + mark + ` FROM fs_events WHERE seq > ? ORDER BY seq LIMIT ?`
+		args = []any{s.TenantID, since, limit}
 	}
 	rows, err := s.DB.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	defer rows.Close()
 	out := make([]Event, 0, 16)
+	var swept int64
 	for rows.Next() {
 		var e Event
-		if err := rows.Scan(&e.Seq, &e.Path, &e.Op, &e.Actor, &e.CreatedAt); err != nil {
-			return nil, err
+		if err := rows.Scan(&e.Seq, &e.Path, &e.Op, &e.Actor, &e.CreatedAt, &swept); err != nil {
+			return nil, 0, err
 		}
 		out = append(out, e)
 	}
-	return out, rows.Err()
+	return out, swept, rows.Err()
 }
 
 // Bounds returns the tenant's newest seq (0 when it has none) and the highest seq of its rows a
@@ -127,42 +138,43 @@ func SweepShared(ctx context.Context, db *sql.DB, cutoff time.Time, batch, maxBa
 	return sweep(ctx, db, "", cutoff, batch, maxBatches)
 }
 
-// markBatch raises the sweep marks for the next batch and returns the batch's highest seq.
-func markBatch(ctx context.Context, db *sql.DB, where string, args []any, batch int) (int64, bool, error) {
+// markBatch raises the sweep marks for the next batch and returns them (tenant, mark pairs).
+func markBatch(ctx context.Context, db *sql.DB, where string, args []any, batch int) ([]any, error) {
 	q := `SELECT tenant_id, MAX(seq) FROM (SELECT tenant_id, seq FROM fs_events WHERE ` + where + ` ORDER BY seq LIMIT ?) b GROUP BY tenant_id`
 	rows, err := db.QueryContext(ctx, q, append(args, batch)...)
 	if err != nil {
-		return 0, false, errorf("sweep select", err)
+		return nil, errorf("sweep select", err)
 	}
 	var marks []any
-	var top int64
-	n := 0
 	for rows.Next() {
 		var t string
 		var m int64
 		if err := rows.Scan(&t, &m); err != nil {
 			rows.Close()
-			return 0, false, err
+			return nil, err
 		}
 		marks = append(marks, t, m)
-		top = max(top, m)
-		n++
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return 0, false, err
+		return nil, err
 	}
-	if n == 0 {
-		return 0, false, nil
+	if len(marks) == 0 {
+		return nil, nil
 	}
+	n := len(marks) / 2
 	stmt := `INSERT INTO fs_events_sweep_mark (tenant_id, swept_through) VALUES (?, ?)` + strings.Repeat(`, (?, ?)`, n-1) +
 		` ON DUPLICATE KEY UPDATE swept_through = GREATEST(swept_through, VALUES(swept_through))`
 	if _, err := db.ExecContext(ctx, stmt, marks...); err != nil {
-		return 0, false, errorf("sweep mark", err)
+		return nil, errorf("sweep mark", err)
 	}
-	return top, true, nil
+	return marks, nil
 }
 
+// sweep deletes in batches. Each DELETE is bounded by each tenant's own new mark, not by the batch's
+// highest seq: a row committed between the batch's SELECT and its DELETE (a retried event with an
+// old created_at whose seq was taken before the SELECT) is deleted only if its tenant's mark covers
+// it, so a reader always sees seq_too_old for a deleted row (see TestSharedSweepNeverDeletesAboveATenantsMark).
 func sweep(ctx context.Context, db *sql.DB, tenantID string, cutoff time.Time, batch, maxBatches int) (SweepResult, error) {
 	var r SweepResult
 	cutoff = cutoff.UTC()
@@ -171,15 +183,17 @@ func sweep(ctx context.Context, db *sql.DB, tenantID string, cutoff time.Time, b
 		where, args = `tenant_id = ? AND created_at < ?`, []any{tenantID, cutoff}
 	}
 	for r.Batches < maxBatches {
-		top, ok, err := markBatch(ctx, db, where, args, batch)
+		marks, err := markBatch(ctx, db, where, args, batch)
 		if err != nil {
 			return r, err
 		}
-		if !ok {
+		if len(marks) == 0 {
 			r.Done = true
 			return r, nil
 		}
-		res, err := db.ExecContext(ctx, `DELETE FROM fs_events WHERE `+where+` AND seq <= ? ORDER BY seq LIMIT ?`, append(args, top, batch)...)
+		bound := `(tenant_id = ? AND seq <= ?)` + strings.Repeat(` OR (tenant_id = ? AND seq <= ?)`, len(marks)/2-1)
+		dargs := append(append(append([]any{}, args...), marks...), batch)
+		res, err := db.ExecContext(ctx, `DELETE FROM fs_events WHERE `+where+` AND (`+bound+`) ORDER BY seq LIMIT ?`, dargs...)
 		if err != nil {
 			return r, errorf("sweep delete", err)
 		}

@@ -125,7 +125,7 @@ func (m *Meta) ActiveTenants(ctx context.Context) ([]Tenant, error) {
 // InsertNotify writes one outbox row per tenant in a single statement: the cross-pod wake-up hint,
 // marked with the writing pod (whose own streams were already woken through its bus).
 func (m *Meta) InsertNotify(ctx context.Context, podID string, tenants []string) error {
-	return insertNotify(ctx, m.DB, podID, tenants, time.Now().UTC())
+	return m.InsertNotifyHeads(ctx, podID, tenants, nil)
 }
 
 type execer interface {
@@ -158,7 +158,33 @@ func (m *Meta) InsertNotifyHeads(ctx context.Context, podID string, tenants []st
 	if len(tenants) == 0 {
 		return nil
 	}
+	return retryConflicts(ctx, func() error {
+		tx, err := m.DB.BeginTx(ctx, nil)
+		if err != nil {
+			return err
+		}
+		defer tx.Rollback()
+		if err := InsertNotifyHeadsTx(ctx, tx, podID, tenants, heads); err != nil {
+			return err
+		}
+		return tx.Commit()
+	})
+}
+
+// InsertNotifyHeadsTx runs the statements of InsertNotifyHeads inside tx (the caller commits;
+// tests hold one open while another commits). It first locks the single outbox order row, so the
+// AUTO_INCREMENT ids are taken only after every earlier outbox transaction committed: outbox rows
+// become visible in id order, and a poller reading id > cursor can never pass an id that commits
+// later (the late-commit argument of fs_event_seq_lock, for the whole outbox: its inserts are
+// coalesced, a few per second per pod, so one order row costs nothing).
+func InsertNotifyHeadsTx(ctx context.Context, tx *sql.Tx, podID string, tenants []string, heads map[string]int64) error {
+	if len(tenants) == 0 {
+		return nil
+	}
 	now := time.Now().UTC()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO tenant_notify_outbox_order (id, n) VALUES (1, 1) ON DUPLICATE KEY UPDATE n = n + 1`); err != nil {
+		return err
+	}
 	var b strings.Builder
 	var args []any
 	for _, t := range tenants { // sorted by the caller: pods lock hint rows in one order
@@ -172,22 +198,12 @@ func (m *Meta) InsertNotifyHeads(ctx context.Context, podID string, tenants []st
 		}
 		args = append(args, t, heads[t], now)
 	}
-	return retryConflicts(ctx, func() error {
-		tx, err := m.DB.BeginTx(ctx, nil)
-		if err != nil {
+	if len(args) > 0 {
+		if _, err := tx.ExecContext(ctx, b.String()+` ON DUPLICATE KEY UPDATE head = GREATEST(head, VALUES(head)), updated_at = VALUES(updated_at)`, args...); err != nil {
 			return err
 		}
-		defer tx.Rollback()
-		if len(args) > 0 {
-			if _, err := tx.ExecContext(ctx, b.String()+` ON DUPLICATE KEY UPDATE head = GREATEST(head, VALUES(head)), updated_at = VALUES(updated_at)`, args...); err != nil {
-				return err
-			}
-		}
-		if err := insertNotify(ctx, tx, podID, tenants, now); err != nil {
-			return err
-		}
-		return tx.Commit()
-	})
+	}
+	return insertNotify(ctx, tx, podID, tenants, now)
 }
 
 // SeqHead returns tenant's head hint: the highest seq any pod signalled for it (ok false when no

@@ -75,6 +75,10 @@ type PoolOptions struct {
 	MaxOpen     int           // per tenant DB (0: 32)
 	ConnMaxIdle time.Duration // idle connection lifetime (0: 5m)
 	IdleClose   time.Duration // close a tenant DB handle unused this long (0: never)
+	// StreamMaxOpen bounds the connections event streams may hold on one tenant DB: they read
+	// through a handle of their own, so streams (however many one tenant opens) can never take the
+	// connections mutations of the pool's tenants need (0: max(1, MaxOpen/4)).
+	StreamMaxOpen int
 }
 
 // Pools opens tenant DBs on demand and may close idle ones; a closed handle is reopened by the
@@ -86,6 +90,7 @@ type Pools struct {
 
 	mu       sync.Mutex
 	dbs      map[string]*poolDB
+	streams  map[string]*sql.DB // stream-read handles (AcquireStream)
 	migrated map[string]bool
 	known    map[string]bool // schema known current (MarkMigrated): open without touching the DB
 }
@@ -116,7 +121,11 @@ func NewPools(specs []PoolSpec, opts PoolOptions) *Pools {
 	if opts.ConnMaxIdle == 0 {
 		opts.ConnMaxIdle = 5 * time.Minute
 	}
-	p := &Pools{opts: opts, specs: map[string]PoolSpec{}, dbs: map[string]*poolDB{}, migrated: map[string]bool{}, known: map[string]bool{}, order: specs}
+	if opts.StreamMaxOpen <= 0 {
+		opts.StreamMaxOpen = max(1, opts.MaxOpen/4)
+	}
+	p := &Pools{opts: opts, specs: map[string]PoolSpec{}, dbs: map[string]*poolDB{}, streams: map[string]*sql.DB{},
+		migrated: map[string]bool{}, known: map[string]bool{}, order: specs}
 	for _, s := range specs {
 		p.specs[s.ID] = s
 	}
@@ -196,14 +205,48 @@ func (p *Pools) Acquire(ctx context.Context, id string) (*sql.DB, error) {
 	return db, nil
 }
 
-// ClosePool closes pool id's handle (as the idle closer would); the next Acquire reopens it.
+// AcquireStream returns pool id's stream-read handle, opening it if it is not open: the same DSN,
+// at most StreamMaxOpen connections. Acquire the pool first (it migrates the schema).
+func (p *Pools) AcquireStream(ctx context.Context, id string) (*sql.DB, error) {
+	if _, err := p.Acquire(ctx, id); err != nil {
+		return nil, err
+	}
+	p.mu.Lock()
+	if db := p.streams[id]; db != nil {
+		p.mu.Unlock()
+		return db, nil
+	}
+	p.mu.Unlock()
+	db, err := openLazy(ctx, p.specs[id].DSN)
+	if err != nil {
+		return nil, err
+	}
+	db.SetMaxOpenConns(p.opts.StreamMaxOpen)
+	db.SetMaxIdleConns(p.opts.StreamMaxOpen)
+	db.SetConnMaxIdleTime(p.opts.ConnMaxIdle)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if first := p.streams[id]; first != nil { // lost a race: keep the first
+		db.Close()
+		return first, nil
+	}
+	p.streams[id] = db
+	return db, nil
+}
+
+// ClosePool closes pool id's handles (as the idle closer would); the next Acquire reopens them.
 func (p *Pools) ClosePool(id string) {
 	p.mu.Lock()
 	d := p.dbs[id]
 	delete(p.dbs, id)
+	sdb := p.streams[id]
+	delete(p.streams, id)
 	p.mu.Unlock()
 	if d != nil {
 		d.db.Close()
+	}
+	if sdb != nil {
+		sdb.Close()
 	}
 }
 
@@ -228,10 +271,13 @@ func (p *Pools) CloseIdle() {
 // Close closes every handle.
 func (p *Pools) Close() {
 	p.mu.Lock()
-	dbs := p.dbs
-	p.dbs = map[string]*poolDB{}
+	dbs, streams := p.dbs, p.streams
+	p.dbs, p.streams = map[string]*poolDB{}, map[string]*sql.DB{}
 	p.mu.Unlock()
 	for _, d := range dbs {
 		d.db.Close()
+	}
+	for _, db := range streams {
+		db.Close()
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/seqgate/seqgate/reference-impl/tick"
 )
 
 // MaxTxAttempts bounds how often one statement or transaction is run when InnoDB rolls it back as
@@ -29,6 +31,18 @@ func IsLockConflict(err error) bool {
 	return errors.As(err, &me) && (me.Number == 1213 || me.Number == 1205)
 }
 
+// permanentErrors are the MySQL data errors no retry can fix: the row itself is unacceptable to
+// the table (1366 incorrect string value, 1406 data too long, 1292 incorrect value, 1264 out of
+// range, 1048 column cannot be null, 1300 invalid character string).
+var permanentErrors = map[uint16]bool{1366: true, 1406: true, 1292: true, 1264: true, 1048: true, 1300: true}
+
+// IsPermanent reports whether err is a data error that fails the same statement every time, so
+// retrying the row is pointless (the retry buffer drops it as rejected).
+func IsPermanent(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && permanentErrors[me.Number]
+}
+
 // retryConflicts runs fn until it returns something other than a lock conflict, at most
 // MaxTxAttempts times, sleeping a short jittered, doubling delay (1-2 ms, doubling, up to 16-32 ms before the last attempt) between
 // attempts so the two parties of a deadlock do not collide again at once. fn must be a whole
@@ -41,12 +55,8 @@ func retryConflicts(ctx context.Context, fn func() error) error {
 		}
 		txRetries.Add(1)
 		d := time.Millisecond << min(attempt, 5)
-		t := time.NewTimer(d + rand.N(d))
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !tick.Sleep(ctx, d+rand.N(d)) {
 			return err
-		case <-t.C:
 		}
 	}
 	return err

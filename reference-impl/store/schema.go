@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -32,7 +33,14 @@ var metaSchema = []string{
 		pod_id VARCHAR(64) NOT NULL DEFAULT '',
 		created_at DATETIME(6) NOT NULL,
 		KEY idx_outbox_created (created_at)
+	) /*T![auto_id_cache] AUTO_ID_CACHE=1 */`,
+	// The one row every outbox transaction locks first, so outbox ids commit in id order (see
+	// InsertNotifyHeadsTx); created here so that lock is a plain row lock, never a gap lock.
+	`CREATE TABLE IF NOT EXISTS tenant_notify_outbox_order (
+		id TINYINT NOT NULL PRIMARY KEY,
+		n BIGINT NOT NULL
 	)`,
+	`INSERT IGNORE INTO tenant_notify_outbox_order (id, n) VALUES (1, 0)`,
 	`CREATE TABLE IF NOT EXISTS tenant_seq_head (
 		tenant_id VARCHAR(64) NOT NULL PRIMARY KEY,
 		head BIGINT NOT NULL,
@@ -62,7 +70,10 @@ var metaSchema = []string{
 
 // TenantSchemaVersion names the tenant schema below; bump it whenever tenantSchema changes, so pods
 // migrate pools that an older eventlogd recorded in pool_schema.
-const TenantSchemaVersion = 1
+const TenantSchemaVersion = 2
+
+// Version 2: fs_events.path is VARBINARY like files.path (it was a VARCHAR in the server's default
+// charset, which refused non-ASCII paths the files table had accepted).
 
 // tenantSchema is the same in a dedicated and a shared tenant DB: every row is keyed by tenant_id.
 // fs_event_seq_lock is the per-tenant row an event insert locks before it takes its AUTO_INCREMENT
@@ -75,7 +86,7 @@ var tenantSchema = []string{
 	`CREATE TABLE IF NOT EXISTS fs_events (
 		seq BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY,
 		tenant_id VARCHAR(64) NOT NULL,
-		path VARCHAR(1024) NOT NULL,
+		path VARBINARY(1024) NOT NULL,
 		op VARCHAR(32) NOT NULL,
 		actor VARCHAR(64) NOT NULL DEFAULT '',
 		created_at DATETIME(6) NOT NULL,
@@ -132,8 +143,34 @@ func MigrateMeta(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
-// MigrateTenant creates the tenant schema if it is missing; it is idempotent.
-func MigrateTenant(ctx context.Context, db *sql.DB) error { return migrate(ctx, db, tenantSchema) }
+// tenantColumnTypes are column types changed after a table's first version: MigrateTenant
+// modifies a column whose DATA_TYPE differs.
+var tenantColumnTypes = []struct{ table, column, dataType, def string }{
+	// Both path columns binary-safe: an event path is byte for byte the file's path.
+	{"fs_events", "path", "varbinary", "VARBINARY(1024) NOT NULL"},
+}
+
+// MigrateTenant creates the tenant schema if it is missing and brings changed column types up to
+// date; it is idempotent and safe to run from several pods at once.
+func MigrateTenant(ctx context.Context, db *sql.DB) error {
+	if err := migrate(ctx, db, tenantSchema); err != nil {
+		return err
+	}
+	for _, c := range tenantColumnTypes {
+		var typ string
+		if err := db.QueryRowContext(ctx, `SELECT DATA_TYPE FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?`,
+			c.table, c.column).Scan(&typ); err != nil {
+			return fmt.Errorf("schema: %s.%s: %w", c.table, c.column, err)
+		}
+		if strings.EqualFold(typ, c.dataType) {
+			continue
+		}
+		if _, err := db.ExecContext(ctx, "ALTER TABLE "+c.table+" MODIFY COLUMN "+c.column+" "+c.def); err != nil {
+			return fmt.Errorf("schema: change %s.%s to %s: %w", c.table, c.column, c.def, err)
+		}
+	}
+	return nil
+}
 
 func migrate(ctx context.Context, db *sql.DB, stmts []string) error {
 	for _, s := range stmts {
@@ -145,17 +182,19 @@ func migrate(ctx context.Context, db *sql.DB, stmts []string) error {
 }
 
 // OpenDB opens dsn, creating its database first when the server says it does not exist, and
-// checks it with a ping. The DSN names the database; its settings are kept except parseTime and
-// interpolateParams, which are always on.
+// checks it with a ping. The DSN names the database; its settings are kept except parseTime, which
+// is always on, and interpolateParams, which is on exactly when the DSN's connection charset is
+// known safe for it (InterpolationSafe).
 func OpenDB(ctx context.Context, dsn string) (*sql.DB, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("bad DSN %q: %w", redact(dsn), err)
 	}
 	// Times are scanned into time.Time (parseTime) and stored as UTC; interpolated parameters make
-	// each statement one round trip. Both are forced so any DSN a user gives works.
+	// each statement one round trip, but only where the charset cannot turn an escaped quote into a
+	// real one (a GBK pool runs server-side prepared statements instead).
 	cfg.ParseTime = true
-	cfg.InterpolateParams = true
+	interpolate(cfg, dsn)
 	db, err := sql.Open("mysql", cfg.FormatDSN())
 	if err != nil {
 		return nil, err
@@ -184,7 +223,7 @@ func openLazy(_ context.Context, dsn string) (*sql.DB, error) {
 		return nil, fmt.Errorf("bad DSN %q: %w", redact(dsn), err)
 	}
 	cfg.ParseTime = true
-	cfg.InterpolateParams = true
+	interpolate(cfg, dsn)
 	return sql.Open("mysql", cfg.FormatDSN())
 }
 

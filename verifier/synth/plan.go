@@ -1,6 +1,7 @@
 package synth
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -124,7 +125,7 @@ func (g *gen) plan() error {
 	assign(consumers, cfg.SeqMismatch, armSeqMismatch)
 	assign(skipClass, cfg.MaskedSkips, armMaskedSkip)
 	for _, c := range consumers {
-		slices.SortStableFunc(c.arms, func(a, b arm) int { return cmpInt64(a.at, b.at) })
+		slices.SortStableFunc(c.arms, func(a, b arm) int { return cmp.Compare(a.at, b.at) })
 	}
 
 	// Cold wakeups: the first ColdWakeups cold tenants' DB proxies see traffic mid-run.
@@ -141,16 +142,6 @@ func (g *gen) plan() error {
 		}
 	}
 	return nil
-}
-
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // activeConsumers lists the consumers of active tenants, tenant by tenant.

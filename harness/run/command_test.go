@@ -1,0 +1,40 @@
+package run
+
+import (
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/harness/scenario"
+)
+
+// TestEventlogdCommandKeepsTheDSNOffArgv: the meta DSN (with the --dsn password) goes to the pods
+// in their environment; a scenario defect brings --test-defects with it.
+func TestEventlogdCommandKeepsTheDSNOffArgv(t *testing.T) {
+	const dsn = "seqgate:pw-XYZ@tcp(127.0.0.1:3306)/run_meta"
+	for _, tc := range []struct {
+		name        string
+		e           scenario.Eventlogd
+		wantDefects bool
+	}{
+		{"plain", scenario.Eventlogd{Retention: scenario.Duration(time.Hour), Flags: map[string]string{"sse-queue-size": "64"}}, false},
+		{"defect", scenario.Eventlogd{Retention: scenario.Duration(time.Hour), Defect: "cross-tenant-leak"}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args, env := eventlogdCommand(tc.e, dsn, "/run/pools.json")
+			if strings.Contains(strings.Join(args, " "), "pw-XYZ") || slices.Contains(args, "--meta-dsn") {
+				t.Fatalf("the meta DSN is on the command line: %q", args)
+			}
+			if !slices.Contains(env, "EVENTLOGD_META_DSN="+dsn) {
+				t.Fatalf("env %q lacks the meta DSN", env)
+			}
+			if got := slices.Contains(args, "--test-defects"); got != tc.wantDefects {
+				t.Fatalf("--test-defects in %q: %v, want %v", args, got, tc.wantDefects)
+			}
+			if i := slices.Index(args, "--defect"); tc.wantDefects && (i < 0 || args[i+1] != tc.e.Defect) {
+				t.Fatalf("--defect %s missing from %q", tc.e.Defect, args)
+			}
+		})
+	}
+}

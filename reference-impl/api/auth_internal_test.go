@@ -1,0 +1,67 @@
+package api
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+// TestAuthCacheEvictsLeastRecentlyUsed: at its cap the key cache evicts the least recently used
+// key, never everything: a tenant in use survives a flood of new keys (the old cache forgot every
+// key at 100,000, so a meta outage then failed every tenant).
+func TestAuthCacheEvictsLeastRecentlyUsed(t *testing.T) {
+	c := newAuthCache(time.Hour, time.Hour, time.Hour, 100)
+	c.put("busy", store.Tenant{ID: "busy"})
+	c.put("idle", store.Tenant{ID: "idle"})
+	for i := range 10000 {
+		c.put(fmt.Sprintf("flood%d", i), store.Tenant{ID: "x"})
+		if i%50 == 0 {
+			if _, _, ok := c.get("busy"); !ok {
+				t.Fatalf("the busy tenant's key was evicted after %d new keys", i)
+			}
+		}
+	}
+	if n := c.len(); n != 100 {
+		t.Fatalf("cache holds %d keys, want the cap 100", n)
+	}
+	if _, _, ok := c.get("busy"); !ok {
+		t.Fatal("the busy tenant's key was evicted")
+	}
+	if _, _, ok := c.get("idle"); ok {
+		t.Fatal("the least recently used key was kept past the cap (negative control: eviction happens)")
+	}
+	if _, _, ok := c.get("flood9999"); !ok {
+		t.Fatal("the newest key is missing")
+	}
+}
+
+// TestAuthCacheNegativeEntries: a key the meta DB did not know is refused from memory for negTTL;
+// a later put (the key became valid) clears it; the negative set is capped.
+func TestAuthCacheNegativeEntries(t *testing.T) {
+	c := newAuthCache(time.Hour, time.Hour, time.Hour, 10)
+	if c.unknown("k") {
+		t.Fatal("unknown before any lookup")
+	}
+	c.notFound("k")
+	if !c.unknown("k") {
+		t.Fatal("a wrong key is not remembered")
+	}
+	c.put("k", store.Tenant{ID: "t"})
+	if c.unknown("k") {
+		t.Fatal("a key found later is still refused")
+	}
+	for i := range 1000 {
+		c.notFound(fmt.Sprintf("w%d", i))
+	}
+	if len(c.neg) > 10 {
+		t.Fatalf("%d negative entries, want at most 10", len(c.neg))
+	}
+	short := newAuthCache(time.Hour, time.Hour, time.Nanosecond, 10)
+	short.notFound("k")
+	time.Sleep(time.Millisecond)
+	if short.unknown("k") {
+		t.Fatal("a negative entry outlived its TTL")
+	}
+}

@@ -1,0 +1,465 @@
+package api
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+// Limits bound what one connection, one tenant or an unauthenticated caller can hold of a pod
+// (issue 19 items 3-5; docs/security.md). Zero values take the defaults in brackets, which sit far
+// above what the shipped scenarios use.
+type Limits struct {
+	HeaderTimeout   time.Duration // reading a request's headers [10s]
+	IdleTimeout     time.Duration // a keep-alive connection idle this long is closed [2m]
+	BodyReadTimeout time.Duration // reading one request body (PUT content, provision) [60s]
+	// MaxInflight caps concurrent requests other than event streams, /healthz and /metrics; past
+	// it a request is answered 429 with Retry-After at once [512].
+	MaxInflight int
+	// MaxBodyBytes caps the request-body bytes being read at once across the pod, each body counted
+	// at its Content-Length (the body limit when unknown); past it 429 [64 MiB: four bodies at the 16 MiB limit].
+	MaxBodyBytes     int64
+	MaxStreams       int           // open event streams per pod; past it 429 [10000]
+	MaxTenantStreams int           // open event streams per tenant per pod; past it 429 [200]
+	RetryAfter       time.Duration // the Retry-After of a 429 [1s]
+	ProvisionRate    float64       // POST /v1/provision per second per pod (token bucket) [20]
+	ProvisionBurst   int           // provision bucket size [100]
+	// ProvisionToken, when set, is required on POST /v1/provision as "Authorization: Bearer TOKEN"
+	// or "X-Provision-Token: TOKEN" (401 otherwise).
+	ProvisionToken  string
+	AuthNegativeTTL time.Duration // a key the meta DB did not know is refused without a lookup this long [5s]
+	AuthCacheMax    int           // cached keys; the least recently used is evicted past it [100000]
+	// StreamAuthEvery is how often the keys of open event streams are revalidated (in bulk): a
+	// deleted tenant's streams end within it [the auth cache TTL].
+	StreamAuthEvery time.Duration
+}
+
+func (l *Limits) defaults(authTTL time.Duration) {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	defInt := func(n *int, v int) {
+		if *n <= 0 {
+			*n = v
+		}
+	}
+	def(&l.HeaderTimeout, 10*time.Second)
+	def(&l.IdleTimeout, 2*time.Minute)
+	def(&l.BodyReadTimeout, time.Minute)
+	defInt(&l.MaxInflight, 512)
+	if l.MaxBodyBytes <= 0 {
+		l.MaxBodyBytes = 64 << 20
+	}
+	defInt(&l.MaxStreams, 10000)
+	defInt(&l.MaxTenantStreams, 200)
+	def(&l.RetryAfter, time.Second)
+	if l.ProvisionRate <= 0 {
+		l.ProvisionRate = 20
+	}
+	defInt(&l.ProvisionBurst, 100)
+	def(&l.AuthNegativeTTL, 5*time.Second)
+	defInt(&l.AuthCacheMax, 100000)
+	def(&l.StreamAuthEvery, authTTL)
+}
+
+// limiter is a pod's admission state: the request and body-byte budgets, the open streams by
+// tenant and key, the provision bucket, and their metrics.
+type limiter struct {
+	l        Limits
+	maxBody  int64
+	inflight chan struct{}
+	reqPre   string
+	reqSeq   atomic.Uint64
+
+	mu        sync.Mutex
+	bodyUsed  int64
+	streams   int
+	perTenant map[string]int
+	byKey     map[string]map[uint64]context.CancelFunc
+	nextID    uint64
+	tokens    float64
+	last      time.Time
+
+	rejected     *prometheus.CounterVec
+	inflightG    prometheus.Gauge
+	authClosed   *prometheus.CounterVec
+	errorsHidden prometheus.Counter
+}
+
+func newLimiter(l Limits, maxBody int64, reg prometheus.Registerer) *limiter {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	lim := &limiter{l: l, maxBody: maxBody, inflight: make(chan struct{}, l.MaxInflight), reqPre: hex.EncodeToString(b[:]),
+		perTenant: map[string]int{}, byKey: map[string]map[uint64]context.CancelFunc{}, tokens: float64(l.ProvisionBurst), last: time.Now(),
+		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_requests_rejected_total",
+			Help: "Requests answered 429 by an admission limit, by reason (inflight, body_bytes, streams_pod, streams_tenant, provision_rate)."}, []string{"reason"}),
+		inflightG: prometheus.NewGauge(prometheus.GaugeOpts{Name: "eventlogd_requests_inflight",
+			Help: "Requests in flight that count against --max-inflight (every request but event streams, /healthz and /metrics)."}),
+		authClosed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_streams_closed_by_auth_total",
+			Help: "Event streams ended because their key was revoked (key_revoked) or could not be revalidated within the stale bound (key_unverified)."}, []string{"reason"}),
+		errorsHidden: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_error_details_hidden_total",
+			Help: "Error answers whose internal detail was replaced by a generic message and a request id (the detail is logged)."}),
+	}
+	reg.MustRegister(lim.rejected, lim.inflightG, lim.authClosed, lim.errorsHidden)
+	return lim
+}
+
+func (lim *limiter) requestID() string {
+	return lim.reqPre + "-" + strconv.FormatUint(lim.reqSeq.Add(1), 10)
+}
+
+// enter takes a request slot, or reports false when all MaxInflight are taken.
+func (lim *limiter) enter() bool {
+	select {
+	case lim.inflight <- struct{}{}:
+		lim.inflightG.Inc()
+		return true
+	default:
+		return false
+	}
+}
+
+func (lim *limiter) leave() {
+	<-lim.inflight
+	lim.inflightG.Dec()
+}
+
+// takeBody reserves n body bytes, or reports false when the pod-wide budget cannot hold them.
+func (lim *limiter) takeBody(n int64) bool {
+	lim.mu.Lock()
+	defer lim.mu.Unlock()
+	if lim.bodyUsed+n > lim.l.MaxBodyBytes {
+		return false
+	}
+	lim.bodyUsed += n
+	return true
+}
+
+func (lim *limiter) giveBody(n int64) {
+	lim.mu.Lock()
+	lim.bodyUsed -= n
+	lim.mu.Unlock()
+}
+
+// openStream admits a stream of tenant with key hash (cancel ends it), or names the cap it hit.
+func (lim *limiter) openStream(tenant, hash string, cancel context.CancelFunc) (release func(), reason string) {
+	lim.mu.Lock()
+	defer lim.mu.Unlock()
+	switch {
+	case lim.streams >= lim.l.MaxStreams:
+		return nil, "streams_pod"
+	case lim.perTenant[tenant] >= lim.l.MaxTenantStreams:
+		return nil, "streams_tenant"
+	}
+	lim.streams++
+	lim.perTenant[tenant]++
+	lim.nextID++
+	id := lim.nextID
+	if lim.byKey[hash] == nil {
+		lim.byKey[hash] = map[uint64]context.CancelFunc{}
+	}
+	lim.byKey[hash][id] = cancel
+	return func() {
+		lim.mu.Lock()
+		defer lim.mu.Unlock()
+		lim.streams--
+		if lim.perTenant[tenant]--; lim.perTenant[tenant] <= 0 {
+			delete(lim.perTenant, tenant)
+		}
+		delete(lim.byKey[hash], id)
+		if len(lim.byKey[hash]) == 0 {
+			delete(lim.byKey, hash)
+		}
+	}, ""
+}
+
+// streamKeys returns the key hashes of the open streams.
+func (lim *limiter) streamKeys() []string {
+	lim.mu.Lock()
+	defer lim.mu.Unlock()
+	out := make([]string, 0, len(lim.byKey))
+	for h := range lim.byKey {
+		out = append(out, h)
+	}
+	return out
+}
+
+// closeKey ends every open stream of key hash.
+func (lim *limiter) closeKey(hash, reason string) {
+	lim.mu.Lock()
+	var cancels []context.CancelFunc
+	for _, c := range lim.byKey[hash] {
+		cancels = append(cancels, c)
+	}
+	lim.mu.Unlock()
+	for _, c := range cancels {
+		c()
+	}
+	if len(cancels) > 0 {
+		lim.authClosed.WithLabelValues(reason).Add(float64(len(cancels)))
+	}
+}
+
+// provisionToken takes a token from the provision bucket, or returns how long until one is there.
+func (lim *limiter) provisionToken() (ok bool, wait time.Duration) {
+	lim.mu.Lock()
+	defer lim.mu.Unlock()
+	now := time.Now()
+	lim.tokens = math.Min(float64(lim.l.ProvisionBurst), lim.tokens+now.Sub(lim.last).Seconds()*lim.l.ProvisionRate)
+	lim.last = now
+	if lim.tokens >= 1 {
+		lim.tokens--
+		return true, 0
+	}
+	return false, time.Duration((1 - lim.tokens) / lim.l.ProvisionRate * float64(time.Second))
+}
+
+// reject answers 429 with Retry-After and counts reason.
+func (s *Server) reject(w http.ResponseWriter, reason string, retryAfter time.Duration, msg string) {
+	s.lim.rejected.WithLabelValues(reason).Inc()
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retryAfter.Seconds())))))
+	writeErr(w, http.StatusTooManyRequests, msg)
+}
+
+// HTTPServer is the pod's http.Server with its connection limits (header and idle timeouts);
+// cmd/eventlogd serves it. Body reads are bounded per request by Handler.
+func (s *Server) HTTPServer() *http.Server {
+	l := s.cfg.Limits
+	return &http.Server{Handler: s.Handler(), ReadHeaderTimeout: l.HeaderTimeout, IdleTimeout: l.IdleTimeout, MaxHeaderBytes: 64 << 10,
+		ErrorLog: slog.NewLogLogger(s.cfg.Log.Handler(), slog.LevelDebug)}
+}
+
+// protect is the admission layer in front of every route: a request id (X-Request-Id, and in
+// every error answer), the concurrent-request cap, the body-byte budget and the body read
+// deadline. Event streams are admitted by guardStream instead (they live long by design).
+func (s *Server) protect(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rw := &reqWriter{ResponseWriter: w, id: s.lim.requestID(), s: s}
+		w.Header().Set("X-Request-Id", rw.id)
+		switch r.URL.Path {
+		case "/healthz", "/metrics", "/v1/events":
+			next.ServeHTTP(rw, r)
+			return
+		}
+		if !s.lim.enter() {
+			s.reject(rw, "inflight", s.cfg.Limits.RetryAfter, fmt.Sprintf("too many requests in flight on this pod (--max-inflight %d); retry later", s.cfg.Limits.MaxInflight))
+			return
+		}
+		defer s.lim.leave()
+		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
+			n := r.ContentLength
+			if n < 0 || n > s.lim.maxBody {
+				n = s.lim.maxBody
+			}
+			if !s.lim.takeBody(n) {
+				s.reject(rw, "body_bytes", s.cfg.Limits.RetryAfter, "too many request-body bytes in flight on this pod (--max-body-bytes-inflight); retry later")
+				return
+			}
+			defer s.lim.giveBody(n)
+			// A body dripped byte by byte must not hold the request (and its slot) forever. The
+			// deadline is lifted once the body is read, so it never cuts the answer short.
+			rc := http.NewResponseController(rw)
+			if rc.SetReadDeadline(time.Now().Add(s.cfg.Limits.BodyReadTimeout)) == nil {
+				r2 := *r // the server keeps its own r.Body (and its discard of an unread rest)
+				r2.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
+				r = &r2
+			}
+		}
+		next.ServeHTTP(rw, r)
+	})
+}
+
+// deadlineBody lifts the connection's read deadline when the body was read to its end (on any
+// other error it stays, so the server's discard of an unread rest cannot block either).
+type deadlineBody struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *deadlineBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}
+
+// guardStream admits an event stream under the pod and tenant caps, registers it under its key
+// (so a revoked key's streams can be ended) and gives it the pool's stream-read handle, so streams
+// can never hold the connections the pool's mutations need.
+func (s *Server) guardStream(h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		st := tenantStore(r)
+		hash, _ := r.Context().Value(keyHashKey).(string)
+		ctx, cancel := context.WithCancel(r.Context())
+		defer cancel()
+		release, reason := s.lim.openStream(st.TenantID, hash, cancel)
+		switch reason {
+		case "streams_pod":
+			s.reject(w, reason, s.cfg.Limits.RetryAfter, fmt.Sprintf("too many event streams on this pod (--max-streams %d); retry later", s.cfg.Limits.MaxStreams))
+			return
+		case "streams_tenant":
+			s.reject(w, reason, s.cfg.Limits.RetryAfter, fmt.Sprintf("too many event streams of this tenant on this pod (--max-tenant-streams %d); close one or retry later", s.cfg.Limits.MaxTenantStreams))
+			return
+		}
+		defer release()
+		db, err := s.pools.AcquireStream(ctx, st.PoolID)
+		if err != nil {
+			writeErr(w, http.StatusServiceUnavailable, "tenant DB unavailable: "+err.Error())
+			return
+		}
+		sst := *st
+		sst.DB = db
+		h(w, r.WithContext(context.WithValue(ctx, storeKey, &sst)))
+	}
+}
+
+// resolveStream is resolve for a stream: the tenant's store over the stream-read handle.
+func (s *Server) resolveStream(ctx context.Context, tenant string) (*store.TenantStore, error) {
+	st, err := s.resolve(ctx, tenant)
+	if err != nil {
+		return nil, err
+	}
+	db, err := s.pools.AcquireStream(ctx, st.PoolID)
+	if err != nil {
+		return nil, err
+	}
+	st.DB = db
+	return st, nil
+}
+
+// watchStreamKeys revalidates the keys of open streams every StreamAuthEvery, in bulk: a key the
+// meta DB no longer knows ends its streams; while the meta DB fails, a key past its cache entry's
+// stale bound (--auth-stale-max) ends them too, so a revoked key cannot read for longer than a
+// write could.
+func (s *Server) watchStreamKeys(ctx context.Context) {
+	t := time.NewTicker(s.cfg.Limits.StreamAuthEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		var check []string
+		for _, h := range s.lim.streamKeys() {
+			if _, fresh, _ := s.auth.get(h); !fresh {
+				check = append(check, h)
+			}
+		}
+		if len(check) == 0 {
+			continue
+		}
+		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		found, err := s.meta.ActiveKeys(qctx, check)
+		cancel()
+		for _, h := range check {
+			switch t, ok := found[h]; {
+			case err == nil && ok:
+				s.auth.put(h, t)
+			case err == nil:
+				s.auth.notFound(h)
+				s.lim.closeKey(h, "key_revoked")
+			default:
+				if _, _, cached := s.auth.get(h); !cached {
+					s.lim.closeKey(h, "key_unverified")
+				}
+			}
+		}
+		if err != nil && ctx.Err() == nil {
+			s.cfg.Log.Warn("stream key revalidation failed; streams of keys past --auth-stale-max were ended", "err", err)
+		}
+	}
+}
+
+// provisionAllowed checks the provisioning token (when one is configured) and the provision rate;
+// it answers the request itself when it returns false.
+func (s *Server) provisionAllowed(w http.ResponseWriter, r *http.Request) bool {
+	if want := s.cfg.Limits.ProvisionToken; want != "" {
+		got := r.Header.Get("X-Provision-Token")
+		if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && got == "" {
+			got = strings.TrimSpace(k)
+		}
+		if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+			writeErr(w, http.StatusUnauthorized, "provisioning needs the pod's provisioning token (Authorization: Bearer TOKEN or X-Provision-Token: TOKEN)")
+			return false
+		}
+	}
+	if ok, wait := s.lim.provisionToken(); !ok {
+		s.reject(w, "provision_rate", wait, fmt.Sprintf("provisioning is limited to %g per second per pod (--provision-rate); retry later", s.cfg.Limits.ProvisionRate))
+		return false
+	}
+	return true
+}
+
+// reqWriter carries a request's id, so error answers can name it instead of internals.
+type reqWriter struct {
+	http.ResponseWriter
+	id string
+	s  *Server
+}
+
+func (w *reqWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// Flush keeps the writer an http.Flusher for code that asserts the interface.
+func (w *reqWriter) Flush() { _ = http.NewResponseController(w.ResponseWriter).Flush() }
+
+// internals matches error text that describes the pod's insides: socket addresses, driver and
+// server error codes, DSN fragments.
+var internals = regexp.MustCompile(`(?i)\b(read|write|dial|accept) (tcp|tcp4|tcp6|udp|unix)\b|\d+\.\d+\.\d+\.\d+:\d+|\[[0-9a-f:]+\]:\d+|\bError \d{4}\b|@tcp\(|\bbroken pipe\b|connection reset|i/o timeout|invalid connection|driver: bad connection`)
+
+// publicError returns the message an answer may carry: msg itself, unless it is a server error or
+// names internals; then its own leading words (the text before the first ':') and the request id,
+// with the detail logged under that id.
+func publicError(w http.ResponseWriter, code int, msg string) (string, string) {
+	rw, _ := w.(*reqWriter)
+	id := ""
+	if rw != nil {
+		id = rw.id
+	}
+	if code < 500 && !internals.MatchString(msg) {
+		return msg, id
+	}
+	head, _, found := strings.Cut(msg, ":")
+	if !found || internals.MatchString(head) {
+		head = strings.ToLower(http.StatusText(code))
+	}
+	if rw != nil {
+		rw.s.lim.errorsHidden.Inc()
+		rw.s.cfg.Log.Warn("request failed", "request_id", id, "status", code, "detail", msg)
+	}
+	return head + " (details in the pod log under request id " + id + ")", id
+}
+
+// warnUnsafeCharsets logs every DSN whose charset keeps it off client-side interpolation
+// (store.InterpolationSafe): it works, one round trip slower per statement.
+func warnUnsafeCharsets(cfg Config) {
+	if ok, why := store.InterpolationSafe(cfg.MetaDSN); !ok {
+		cfg.Log.Warn("meta DSN: connection charset not known safe for client-side interpolation; using server-side prepared statements", "reason", why)
+	}
+	for _, p := range cfg.Pools {
+		if ok, why := store.InterpolationSafe(p.DSN); !ok {
+			cfg.Log.Warn("pool DSN: connection charset not known safe for client-side interpolation; using server-side prepared statements", "pool", p.ID, "reason", why)
+		}
+	}
+}

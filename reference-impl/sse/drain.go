@@ -1,0 +1,106 @@
+package sse
+
+import (
+	"context"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/signal"
+)
+
+// Phase 2 of a stream: the live drain, woken by the bus (and optionally a liveness poll), with a
+// heartbeat while quiet.
+
+// phase2 waits for wakes and drains; quiet tenants cause no reads at all.
+func (x *stream) phase2(ctx context.Context, sub *signal.Sub) {
+	hb := time.NewTicker(x.cfg.Heartbeat)
+	defer hb.Stop()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var live <-chan time.Time
+	if x.cfg.LivenessPoll > 0 {
+		lt := time.NewTicker(x.cfg.LivenessPoll)
+		defer lt.Stop()
+		live = lt.C
+	}
+	backoff := time.Duration(0)
+	lastPoll := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-x.q.done:
+			return
+		case <-hb.C:
+			if !x.heartbeat(ctx) {
+				return
+			}
+			continue
+		case <-live:
+			if time.Since(lastPoll) < x.cfg.LivenessPoll {
+				continue
+			}
+		case <-sub.C:
+		case <-timer.C:
+		}
+		timer.Stop()
+		rearm, ok := x.drain(ctx)
+		if !ok {
+			return
+		}
+		switch rearm {
+		case rearmNone:
+			backoff = 0
+			lastPoll = time.Now()
+		case rearmCatchUp:
+			backoff = 0
+			lastPoll = time.Now()
+			timer.Reset(x.cfg.CatchUpDelay)
+		case rearmError:
+			if backoff == 0 {
+				backoff = x.cfg.BackoffMin
+			} else {
+				backoff = min(2*backoff, x.cfg.BackoffMax)
+			}
+			timer.Reset(backoff)
+		}
+	}
+}
+
+type rearm int
+
+const (
+	rearmNone rearm = iota
+	rearmCatchUp
+	rearmError
+)
+
+// drain pulls pages until a short page (disarm) or MaxPagesPerWake full pages (re-arm shortly).
+func (x *stream) drain(ctx context.Context) (rearm, bool) {
+	for pages := 0; ; {
+		evs, tooOld, err := x.page(ctx)
+		if err != nil {
+			x.log.Warn("sse drain query failed", "tenant_id", x.st.TenantID, "cursor", x.cursor, "err", err)
+			return rearmError, true
+		}
+		if tooOld {
+			x.cursor = x.swept
+			return rearmCatchUp, x.reset(ctx, x.swept, ReasonSeqTooOld)
+		}
+		if x.cfg.SpuriousSeqTooOld && x.cursor == 0 && len(evs) > 0 {
+			// Defect: the first rows of a tenant that was empty when the stream started are answered
+			// with a resync, as if they had been swept (nothing was).
+			x.cursor = evs[len(evs)-1].Seq
+			return rearmCatchUp, x.reset(ctx, x.cursor, ReasonSeqTooOld)
+		}
+		if !x.sendEvents(ctx, evs) {
+			return rearmNone, false
+		}
+		if len(evs) < x.cfg.PageSize || x.cfg.SinglePageReplay {
+			return rearmNone, true
+		}
+		if pages++; pages >= x.cfg.MaxPagesPerWake {
+			return rearmCatchUp, true
+		}
+	}
+}

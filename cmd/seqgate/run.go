@@ -101,7 +101,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	if f.tenantID != "" && f.apiKey == "" {
 		return &exitError{exitUnusable, errors.New("--tenant-id needs --api-key (provisioned tenants get their ids from the service)")}
 	}
-	if f.ready <= 0 {
+	if f.ready < 0 { // 0: the default
 		return &exitError{exitUnusable, fmt.Errorf("--ready-timeout %s: want a positive duration", f.ready)}
 	}
 	if f.target != "" {

@@ -40,7 +40,7 @@ func TestRunRefusesBadTargetFlags(t *testing.T) {
 		{"drive9 --api-key without --tenant-id", with(func(f *runFlags) {
 			f.target, f.profile, f.dsn, f.apiKey = "http://127.0.0.1:1", "drive9", "root@tcp(127.0.0.1:1)/", "k"
 		}), "give --tenant-id with --api-key"},
-		{"bad --ready-timeout", with(func(f *runFlags) { f.target, f.ready = "http://127.0.0.1:1", 0 }), "--ready-timeout 0s"},
+		{"bad --ready-timeout", with(func(f *runFlags) { f.target, f.ready = "http://127.0.0.1:1", -time.Second }), "--ready-timeout -1s"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.f.out = filepath.Join(dir, "run-"+strings.ReplaceAll(tc.name, " ", "_"))

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seqgate/seqgate/harness/run"
 	"github.com/seqgate/seqgate/internal/dbserver"
 )
 
@@ -42,7 +43,7 @@ faults:
 	}
 	runDir := filepath.Join(dir, "run")
 	var stdout, stderr bytes.Buffer
-	err := runRun(context.Background(), &stdout, &stderr, sc, runFlags{out: runDir, eventlogd: bin, metrics: "127.0.0.1:0"})
+	err := runRun(context.Background(), &stdout, &stderr, sc, runFlags{out: runDir, eventlogd: bin, metrics: "127.0.0.1:0", ready: run.DefaultReadyTimeout})
 	if err != nil {
 		t.Fatalf("run: %v\n%s\n%s", err, stdout.String(), stderr.String())
 	}

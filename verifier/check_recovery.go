@@ -3,6 +3,7 @@ package verifier
 import (
 	"slices"
 	"strconv"
+	"time"
 
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -18,9 +19,16 @@ import (
 // The head seq at a stop is the highest seq of the tenant's audit rows persisted at or before it
 // (created_unix_ns, else the mutation's ack), known only after the run; so from each stop on, every
 // affected consumer's cursor is logged where it reaches a new high, until a frame of a mutation sent
-// after the stop arrives (its seq is above that head). The log is as long as the backlog a fault
-// leaves, not the run. A fault whose target is a tenant id affects that tenant; any other target
+// after the stop arrives (its seq is above that head), plus recoveryGrace: a mutation sent before the
+// stop can commit after one sent just after it, and an audit timestamp of whole seconds can count a row
+// committed just after the stop as before it, so the first later frame alone may still be below the
+// head. The log is as long as the backlog a fault leaves plus the grace, not the run. A fault whose target is a tenant id affects that tenant; any other target
 // (a pod, a database, the network) affects every tenant.
+// recoveryGrace is how long after a fault's stop a consumer's cursor keeps being logged once frames of
+// later mutations arrive: longer than a request may take to commit (the harness's request timeout,
+// 10 s by default) plus a second of audit timestamp rounding.
+const recoveryGrace = int64(15 * time.Second)
+
 type windowCheck struct {
 	ix       *index
 	lat      *latencyCheck
@@ -75,7 +83,7 @@ func (c *windowCheck) Observe(r *ledger.Record) {
 			if last := tr.log[len(tr.log)-1]; f.after > last.seq {
 				tr.log = append(tr.log, cursorHigh{seq: f.after, t: r.T})
 			}
-			if sentT != noTime && sentT > tr.span.stop {
+			if sentT != noTime && sentT > tr.span.stop+recoveryGrace {
 				tr.logging = false
 				c.logging--
 				continue

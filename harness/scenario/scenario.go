@@ -18,7 +18,7 @@ type Scenario struct {
 	Seed         int64               `yaml:"seed"`
 	Duration     Duration            `yaml:"duration"`
 	DrainTimeout Duration            `yaml:"drain_timeout"`
-	Budget       float64             `yaml:"budget,omitempty"`
+	Budget       float64             `yaml:"budget"` // always written: 0 is zero tolerance, not "unset"
 	Tenants      []TenantGroup       `yaml:"tenants"`
 	Pods         Pods                `yaml:"pods"`
 	Load         []Load              `yaml:"load"`

@@ -225,3 +225,39 @@ func TestValidName(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetZeroIsZeroTolerance: an absent budget is the default 1e-4; `budget: 0` is kept (any loss
+// fails) and survives the resolved scenario's round trip; a negative budget is refused, named.
+func TestBudgetZeroIsZeroTolerance(t *testing.T) {
+	for _, c := range []struct {
+		add  string
+		want float64
+		err  string
+	}{
+		{"", DefaultBudget, ""},
+		{"budget: 0\n", 0, ""},
+		{"budget: 0.5\n", 0.5, ""},
+		{"budget: -0.1\n", 0, "budget"},
+		{"budget: 1\n", 0, "0 <= budget < 1"},
+	} {
+		s, err := Parse("b.yaml", []byte(base+c.add))
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%q: error %v, want %q", c.add, err, c.err)
+			}
+			continue
+		}
+		if err != nil || s.Budget != c.want {
+			t.Errorf("%q: budget %v (%v), want %g", c.add, s, err, c.want)
+			continue
+		}
+		b, err := s.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		again, err := Parse("resolved.yaml", b)
+		if err != nil || again.Budget != c.want {
+			t.Errorf("%q: resolved scenario gives budget %v (%v), want %g\n%s", c.add, again, err, c.want, b)
+		}
+	}
+}

@@ -39,6 +39,19 @@ type validator struct {
 	doc  *yaml.Node
 }
 
+// has reports whether the scenario's top-level mapping names key.
+func (v *validator) has(key string) bool {
+	if v.doc.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i+1 < len(v.doc.Content); i += 2 {
+		if v.doc.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
 // at returns the line of the node at path (keys and list indexes); when the last element is absent,
 // the line of the closest present parent.
 func (v *validator) at(path ...any) int {
@@ -91,11 +104,12 @@ func (v *validator) check(s *Scenario) error {
 	if s.DrainTimeout < 0 {
 		return v.err("drain_timeout", v.at("drain_timeout"), []string{"a positive duration"}, "negative")
 	}
-	if s.Budget == 0 {
+	// budget: absent means the default; 0 written out means zero tolerance (any loss fails).
+	if !v.has("budget") {
 		s.Budget = DefaultBudget
 	}
 	if s.Budget < 0 || s.Budget >= 1 {
-		return v.err("budget", v.at("budget"), []string{"0 < budget < 1"}, "out of range: %g", s.Budget)
+		return v.err("budget", v.at("budget"), []string{"0 <= budget < 1 (0: any loss fails)"}, "out of range: %g", s.Budget)
 	}
 	groups := map[string]bool{}
 	total := 0

@@ -117,6 +117,9 @@ func TestParseErrors(t *testing.T) {
 		{"test-defects is the harness's", func(s string) string {
 			return strings.Replace(s, "  count: 2\nload", "  count: 2\n  eventlogd:\n    flags: {test-defects: \"true\"}\nload", 1)
 		}, 13, "pods.eventlogd.flags.test-defects", "set by the harness"},
+		{"admin-token is the harness's (its own admin calls would get 401)", func(s string) string {
+			return strings.Replace(s, "  count: 2\nload", "  count: 2\n  eventlogd:\n    flags: {admin-token: \"x\"}\nload", 1)
+		}, 13, "pods.eventlogd.flags.admin-token", "set by the harness"},
 		{"a good name passes the name check", func(s string) string {
 			// sse-queue-size is fine, so the error is the reserved-name check's for pod: proof the
 			// name check let a good name through.

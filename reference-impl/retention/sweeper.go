@@ -11,9 +11,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/sleep"
 	"github.com/seqgate/seqgate/reference-impl/metrics"
 	"github.com/seqgate/seqgate/reference-impl/store"
-	"github.com/seqgate/seqgate/reference-impl/tick"
 )
 
 // Sweeper runs both sweep paths with the same Retention.
@@ -169,7 +169,7 @@ func (s *Sweeper) SweepNow(ctx context.Context, st *store.TenantStore) (store.Sw
 // cold-db-sweeper defect is on, which sweeps every tenant).
 func (s *Sweeper) Run(ctx context.Context) {
 	s.init()
-	tick.Every(ctx, s.Maintenance, s.maintenancePass)
+	sleep.Every(ctx, s.Maintenance, func() { s.maintenancePass(ctx) })
 }
 
 func (s *Sweeper) maintenancePass(ctx context.Context) {

@@ -7,9 +7,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/sleep"
 	"github.com/seqgate/seqgate/reference-impl/metrics"
 	"github.com/seqgate/seqgate/reference-impl/store"
-	"github.com/seqgate/seqgate/reference-impl/tick"
 )
 
 // Notifier writes the cross-pod wake-up hints to tenant_notify_outbox, coalesced: the first signal
@@ -76,7 +76,7 @@ func (n *Notifier) Run(ctx context.Context) {
 		case <-n.wake:
 		}
 		n.flush(ctx)
-		if !tick.Sleep(ctx, n.Window) {
+		if !sleep.For(ctx, n.Window) {
 			n.flush(context.Background())
 			return
 		}

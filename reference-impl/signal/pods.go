@@ -5,9 +5,9 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/sleep"
 	"github.com/seqgate/seqgate/reference-impl/metrics"
 	"github.com/seqgate/seqgate/reference-impl/store"
-	"github.com/seqgate/seqgate/reference-impl/tick"
 )
 
 // Registry keeps this pod's heartbeat in the meta DB and removes stale pods, deleting their outbox
@@ -30,7 +30,7 @@ func (r *Registry) Run(ctx context.Context) {
 		r.StaleAfter = 30 * time.Second
 	}
 	r.Tick(ctx)
-	tick.Every(ctx, r.Every, r.Tick)
+	sleep.Every(ctx, r.Every, func() { r.Tick(ctx) })
 }
 
 // Tick heartbeats once and sweeps stale pods once.

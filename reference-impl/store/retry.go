@@ -9,7 +9,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
-	"github.com/seqgate/seqgate/reference-impl/tick"
+	"github.com/seqgate/seqgate/internal/sleep"
 )
 
 // MaxTxAttempts bounds how often one statement or transaction is run when InnoDB rolls it back as
@@ -55,7 +55,7 @@ func retryConflicts(ctx context.Context, fn func() error) error {
 		}
 		txRetries.Add(1)
 		d := time.Millisecond << min(attempt, 5)
-		if !tick.Sleep(ctx, d+rand.N(d)) {
+		if !sleep.For(ctx, d+rand.N(d)) {
 			return err
 		}
 	}

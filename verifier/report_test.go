@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"fmt"
 	"github.com/seqgate/seqgate/ledger"
 	"strings"
 	"testing"
@@ -116,6 +117,26 @@ func TestDocExamples(t *testing.T) {
 		r.Close()
 		if err != nil || s.Verdict != want {
 			t.Errorf("%s: %v verdict %v, want %s", file, err, s, want)
+		}
+	}
+}
+
+// TestVerdictLineSaysWhenThePassProvesNoBudget: a pass on too few acked events says so in the verdict
+// line itself; a pass that proves the budget, and a fail, do not carry the note.
+func TestVerdictLineSaysWhenThePassProvesNoBudget(t *testing.T) {
+	s := verifyText(t, edit{}.build(), Options{})
+	var b strings.Builder
+	if err := WriteText(&b, s); err != nil {
+		t.Fatal(err)
+	}
+	first, _, _ := strings.Cut(b.String(), "\n")
+	want := fmt.Sprintf("verdict: PASS (loss budget not provable: %d acked, %d needed) (exit 0)", s.Acked, s.MinAckedForBudget)
+	if s.Verdict != VerdictPass || !strings.HasPrefix(first, want) {
+		t.Errorf("verdict line %q, want it to start with %q", first, want)
+	}
+	for _, c := range []*Summary{{Verdict: VerdictPass, BoundWithinBudget: true}, {Verdict: VerdictFail}} {
+		if got := notProvable(c); got != "" {
+			t.Errorf("%s (bound within budget %v): note %q, want none", c.Verdict, c.BoundWithinBudget, got)
 		}
 	}
 }

@@ -9,12 +9,21 @@ import (
 	"strings"
 )
 
+// notProvable qualifies a pass whose acked count cannot prove the loss budget, in the verdict line
+// itself, so that nobody reads such a PASS as proof of the budget.
+func notProvable(s *Summary) string {
+	if s.Verdict != VerdictPass || s.BoundWithinBudget {
+		return ""
+	}
+	return fmt.Sprintf(" (loss budget not provable: %d acked, %d needed)", s.Acked, s.MinAckedForBudget)
+}
+
 // WriteText writes the human summary: the verdict first, then the failed checks with the numbers that
 // broke them, the key figures, and the witnesses of every anomaly found.
 func WriteText(w io.Writer, s *Summary) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "verdict: %s (exit %d)  run %s, scenario %s, seed %d, %d records\n",
-		strings.ToUpper(s.Verdict), ExitCode(s), s.Run.RunID, s.Run.Scenario, s.Run.Seed, s.Records)
+	fmt.Fprintf(&b, "verdict: %s%s (exit %d)  run %s, scenario %s, seed %d, %d records\n",
+		strings.ToUpper(s.Verdict), notProvable(s), ExitCode(s), s.Run.RunID, s.Run.Scenario, s.Run.Seed, s.Records)
 	if len(s.Failures) > 0 {
 		b.WriteString("failed checks:\n")
 		for _, f := range s.Failures {

@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/sleep"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -173,19 +175,27 @@ func (r *Runner) Active() []string {
 	return ids
 }
 
+// ActiveLabels names the faults injected and not yet healed for people: id, kind and stable target
+// names, e.g. "f002 tenant_db_stall(tenant_1)".
+func (r *Runner) ActiveLabels() []string {
+	var out []string
+	for _, it := range r.items {
+		if it.fault.active() {
+			target := strings.Join(it.inst.Slots, ",")
+			if target == "" {
+				target = it.inst.Target
+			}
+			out = append(out, fmt.Sprintf("%s %s(%s)", it.inst.ID, it.inst.Kind, target))
+		}
+	}
+	return out
+}
+
 func (r *Runner) sleepUntil(ctx context.Context, at time.Duration) bool {
-	d := at - r.now()
-	if d <= 0 {
-		return ctx.Err() == nil
+	if d := at - r.now(); d > 0 {
+		return sleep.For(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
+	return ctx.Err() == nil
 }
 
 func (r *Runner) emit(it *runItem, phase string, err error) {

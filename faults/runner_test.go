@@ -117,6 +117,10 @@ func TestRunnerHealAllOnCancel(t *testing.T) {
 	if got := r.Active(); !slices.Equal(got, []string{"f001"}) {
 		t.Fatalf("active %v, want [f001]", got)
 	}
+	// Progress lines name an active fault by kind and target (its stable name when it has one).
+	if got := r.ActiveLabels(); !slices.Equal(got, []string{"f001 tenant_db_stall(t1)"}) {
+		t.Fatalf("active labels %v, want [f001 tenant_db_stall(t1)]", got)
+	}
 	if err := r.HealAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}

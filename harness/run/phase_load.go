@@ -104,7 +104,7 @@ func progressOf(s *state) *progress {
 		st := &s.driver.Stats
 		var active []string
 		if s.faults != nil {
-			active = s.faults.Active()
+			active = s.faults.ActiveLabels()
 		}
 		return fmt.Sprintf("%s/%s offered %.0f/s acked %.0f/s dropped %d events %d (%.0f/s) faults %s",
 			el, s.sc.Duration.D(), offered.per(st.Offered.Load(), d), acked.per(st.OK.Load(), d), st.Dropped.Load(),

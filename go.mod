@@ -16,6 +16,8 @@ require (
 	pgregory.net/rapid v1.3.0
 )
 
+require github.com/grafana/grafana-foundation-sdk/go v0.0.22 // indirect
+
 require (
 	dario.cat/mergo v1.0.0 // indirect
 	filippo.io/edwards25519 v1.2.0 // indirect

@@ -6,8 +6,8 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
-	"regexp"
 	"reflect"
+	"regexp"
 	"sort"
 	"testing"
 

@@ -72,4 +72,7 @@ require (
 	honnef.co/go/tools v0.8.2 // indirect
 )
 
-tool honnef.co/go/tools/cmd/staticcheck
+tool (
+	github.com/Shopify/toxiproxy/v2/cmd/server
+	honnef.co/go/tools/cmd/staticcheck
+)

@@ -3,8 +3,6 @@ package faults
 import (
 	"context"
 	"time"
-
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
 )
 
 // KindTenantDBLatency is the name of the tenant-DB latency fault.
@@ -35,11 +33,11 @@ func tenantDBLatencyKind() Kind {
 
 // dbLatency delays a DB proxy's traffic for the fault's span.
 type dbLatency struct {
-	proxy  *toxiproxy.Proxy
+	proxy  ToxicProxy
 	toxics []toxic
 }
 
-func newDBLatency(px *toxiproxy.Proxy, kind string, p LatencyParams) *dbLatency {
+func newDBLatency(px ToxicProxy, kind string, p LatencyParams) *dbLatency {
 	l := &dbLatency{proxy: px}
 	for _, stream := range directions(p.Direction) {
 		l.toxics = append(l.toxics, toxic{

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sync/atomic"
 	"time"
-
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
 )
 
 // KindTenantDBStall is the name of the tenant-DB stall fault.
@@ -53,11 +51,11 @@ func tenantDBStallKind() Kind {
 
 // dbStall stops a DB proxy's traffic for the fault's span (see the kind's Mechanism).
 type dbStall struct {
-	proxy  *toxiproxy.Proxy
+	proxy  ToxicProxy
 	toxics []toxic
 }
 
-func newDBStall(px *toxiproxy.Proxy, kind, then string) *dbStall {
+func newDBStall(px ToxicProxy, kind, then string) *dbStall {
 	s := &dbStall{proxy: px}
 	for _, stream := range []string{streamUp, streamDown} {
 		t := toxic{Name: toxicName(kind, stream), Stream: stream}

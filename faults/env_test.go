@@ -119,16 +119,16 @@ func newTestEnv(t *testing.T, tenants ...string) *testEnv {
 func (e *testEnv) Tenants() []string  { return e.tenants }
 func (e *testEnv) PodNames() []string { return e.podNames }
 
-func (e *testEnv) TenantProxy(tenant string) (*toxiproxy.Proxy, error) {
+func (e *testEnv) TenantProxy(tenant string) (ToxicProxy, error) {
 	if p, ok := e.proxies[tenant]; ok && tenant != "meta" {
-		return p, nil
+		return InProcess(p), nil
 	}
 	return nil, fmt.Errorf("no proxy for tenant %q", tenant)
 }
 
-func (e *testEnv) MetaProxy() (*toxiproxy.Proxy, error) {
+func (e *testEnv) MetaProxy() (ToxicProxy, error) {
 	if p, ok := e.proxies["meta"]; ok {
-		return p, nil
+		return InProcess(p), nil
 	}
 	return nil, errors.New("no meta proxy")
 }

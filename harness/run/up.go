@@ -37,6 +37,15 @@ func (r *runner) databases() []string {
 // up starts the DB server, the proxies and the pods (or, for an external target, only what --dsn gives).
 func (r *runner) up(ctx context.Context) error {
 	if r.o.Target != "" {
+		if r.o.Toxiproxy != "" {
+			set, err := proxy.AdoptServerSet(r.o.Toxiproxy)
+			if err != nil {
+				return err
+			}
+			r.proxies = set
+			r.log.Info("external target: DB faults through the toxiproxy server's proxies", "phase", "up",
+				"toxiproxy", r.o.Toxiproxy, "proxies", strings.Join(set.Names(), ","))
+		}
 		if r.o.DSN == "" {
 			r.log.Info("external target: no pods, no proxies, no audit", "phase", "up", "target", r.o.Target)
 			return nil
@@ -75,7 +84,15 @@ func (r *runner) up(ctx context.Context) error {
 		d.SetMaxOpenConns(4)
 		r.direct[name] = d
 	}
-	r.proxies = proxy.NewSet()
+	if r.o.Toxiproxy != "" {
+		set, err := proxy.NewServerSet(r.o.Toxiproxy)
+		if err != nil {
+			return err
+		}
+		r.proxies = set
+	} else {
+		r.proxies = proxy.NewSet()
+	}
 	type poolJSON struct {
 		ID   string `json:"id"`
 		Role string `json:"role"`
@@ -163,11 +180,15 @@ func (r *runner) provision(ctx context.Context) error {
 		var out struct {
 			TenantID string `json:"tenant_id"`
 			APIKey   string `json:"api_key"`
+			Pool     string `json:"pool"` // eventlogd says where it put the tenant; drive9 does not
 		}
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
 		if resp.StatusCode/100 != 2 || json.Unmarshal(b, &out) != nil || out.TenantID == "" || out.APIKey == "" {
 			return fmt.Errorf("POST /v1/provision (pool %s): HTTP %d %s", s.Pool, resp.StatusCode, strings.TrimSpace(string(b)))
+		}
+		if r.o.Target != "" && out.Pool != "" {
+			s.Pool = out.Pool // the service chose the pool: DB faults hit the proxy of that name
 		}
 		r.tenants = append(r.tenants, tenant{Tenant: s, ID: out.TenantID, Key: out.APIKey})
 	}

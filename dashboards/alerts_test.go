@@ -139,7 +139,7 @@ func TestDropAlertFiresDuringOverflowAndResolves(t *testing.T) {
 	}
 	rules := filepath.Join(t.TempDir(), "rules.yml")
 	shortRules(t, "rules/eventlogd.rules.yml", rules)
-	p := startPrometheus(t, targets, rules, nil)
+	p := startPrometheus(t, targets, rules)
 
 	// Clean phase: writes on both pods until the recording rules have seen them, then no alert at
 	// all, pending included, over the whole phase.

@@ -85,19 +85,20 @@ type prom struct {
 
 // startPrometheus runs /usr/bin/prometheus scraping targets (job eventlogd) every second with the
 // rule file rules loaded.
-func startPrometheus(t *testing.T, targets []string, rules string, extraJobs map[string][]string) *prom {
+func startPrometheus(t *testing.T, targets []string, rules string) *prom {
+	t.Helper()
+	return startPrometheusConfig(t, map[string]any{
+		"global":         map[string]any{"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
+		"rule_files":     []string{rules},
+		"scrape_configs": []any{map[string]any{"job_name": "eventlogd", "static_configs": []any{map[string]any{"targets": targets}}}},
+	})
+}
+
+// startPrometheusConfig runs /usr/bin/prometheus with the configuration cfg.
+func startPrometheusConfig(t *testing.T, cfg map[string]any) *prom {
 	t.Helper()
 	bin := promBinary(t, "prometheus")
 	dir := t.TempDir()
-	jobs := []any{map[string]any{"job_name": "eventlogd", "static_configs": []any{map[string]any{"targets": targets}}}}
-	for name, ts := range extraJobs {
-		jobs = append(jobs, map[string]any{"job_name": name, "static_configs": []any{map[string]any{"targets": ts}}})
-	}
-	cfg := map[string]any{
-		"global":         map[string]any{"scrape_interval": "1s", "evaluation_interval": "1s", "scrape_timeout": "900ms"},
-		"rule_files":     []string{rules},
-		"scrape_configs": jobs,
-	}
 	b, _ := yaml.Marshal(cfg)
 	cfgPath := filepath.Join(dir, "prometheus.yml")
 	if err := os.WriteFile(cfgPath, b, 0o644); err != nil {

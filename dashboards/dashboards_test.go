@@ -1,5 +1,7 @@
 package dashboards
 
+//lint:file-ignore SA1019 the v1 dashboard model is what Grafana's file provisioning loads (see render.go)
+
 import (
 	"bytes"
 	"encoding/json"
@@ -11,6 +13,8 @@ import (
 	"sort"
 	"testing"
 
+	"github.com/grafana/grafana-foundation-sdk/go/cog/plugins"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"go.yaml.in/yaml/v3"
@@ -23,6 +27,7 @@ var update = flag.Bool("update", false, "rewrite grafana/*.json from the code")
 // TestGeneratedJSONIsCurrent regenerates every dashboard and compares it with the committed JSON
 // that Grafana provisions: a change to the code must come with `go generate ./dashboards`.
 func TestGeneratedJSONIsCurrent(t *testing.T) {
+	plugins.RegisterDefaultPlugins() // panels and queries unmarshal into their typed models
 	files, err := Render()
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +61,13 @@ func TestGeneratedJSONIsCurrent(t *testing.T) {
 		}
 		if err := json.Unmarshal(old, &d); err != nil || d.UID == "" || d.Title == "" || len(d.Panels) < 5 {
 			t.Errorf("%s: uid %q title %q panels %d (%v)", path, d.UID, d.Title, len(d.Panels), err)
+		}
+		// The committed JSON reads back into the SDK's dashboard model and passes its validation.
+		var model dashboard.Dashboard
+		if err := json.Unmarshal(old, &model); err != nil {
+			t.Errorf("%s: not a dashboard: %v", path, err)
+		} else if err := model.Validate(); err != nil {
+			t.Errorf("%s: %v", path, err)
 		}
 		seen := map[int]bool{}
 		for _, p := range d.Panels {

@@ -3,6 +3,7 @@ package dashboards
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -198,43 +199,22 @@ func TestComposeFileMatchesTheCode(t *testing.T) {
 	var targets []string
 	for _, name := range []string{"eventlogd-1", "eventlogd-2", "eventlogd-3"} {
 		s := p.Services[name]
-		if len(s.Command) == 0 || s.Command[0] != "eventlogd" {
-			t.Fatalf("%s: command %v", name, s.Command)
+		for _, e := range checkEventlogdService(s, eventlogdFlags, proxies["meta"]) {
+			t.Errorf("%s: %s", name, e)
 		}
-		fl := cmdFlags(s.Command[1:])
-		for f := range fl {
-			if !eventlogdFlags[f] {
-				t.Errorf("%s: --%s is not an eventlogd flag", name, f)
-			}
-		}
-		env := map[string]string{}
-		for k, v := range s.Environment {
-			if v == nil {
-				t.Errorf("%s: %s has no value", name, k)
-				continue
-			}
-			env[k] = *v
-			f, ok := strings.CutPrefix(k, "EVENTLOGD_")
-			if !ok || !eventlogdFlags[strings.ReplaceAll(strings.ToLower(f), "_", "-")] {
-				t.Errorf("%s: %s is no eventlogd flag's variable", name, k)
-			}
-		}
-		if fl["pod"] != name || !slices.ContainsFunc(s.Configs, func(c types.ServiceConfigObjConfig) bool {
-			return c.Source == "pools" && c.Target == fl["pools"]
-		}) {
-			t.Errorf("%s: --pod %q, --pools %q not the mounted pools config", name, fl["pod"], fl["pools"])
-		}
-		if dsnAddr(env["EVENTLOGD_META_DSN"]) != proxies["meta"] {
-			t.Errorf("%s: meta DSN reaches %s, want %s", name, dsnAddr(env["EVENTLOGD_META_DSN"]), proxies["meta"])
-		}
-		if err := api.CheckAdminExposure(fl["listen"], fl["admin"] == "true", env["EVENTLOGD_ADMIN_TOKEN"]); err != nil || fl["admin"] != "true" {
-			t.Errorf("%s: %v (admin %q)", name, err, fl["admin"])
-		}
-		if env["EVENTLOGD_ADMIN_TOKEN"] != composeEnv["EVENTLOGD_ADMIN_TOKEN"] {
-			t.Errorf("%s: admin token %q not from EVENTLOGD_ADMIN_TOKEN", name, env["EVENTLOGD_ADMIN_TOKEN"])
-		}
-		_, port, _ := net.SplitHostPort(fl["listen"])
+		_, port, _ := net.SplitHostPort(cmdFlags(s.Command[1:])["listen"])
 		targets = append(targets, name+":"+port)
+	}
+	// Control: the check catches a misspelt variable, an unknown flag, and admin without a token.
+	bad := p.Services["eventlogd-1"]
+	bad.Command = append(slices.Clone(bad.Command), "--no-such-flag", "1")
+	bad.Environment = types.MappingWithEquals{"EVENTLOGD_ADMIN_TOKN": bad.Environment["EVENTLOGD_ADMIN_TOKEN"],
+		"EVENTLOGD_META_DSN": bad.Environment["EVENTLOGD_META_DSN"]}
+	errs := strings.Join(checkEventlogdService(bad, eventlogdFlags, proxies["meta"]), "\n")
+	for _, want := range []string{"--no-such-flag", "EVENTLOGD_ADMIN_TOKN", "needs --admin-token"} {
+		if !strings.Contains(errs, want) {
+			t.Errorf("control: the service check missed %s:\n%s", want, errs)
+		}
 	}
 	// Prometheus scrapes exactly those pods and loads the rules from the mounted rules directory.
 	var pc struct {
@@ -309,6 +289,52 @@ func TestComposeFileMatchesTheCode(t *testing.T) {
 	if !slices.Contains(tx.Command, "-port=8474") || !slices.Contains(tx.Command, "-config="+tx.Configs[0].Target) {
 		t.Errorf("toxiproxy command %v does not serve 8474 with its mounted config", tx.Command)
 	}
+}
+
+// checkEventlogdService checks an eventlogd service against the binary's flags: its command's flags
+// and EVENTLOGD_* variables exist, it mounts the pools config it names, reaches the meta DB through
+// metaProxy, and serves --admin only behind the admin token from EVENTLOGD_ADMIN_TOKEN.
+func checkEventlogdService(s types.ServiceConfig, flags map[string]bool, metaProxy string) []string {
+	var errs []string
+	if len(s.Command) == 0 || s.Command[0] != "eventlogd" {
+		return []string{fmt.Sprintf("command %v does not run eventlogd", s.Command)}
+	}
+	fl := cmdFlags(s.Command[1:])
+	for f := range fl {
+		if !flags[f] {
+			errs = append(errs, fmt.Sprintf("--%s is not an eventlogd flag", f))
+		}
+	}
+	env := map[string]string{}
+	for k, v := range s.Environment {
+		if v == nil {
+			errs = append(errs, k+" has no value")
+			continue
+		}
+		env[k] = *v
+		f, ok := strings.CutPrefix(k, "EVENTLOGD_")
+		if !ok || !flags[strings.ReplaceAll(strings.ToLower(f), "_", "-")] {
+			errs = append(errs, k+" is no eventlogd flag's variable")
+		}
+	}
+	if fl["pod"] != s.Name || !slices.ContainsFunc(s.Configs, func(c types.ServiceConfigObjConfig) bool {
+		return c.Source == "pools" && c.Target == fl["pools"]
+	}) {
+		errs = append(errs, fmt.Sprintf("--pod %q, --pools %q: not the service name and the mounted pools config", fl["pod"], fl["pools"]))
+	}
+	if got := dsnAddr(env["EVENTLOGD_META_DSN"]); got != metaProxy {
+		errs = append(errs, fmt.Sprintf("meta DSN reaches %s, want %s", got, metaProxy))
+	}
+	if fl["admin"] != "true" {
+		errs = append(errs, "no --admin: the admin token rule is not exercised")
+	}
+	if err := api.CheckAdminExposure(fl["listen"], fl["admin"] == "true", env["EVENTLOGD_ADMIN_TOKEN"]); err != nil {
+		errs = append(errs, err.Error())
+	}
+	if env["EVENTLOGD_ADMIN_TOKEN"] != "" && env["EVENTLOGD_ADMIN_TOKEN"] != composeEnv["EVENTLOGD_ADMIN_TOKEN"] {
+		errs = append(errs, "admin token not from EVENTLOGD_ADMIN_TOKEN")
+	}
+	return errs
 }
 
 // mountSource maps a path inside a service's container to the repository file bind-mounted there.

@@ -129,7 +129,7 @@ func TestDropAlertFiresDuringOverflowAndResolves(t *testing.T) {
 	bin := buildBinary(t, ctx, t.TempDir(), "eventlogd", "../cmd/eventlogd")
 	const token = "alert-test-token"
 	fleet := startPods(t, ctx, bin, 2, "--meta-dsn", db.DSN("meta"), "--admin", "--admin-token", token,
-		"--retry-tenant-cap", "5", "--retry-backoff-min", "3s")
+		"--retry-tenant-cap", "5", "--retry-backoff-min", "10s")
 	s := &sut{token: token, client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}}}
 	defer s.client.CloseIdleConnections()
 	var targets []string
@@ -167,7 +167,7 @@ func TestDropAlertFiresDuringOverflowAndResolves(t *testing.T) {
 		t.Fatalf("admin without the token: %d, want 401", code)
 	}
 	s.failInserts(t, victim, time.Minute)
-	s.writes(t, key, "fault", 40) // 20 per pod in well under the 3 s first retry: 15 over each pod's cap
+	s.writes(t, key, "fault", 40) // 20 per pod well within the 10 s first retry: 15 over each pod's cap
 	s.writes(t, otherKey, "fault", 10)
 	waitUntil(t, time.Minute, "EventlogdRetryBufferDrop firing for the victim", func() bool {
 		return firing(p.alerts(t), "EventlogdRetryBufferDrop", map[string]string{"tenant_id": victim, "reason": "tenant_cap", "severity": "page"})

@@ -31,6 +31,7 @@ type runFlags struct {
 	sets      []string
 	seed      string
 	duration  string
+	toxiproxy string
 }
 
 func newRunCmd() *cobra.Command {
@@ -59,6 +60,7 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 	fl.StringVar(&f.target, "target", "", "run against this external drive9-compatible base URL instead of eventlogd pods")
 	fl.StringVar(&f.apiKey, "api-key", "", "with --target: the API key of the one tenant to use (default: provision each tenant)")
 	fl.StringVar(&f.replay, "replay", "", "replay the fault schedule of this earlier run directory (its schedule.json) instead of expanding the scenario's faults")
+	fl.StringVar(&f.toxiproxy, "toxiproxy", "", "drive the DB proxies on this toxiproxy server's HTTP API (e.g. http://127.0.0.1:8474) instead of in-process ones; with --target, adopt the proxies it already has, named after the service's pools (docs/stack.md)")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML (one testcase per check) to PATH")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field, PATH=VALUE (repeatable), e.g. --set load[0].rate=600 --set pods.count=5; the run directory's scenario.yaml records the result")
 	fl.StringVar(&f.seed, "seed", "", "override the scenario's seed (same as --set seed=N)")
@@ -90,7 +92,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return &exitError{exitUnusable, err}
 	}
-	opts := run.Options{Scenario: sc, Dir: dir, DSN: f.dsn, Infra: f.infra, Target: f.target, APIKey: f.apiKey, Replay: f.replay,
+	opts := run.Options{Scenario: sc, Dir: dir, DSN: f.dsn, Infra: f.infra, Target: f.target, APIKey: f.apiKey, Replay: f.replay, Toxiproxy: f.toxiproxy,
 		Log: stderr, Progress: stderr, Terminal: isTerminal(stderr)}
 	if f.target == "" {
 		bin, how, err := run.FindEventlogd(ctx, f.eventlogd, dir)

@@ -41,11 +41,13 @@ func provisionPhase(ctx context.Context, s *state, log *slog.Logger) error {
 
 var provisionClient = &http.Client{Timeout: 30 * time.Second}
 
-// provisionHTTP creates one tenant through POST base/v1/provision with body and returns its id and key.
-func provisionHTTP(ctx context.Context, base string, slot scenario.Tenant, body []byte) (tenant, error) {
+// provisionHTTP creates one tenant through POST base/v1/provision with body and returns its id and
+// key, and the pool the service says it put the tenant in ("" when the answer does not say).
+func provisionHTTP(ctx context.Context, base string, slot scenario.Tenant, body []byte) (tenant, string, error) {
 	var out struct {
 		TenantID string `json:"tenant_id"`
 		APIKey   string `json:"api_key"`
+		Pool     string `json:"pool"` // eventlogd says where it put the tenant; drive9 does not
 	}
 	var resp *http.Response
 	var b []byte
@@ -53,11 +55,11 @@ func provisionHTTP(ctx context.Context, base string, slot scenario.Tenant, body 
 	for attempt := 0; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/provision", bytes.NewReader(body))
 		if err != nil {
-			return tenant{}, err
+			return tenant{}, "", err
 		}
 		req.Header.Set("Content-Type", "application/json")
 		if resp, err = provisionClient.Do(req); err != nil {
-			return tenant{}, err
+			return tenant{}, "", err
 		}
 		b, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
@@ -67,12 +69,12 @@ func provisionHTTP(ctx context.Context, base string, slot scenario.Tenant, body 
 		wait, _ := strconv.Atoi(resp.Header.Get("Retry-After"))
 		select {
 		case <-ctx.Done():
-			return tenant{}, ctx.Err()
+			return tenant{}, "", ctx.Err()
 		case <-time.After(time.Duration(max(1, wait)) * time.Second):
 		}
 	}
 	if resp.StatusCode/100 != 2 || json.Unmarshal(b, &out) != nil || out.TenantID == "" || out.APIKey == "" {
-		return tenant{}, fmt.Errorf("POST /v1/provision (pool %s): HTTP %d %s", slot.Pool, resp.StatusCode, strings.TrimSpace(string(b)))
+		return tenant{}, "", fmt.Errorf("POST /v1/provision (pool %s): HTTP %d %s", slot.Pool, resp.StatusCode, strings.TrimSpace(string(b)))
 	}
-	return tenant{Tenant: slot, ID: out.TenantID, Key: out.APIKey}, nil
+	return tenant{Tenant: slot, ID: out.TenantID, Key: out.APIKey}, out.Pool, nil
 }

@@ -62,7 +62,12 @@ type Options struct {
 	// Target and APIKey run against an external drive9-compatible service: no pods, no proxies, and
 	// no audit unless DSN is given.
 	Target, APIKey string
-	Hooks          []Hook
+	// Toxiproxy is a toxiproxy server's API URL: the DB proxies live there instead of in-process.
+	// With harness-started pods the run creates its proxies on it (and deletes them at the end); with
+	// Target it adopts the proxies the server already has, named after the service's pools (meta,
+	// tenant_1, shared_pool...), so DB faults reach an external service's databases.
+	Toxiproxy string
+	Hooks     []Hook
 	// Replay is a previous run directory whose schedule.json is used instead of expanding the
 	// scenario's faults again.
 	Replay string

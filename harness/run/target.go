@@ -23,7 +23,7 @@ type target interface {
 // targetFor picks the target the options describe. A new target profile is its file and its case here.
 func targetFor(o Options) target {
 	if o.Target != "" {
-		return externalTarget{url: strings.TrimRight(o.Target, "/"), dsn: o.DSN, apiKey: o.APIKey}
+		return externalTarget{url: strings.TrimRight(o.Target, "/"), dsn: o.DSN, apiKey: o.APIKey, toxiproxy: o.Toxiproxy}
 	}
 	return eventlogdTarget{}
 }

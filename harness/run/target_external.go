@@ -5,16 +5,30 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"strings"
+
+	"github.com/seqgate/seqgate/harness/proxy"
 )
 
-// externalTarget is a drive9-compatible service the run does not start: no pods, no proxies, and
-// an audit only when dsn names the service's own database.
+// externalTarget is a drive9-compatible service the run does not start: no pods, no proxies unless
+// toxiproxy names a toxiproxy server in front of its databases (then the run adopts that server's
+// proxies, named after the service's pools), and an audit only when dsn names the service's own
+// database.
 type externalTarget struct {
-	url, dsn, apiKey string
+	url, dsn, apiKey, toxiproxy string
 }
 
 func (t externalTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *system) error {
 	sys.name, sys.url = "external", t.url
+	if t.toxiproxy != "" {
+		set, err := proxy.AdoptServerSet(t.toxiproxy)
+		if err != nil {
+			return err
+		}
+		sys.proxies = set
+		log.Info("external target: DB faults through the toxiproxy server's proxies",
+			"toxiproxy", t.toxiproxy, "proxies", strings.Join(set.Names(), ","))
+	}
 	if t.dsn == "" {
 		log.Info("external target: no pods, no proxies, no audit", "target", s.o.Target)
 		return nil
@@ -45,9 +59,17 @@ func (t externalTarget) provision(ctx context.Context, s *state, log *slog.Logge
 	}
 	var out []tenant
 	for _, slot := range slots {
-		tn, err := provisionHTTP(ctx, s.sys.baseURL(), slot, []byte("{}"))
+		tn, pool, err := provisionHTTP(ctx, s.sys.baseURL(), slot, []byte("{}"))
 		if err != nil {
 			return nil, err
+		}
+		if pool != "" && pool != tn.Pool {
+			// The service chose the pool: DB faults hit the proxy of that name. The --dsn handle
+			// serves every pool of the service, so the audit finds the tenant under it too.
+			if d, ok := s.sys.direct[tn.Pool]; ok {
+				s.sys.direct[pool] = d
+			}
+			tn.Pool = pool
 		}
 		out = append(out, tn)
 	}

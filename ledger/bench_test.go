@@ -211,8 +211,8 @@ func BenchmarkDecodeEv(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		rec = Record{}
-		if err := d.decode(line, &rec); err != nil || d.ferr != nil {
-			b.Fatal(err, d.ferr)
+		if err := d.decode(line, &rec); err != nil || len(d.ferrs) != 0 {
+			b.Fatal(err, d.ferrs)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/json"
 	"errors"
 )
 
@@ -15,7 +16,11 @@ type decoder struct {
 	scratch []byte
 
 	present uint64
-	ferr    *fieldError // first type error; the scan continues so the line's syntax is still checked
+	// ferrs are the line's type errors in line order (the scan continues so the line's syntax is
+	// still checked); errBits has the bit of each. Which ones count depends on the record's kind,
+	// which may come later in the line: see firstFieldError.
+	ferrs   []fieldError
+	errBits uint64
 }
 
 // syntaxError is a line that is not one valid JSON object.
@@ -29,7 +34,10 @@ func (e *syntaxError) Error() string {
 }
 
 // fieldError is valid JSON with a known field of the wrong type.
-type fieldError struct{ field, msg string }
+type fieldError struct {
+	field, msg string
+	bit        uint64
+}
 
 func (e *fieldError) Error() string { return "field " + quote(e.field) + ": " + e.msg }
 
@@ -40,9 +48,9 @@ var errTypeMismatch = errors.New("type mismatch")
 func (d *decoder) syntax(msg string) error { return &syntaxError{col: d.i + 1, msg: msg} }
 
 // decode fills rec (which the caller has zeroed) from line. It returns a *syntaxError or nil; a
-// field type error is left in d.ferr.
+// field type error is left in d.ferrs (see firstFieldError).
 func (d *decoder) decode(line []byte, rec *Record) error {
-	d.b, d.i, d.present, d.ferr = line, 0, 0, nil
+	d.b, d.i, d.present, d.ferrs, d.errBits = line, 0, 0, d.ferrs[:0], 0
 	d.ws()
 	if d.i >= len(d.b) || d.b[d.i] != '{' {
 		return d.syntax("want an object '{'")
@@ -253,10 +261,45 @@ func (d *decoder) field(key []byte, rec *Record) error {
 		rec.StartUnixNs, err = d.int()
 	case "budget":
 		bit = fBudget
-		rec.Budget, err = d.float()
+		var v float64
+		if v, err = d.float(); err == nil {
+			rec.Budget = &v
+		}
 	case "tenants":
-		bit = fTenants
-		rec.Tenants, err = d.tenants()
+		// A list of tenant objects on run records, a count on audit records: the value's shape
+		// decides here, the kind's required fields decide later.
+		if d.i < len(d.b) && d.b[d.i] == '[' {
+			bit = fTenants
+			if rec.Tenants, err = d.tenants(); err == errTypeMismatch && !listOfObjects(d.b[start:]) {
+				// a list of something else (audited tenant ids): only its length can count
+				var items []json.RawMessage
+				d.i = start
+				bit = fTenantCount
+				err = d.nested(&items)
+				rec.AuditTenants = int64(len(items))
+			}
+		} else {
+			bit = fTenantCount
+			rec.AuditTenants, err = d.int()
+		}
+	case "block":
+		bit = fBlock
+		rec.Block, err = d.id()
+	case "ok":
+		bit = fOK
+		rec.OK, err = d.bool()
+	case "rows":
+		bit = fRows
+		rec.Rows, err = d.int()
+	case "error":
+		bit = fError
+		rec.Error, err = d.str(false)
+	case "audit":
+		bit = fAudit
+		rec.Audit, err = d.bool()
+	case "profile":
+		bit = fProfile
+		rec.Profile, err = d.str(true)
 	case "pods":
 		bit = fPods
 		rec.Pods, err = d.idList()
@@ -296,12 +339,47 @@ func (d *decoder) field(key []byte, rec *Record) error {
 	if serr := d.skip(0); serr != nil {
 		return serr
 	}
-	if d.ferr == nil {
-		msg := err.Error()
-		if err == errTypeMismatch {
-			msg = "want " + want(bit) + ", got " + excerpt(d.b[start:d.i])
+	msg := err.Error()
+	if err == errTypeMismatch {
+		msg = "want " + want(bit) + ", got " + excerpt(d.b[start:d.i])
+	}
+	d.ferrs = append(d.ferrs, fieldError{field: string(key), msg: msg, bit: bit})
+	d.errBits |= bit
+	return nil
+}
+
+// firstFieldError is the first type error on a field that kind k defines, or nil: readers ignore
+// fields they do not know on that kind, whatever type another kind gives the same name (a "code"
+// string on a conn record is not the pod record's integer code). An unknown kind has none.
+func (d *decoder) firstFieldError(k string) *fieldError {
+	if d.errBits == 0 {
+		return nil
+	}
+	known := fK // "k" itself unusable: nothing else can be judged
+	if kinds[k] != nil {
+		known = knownFields(k)
+	}
+	if d.errBits&known == 0 {
+		return nil
+	}
+	for i := range d.ferrs {
+		if d.ferrs[i].bit&known != 0 {
+			return &d.ferrs[i]
 		}
-		d.ferr = &fieldError{field: string(key), msg: msg}
 	}
 	return nil
+}
+
+// listOfObjects reports whether the JSON array at the start of b is empty or starts with an object.
+func listOfObjects(b []byte) bool {
+	for _, c := range b[1:] {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+			continue
+		case '{', ']':
+			return true
+		}
+		return false
+	}
+	return false
 }

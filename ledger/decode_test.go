@@ -56,9 +56,9 @@ func TestNumbersSyntaxAgreesWithEncodingJSON(t *testing.T) {
 			t.Errorf("%s: syntax error %v, json.Valid %v", tt.lit, err, json.Valid(line))
 			continue
 		}
-		got := err == nil && d.ferr == nil
+		got := err == nil && len(d.ferrs) == 0
 		if got != tt.ok || (got && rec.Seq != tt.want) {
-			t.Errorf("%s: accepted %v (%v) seq %d, want accepted %v seq %d", tt.lit, got, d.ferr, rec.Seq, tt.ok, tt.want)
+			t.Errorf("%s: accepted %v (%v) seq %d, want accepted %v seq %d", tt.lit, got, d.ferrs, rec.Seq, tt.ok, tt.want)
 		}
 	}
 }

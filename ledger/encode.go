@@ -78,7 +78,11 @@ func buildEncoders() (encoders [64]fieldEnc) {
 	set(fScenario, strField("scenario", func(r *Record) string { return r.Scenario }))
 	set(fSeed, intField("seed", func(r *Record) int64 { return r.Seed }))
 	set(fStartUnixNs, intField("start_unix_ns", func(r *Record) int64 { return r.StartUnixNs }))
-	set(fBudget, floatField("budget", func(r *Record) float64 { return r.Budget }))
+	set(fBudget, fieldEnc{
+		zero: func(r *Record) bool { return r.Budget == nil },
+		enc: func(b []byte, r *Record) ([]byte, error) {
+			return appendFloat(append(b, `"budget":`...), *r.Budget, "budget")
+		}})
 	set(fTenants, fieldEnc{zero: func(r *Record) bool { return r.Tenants == nil }, enc: appendTenants})
 	set(fPods, fieldEnc{zero: func(r *Record) bool { return r.Pods == nil }, enc: appendPods})
 	set(fTarget, strField("target", func(r *Record) string { return r.Target }))
@@ -143,6 +147,13 @@ func buildEncoders() (encoders [64]fieldEnc) {
 	set(fFinalCursor, intField("final_cursor", func(r *Record) int64 { return r.FinalCursor }))
 	set(fDurable, boolField("durable", func(r *Record) bool { return r.Durable }))
 	set(fDrained, boolField("drained", func(r *Record) bool { return r.Drained }))
+	set(fBlock, strField("block", func(r *Record) string { return r.Block }))
+	set(fOK, boolField("ok", func(r *Record) bool { return r.OK }))
+	set(fTenantCount, intField("tenants", func(r *Record) int64 { return r.AuditTenants }))
+	set(fRows, intField("rows", func(r *Record) int64 { return r.Rows }))
+	set(fError, strField("error", func(r *Record) string { return r.Error }))
+	set(fAudit, boolField("audit", func(r *Record) bool { return r.Audit }))
+	set(fProfile, strField("profile", func(r *Record) string { return r.Profile }))
 	return encoders
 }
 
@@ -150,7 +161,7 @@ func buildEncoders() (encoders [64]fieldEnc) {
 // included); fields a record sets outside its kind's list follow in presence-bit order.
 var fieldOrder = map[string][]uint64{
 	KindRun: {fV, fRunID, fScenario, fSeed, fStartUnixNs, fBudget, fTenants, fPods, fTarget,
-		fCrashesPerPodYear, fPodsInFleet, fThresholds},
+		fCrashesPerPodYear, fPodsInFleet, fThresholds, fAudit, fProfile},
 	KindMut:       {fMID, fTenant, fOp, fPath, fSrc, fIntendedT, fT, fDoneT, fRes, fStatus, fPod},
 	KindEv:        {fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fPod},
 	KindReset:     {fConsumer, fTenant, fConn, fT, fSeq, fReason, fPath, fOp},
@@ -162,6 +173,8 @@ var fieldOrder = map[string][]uint64{
 	KindPersisted: {fTenant, fSeq, fOp, fPath, fCreatedUnixNs},
 	KindConsumer:  {fConsumer, fTenant, fFromT, fToT, fFirstSince, fFinalCursor, fDurable},
 	KindEnd:       {fT, fDrained, fReason},
+	KindDrop:      {fTenant, fIntendedT, fBlock},
+	KindAudit:     {fT, fOK, fTenantCount, fRows, fError},
 }
 
 // listed is the union of each kind's fieldOrder, to find the extras quickly.
@@ -180,7 +193,10 @@ var listed = func() map[string]uint64 {
 var extras = func() map[string][]int {
 	m := make(map[string][]int, len(fieldOrder))
 	for k := range fieldOrder {
-		skip := listed[k] | fK
+		skip := listed[k] | fK | fTenantCount // "tenants" is a count only on audit records
+		if listed[k]&(fTenants|fTenantCount) != 0 {
+			skip |= fTenants | fTenantCount // one "tenants" per line, the kind's own
+		}
 		for i := 1; i < bitIndex(fCount); i++ {
 			if skip&(1<<i) == 0 {
 				m[k] = append(m[k], i)

@@ -55,6 +55,13 @@ const (
 	fFinalCursor
 	fDurable
 	fDrained
+	fBlock
+	fOK
+	fTenantCount // "tenants" as a number (audit); fTenants is the list (run)
+	fRows
+	fError
+	fAudit
+	fProfile
 	fCount // number of fields; keep last
 )
 
@@ -65,7 +72,7 @@ var fieldNames = [...]string{
 	"seq", "op", "path", "phase", "err", "mid", "src", "intended_t", "done_t", "res", "status",
 	"reason", "since", "id", "kind", "params", "pid", "signal", "code", "name", "labels", "value",
 	"conns", "bytes_up", "bytes_down", "created_unix_ns", "from_t", "to_t", "first_since",
-	"final_cursor", "durable", "drained",
+	"final_cursor", "durable", "drained", "block", "ok", "tenants", "rows", "error", "audit", "profile",
 }
 
 // kindSpec is one row of the spec's table: the fields a kind must carry and the allowed values of
@@ -74,11 +81,12 @@ type kindSpec struct {
 	required uint64
 	phases   []string // allowed values of "phase" (nil: the kind has no phase)
 	postRun  bool     // persisted, consumer, end: written after the run's records
+	anywhere bool     // drop, audit: allowed among the run's records and among the post-run ones
 }
 
 // kinds is the spec table (docs/ledger-v1.md). An explicit map, not init() registration.
 var kinds = map[string]*kindSpec{
-	KindRun:   {required: fV | fRunID | fScenario | fSeed | fStartUnixNs | fBudget | fTenants | fPods | fTarget},
+	KindRun:   {required: fV | fRunID | fScenario | fSeed | fStartUnixNs | fTenants | fPods | fTarget},
 	KindMut:   {required: fMID | fTenant | fOp | fPath | fIntendedT | fT | fDoneT | fRes | fPod},
 	KindEv:    {required: fConsumer | fTenant | fConn | fT | fSeq | fOp | fPath | fPod},
 	KindReset: {required: fConsumer | fTenant | fConn | fT | fSeq | fReason},
@@ -92,12 +100,33 @@ var kinds = map[string]*kindSpec{
 	KindConsumer: {required: fConsumer | fTenant | fFromT | fToT | fFirstSince | fFinalCursor | fDurable,
 		postRun: true},
 	KindEnd: {required: fT | fDrained, postRun: true},
+	// Additions of 2026-11-30. A drop is written when its arrival was due, among the run's records;
+	// audit attempts come after the run, with persisted.
+	KindDrop:  {required: fTenant | fIntendedT, anywhere: true},
+	KindAudit: {required: fT | fOK | fTenantCount | fRows, anywhere: true},
 }
 
 // IsPostRun reports whether records of kind k come after the run's records (persisted, consumer, end).
 func IsPostRun(k string) bool {
 	s := kinds[k]
 	return s != nil && s.postRun
+}
+
+// knownFields is every field kind k defines (required and optional, as in its fieldOrder): a type
+// error on any other field is ignored, because readers ignore fields they do not know on that kind.
+func knownFields(k string) uint64 {
+	known := fK | listed[k]
+	if known&(fTenants|fTenantCount) != 0 {
+		known |= fTenants | fTenantCount // one name, two shapes: a wrong shape is this kind's error
+	}
+	return known
+}
+
+// IsAnywhere reports whether records of kind k may appear both among the run's records and after
+// them (drop, audit: the spec's additions do not place them).
+func IsAnywhere(k string) bool {
+	s := kinds[k]
+	return s != nil && s.anywhere
 }
 
 // KnownKind reports whether k is one of the kinds of ledger v1.
@@ -115,6 +144,9 @@ func firstMissing(required, present uint64) string {
 // validate checks a decoded record of a known kind against the spec table: required fields and the
 // allowed values of enumerated fields. It returns the field at fault and why.
 func validate(r *Record, spec *kindSpec, present uint64) (field, msg string) {
+	if r.K == KindRun && present&fTenants == 0 && present&fTenantCount != 0 {
+		return "tenants", `want list of {"id","mode","cold"}, got a count or a list of ids`
+	}
 	if f := firstMissing(spec.required, present); f != "" {
 		return f, "missing (required for k " + quote(r.K) + ")"
 	}
@@ -140,6 +172,13 @@ func validate(r *Record, spec *kindSpec, present uint64) (field, msg string) {
 	case KindMut:
 		if !oneOf(r.Res, results) {
 			return "res", "want one of " + list(results) + ", got " + quote(r.Res)
+		}
+	case KindAudit:
+		if r.Rows < 0 {
+			return "rows", "want a count >= 0, got " + itoa(r.Rows)
+		}
+		if r.AuditTenants < 0 {
+			return "tenants", "want a count >= 0, got " + itoa(r.AuditTenants)
 		}
 	}
 	return "", ""

@@ -207,8 +207,11 @@ func checkRunPhase(s *source, rec *Record) error {
 // orderKey is the time a record was observed: a mutation is written when its answer arrives
 // (done_t); every other run-phase record at t.
 func orderKey(rec *Record) int64 {
-	if rec.K == KindMut {
+	switch rec.K {
+	case KindMut:
 		return rec.DoneT
+	case KindDrop:
+		return rec.IntendedT // a drop has no t: it is noted when its arrival was due
 	}
 	return rec.T
 }
@@ -315,7 +318,7 @@ func (r *Reader) nextPost() (*Record, error) {
 // checkPost enforces the spec's order: after the first post-run record only post-run records follow,
 // and nothing follows end.
 func (r *Reader) checkPost(s *source, rec *Record) error {
-	if !IsPostRun(rec.K) {
+	if !IsPostRun(rec.K) && !IsAnywhere(rec.K) {
 		return &LineError{File: s.name, Line: s.line, Field: "k",
 			Msg: "a " + quote(rec.K) + " record after the post-run records (persisted, consumer and end come last)"}
 	}

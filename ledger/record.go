@@ -19,6 +19,8 @@ const (
 	KindPersisted = "persisted"
 	KindConsumer  = "consumer"
 	KindEnd       = "end"
+	KindDrop      = "drop"  // an arrival the open model did not send (additions of 2026-11-30)
+	KindAudit     = "audit" // one attempt of the after-run audit (additions of 2026-11-30)
 )
 
 // Mutation results (mut.res).
@@ -47,13 +49,15 @@ type Record struct {
 	Scenario          string              `json:"scenario,omitempty"`
 	Seed              int64               `json:"seed,omitempty"`
 	StartUnixNs       int64               `json:"start_unix_ns,omitempty"`
-	Budget            float64             `json:"budget,omitempty"`
+	Budget            *float64            `json:"budget,omitempty"` // nil: absent (default 1e-4); 0 is zero tolerance
 	Tenants           []Tenant            `json:"tenants,omitempty"`
 	Pods              []string            `json:"pods,omitempty"`
 	Target            string              `json:"target,omitempty"` // run: eventlogd|external; fault: its target
 	CrashesPerPodYear *float64            `json:"crashes_per_pod_year,omitempty"`
 	PodsInFleet       *int                `json:"pods_in_fleet,omitempty"`
 	Thresholds        map[string][]string `json:"thresholds,omitempty"`
+	Audit             bool                `json:"audit,omitempty"`   // an audit of the events table is part of this run
+	Profile           string              `json:"profile,omitempty"` // the target profile's name
 
 	// shared by several kinds
 	T        int64  `json:"t"`
@@ -113,4 +117,17 @@ type Record struct {
 
 	// end
 	Drained bool `json:"drained,omitempty"`
+
+	// drop (tenant, intended_t shared with mut): Block names the scenario's load block. The spec
+	// leaves its type open: a JSON string or number is accepted (a number kept as written); it is
+	// written as a string.
+	Block string `json:"block,omitempty"`
+
+	// audit (t shared). On the wire its count of audited tenants is "tenants", which names a list of
+	// tenant objects on run records: the decoder tells them apart per kind (a list on an audit record
+	// counts its items).
+	OK           bool   `json:"ok,omitempty"`
+	AuditTenants int64  `json:"-"`
+	Rows         int64  `json:"rows,omitempty"`
+	Error        string `json:"error,omitempty"`
 }

@@ -19,10 +19,10 @@ func ptrI(i int) *int         { return &i }
 // sampleRecords has one record of every kind, with required zero values and optional fields set.
 func sampleRecords() []Record {
 	return []Record{
-		{K: KindRun, V: 1, RunID: "r1", Scenario: "smoke", Seed: 7, StartUnixNs: 1700000000000000000, Budget: 1e-4,
+		{K: KindRun, V: 1, RunID: "r1", Scenario: "smoke", Seed: 7, StartUnixNs: 1700000000000000000, Budget: ptrF(1e-4),
 			Tenants: []Tenant{{ID: "t1", Mode: "dedicated"}, {ID: "t2", Mode: "shared", Cold: true}},
 			Pods:    []string{"pod-0", "pod-1"}, Target: "eventlogd", CrashesPerPodYear: ptrF(12), PodsInFleet: ptrI(20),
-			Thresholds: map[string][]string{"latency_ms.p99": {"< 500"}, "duplicates": {"== 0"}}},
+			Thresholds: map[string][]string{"latency_ms.p99": {"< 500"}, "duplicates": {"== 0"}}, Audit: true, Profile: "drive9-v2.5"},
 		{K: KindPod, Pod: "pod-0", Phase: "start", T: 0, PID: 42},
 		{K: KindConn, Consumer: "c1", Tenant: "t1", Conn: "c1-1", T: 5, Phase: "open", Pod: "pod-0", Since: 0},
 		{K: KindReset, Consumer: "c1", Tenant: "t1", Conn: "c1-1", T: 6, Seq: 0, Reason: "initial_sync"},
@@ -33,7 +33,11 @@ func sampleRecords() []Record {
 		{K: KindMetric, Pod: "pod-0", T: 40, Name: "drive9_sse_event_retry_dropped_total", Labels: map[string]string{"tenant_id": "t1", "reason": "tenant_cap"}, Value: 0},
 		{K: KindProxy, Name: "tenant_t2", Tenant: "t2", T: 40},
 		{K: KindPod, Pod: "pod-1", Phase: "crash", T: 50, Signal: "SIGKILL", Code: ptrI(0)},
+		{K: KindDrop, Tenant: "t2", IntendedT: 55, Block: "1"},
+		{K: KindDrop, Tenant: "t2", IntendedT: 56},
 		{K: KindPersisted, Tenant: "t1", Seq: 1, Op: "write", Path: "/p/r1/t1/m1", CreatedUnixNs: 1700000000000000011},
+		{K: KindAudit, T: 65, OK: false, AuditTenants: 2, Rows: 0, Error: "dial tcp: connection refused"},
+		{K: KindAudit, T: 66, OK: true, AuditTenants: 2, Rows: 1},
 		{K: KindConsumer, Consumer: "c1", Tenant: "t1", FromT: 0, ToT: 60, FirstSince: 0, FinalCursor: 1, Durable: false},
 		{K: KindEnd, T: 70, Drained: false},
 	}

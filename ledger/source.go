@@ -150,8 +150,8 @@ func (s *source) next() (*Record, error) {
 			return nil, &LineError{File: s.name, Line: s.line, Msg: serr.Error()}
 		}
 		if s.dec.present&fK == 0 {
-			if s.dec.ferr != nil && s.dec.ferr.field == "k" {
-				return nil, &LineError{File: s.name, Line: s.line, Field: "k", Msg: s.dec.ferr.msg}
+			if fe := s.dec.firstFieldError(""); fe != nil {
+				return nil, &LineError{File: s.name, Line: s.line, Field: "k", Msg: fe.msg}
 			}
 			return nil, &LineError{File: s.name, Line: s.line, Field: "k", Msg: "missing (every record needs its kind)"}
 		}
@@ -160,8 +160,13 @@ func (s *source) next() (*Record, error) {
 			s.r.warn(s.name, s.line, "unknown record kind "+quote(s.rec.K)+" skipped")
 			continue
 		}
-		if s.dec.ferr != nil {
-			return nil, &LineError{File: s.name, Line: s.line, Field: s.dec.ferr.field, Msg: s.dec.ferr.msg}
+		if fe := s.dec.firstFieldError(s.rec.K); fe != nil {
+			return nil, &LineError{File: s.name, Line: s.line, Field: fe.field, Msg: fe.msg}
+		}
+		if s.rec.K == KindAudit && s.dec.present&fTenantCount == 0 && s.dec.present&fTenants != 0 {
+			// the audited tenants given as a list: count them
+			s.rec.AuditTenants, s.rec.Tenants = int64(len(s.rec.Tenants)), nil
+			s.dec.present |= fTenantCount
 		}
 		if field, msg := validate(&s.rec, spec, s.dec.present); field != "" {
 			return nil, &LineError{File: s.name, Line: s.line, Field: field, Msg: msg}

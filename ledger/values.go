@@ -17,7 +17,7 @@ func want(bit uint64) string {
 		return "string"
 	case fTenant, fConsumer, fConn, fPod, fMID, fID, fRunID:
 		return "string (or number) id"
-	case fDurable, fDrained:
+	case fDurable, fDrained, fOK, fAudit:
 		return "boolean"
 	case fValue, fBudget, fCrashesPerPodYear:
 		return "number"
@@ -25,6 +25,12 @@ func want(bit uint64) string {
 		return "object of strings"
 	case fTenants:
 		return `list of {"id","mode","cold"}`
+	case fTenantCount:
+		return `list of {"id","mode","cold"} (run) or count (audit)`
+	case fBlock:
+		return "string or number"
+	case fError, fProfile:
+		return "string"
 	case fPods:
 		return "list of names"
 	case fParams, fThresholds:

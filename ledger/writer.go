@@ -19,6 +19,7 @@ type Writer struct {
 	buf  []byte
 	err  error // sticky write error
 	recs int64
+	obs  func(*Record)
 }
 
 const writeBufSize = 256 << 10
@@ -73,7 +74,19 @@ func (w *Writer) Write(rec *Record) error {
 		return err
 	}
 	w.recs++
+	if w.obs != nil {
+		w.obs(rec)
+	}
 	return nil
+}
+
+// Observe makes fn see every record written from now on, in ledger order, right after it is
+// written (for live metrics). fn runs under the writer's lock: it must be quick, must not keep rec
+// and must not write to w.
+func (w *Writer) Observe(fn func(*Record)) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.obs = fn
 }
 
 // Records is the number of records written so far.

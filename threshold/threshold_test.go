@@ -53,6 +53,57 @@ func TestParse(t *testing.T) {
 	}
 }
 
+// TestParsePathScopesAndWindows: per-tenant and per-consumer paths (ids with dots included) and
+// windowed paths parse to their parts; wrong ones are refused with a message naming them.
+func TestParsePathScopesAndWindows(t *testing.T) {
+	ok := []struct {
+		path                     string
+		scope, id, field, window string
+	}{
+		{"per_tenant.t1.duplicates", ScopeTenant, "t1", "duplicates", ""},
+		{"per_consumer.t3.c1.latency_ms.p99", ScopeConsumer, "t3.c1", "latency_ms.p99", ""},
+		{"per_tenant.t1.lost_by_reason.crash", ScopeTenant, "t1", "lost_by_reason.crash", ""},
+		{"per_tenant.a.b.c.metrics.max.drive9_x", ScopeTenant, "a.b.c", "metrics.max.drive9_x", ""},
+		{"per_consumer.7.seq_mismatch", ScopeConsumer, "7", "seq_mismatch", ""},
+		{"latency_ms.p99@steady", "", "", "latency_ms.p99", "steady"},
+		{"dropped_fraction@fault", "", "", "dropped_fraction", "fault"},
+		{"event_loss_fraction@recovery", "", "", "event_loss_fraction", "recovery"},
+		{"dropped_fraction", "", "", "dropped_fraction", ""},
+		{"recovery_max_ms", "", "", "recovery_max_ms", ""},
+		{"recovery_ms.f1", "", "", "recovery_ms.f1", ""},
+		{"seq_mismatch", "", "", "seq_mismatch", ""},
+		{"unresolved", "", "", "unresolved", ""},
+	}
+	for _, c := range ok {
+		got, err := ParsePath(c.path)
+		if err != nil {
+			t.Errorf("%s: %v", c.path, err)
+			continue
+		}
+		if got.Scope != c.scope || got.ID != c.id || got.Field != c.field || got.Window != c.window || got.Path != c.path {
+			t.Errorf("%s: parsed %+v", c.path, got)
+		}
+	}
+	bad := []struct{ path, has string }{
+		{"per_tenant.t1.nope", "per_tenant.<id>.<field>"},
+		{"per_tenant.duplicates", "per_tenant.<id>.<field>"},
+		{"per_consumer..", "per_consumer.<id>.<field>"},
+		{"latency_ms.p99@weekend", "@steady, @fault, @recovery"},
+		{"skipped@steady", "not computed per window"},
+		{"per_tenant.t1.lost@steady", "not computed per window"},
+		{"budget@fault", "not computed per window"},
+		{"recovery_ms.f1@steady", "not computed per window"},
+		{"lost_by_reason.a@b", "window \"b\""},
+		{"per_tenant..duplicates", "per_tenant.<id>.<field>"},
+	}
+	for _, c := range bad {
+		_, err := ParsePath(c.path)
+		if err == nil || !strings.Contains(err.Error(), strconv.Quote(c.path)) || !strings.Contains(err.Error(), c.has) {
+			t.Errorf("%s: error %v, want one naming it and saying %q", c.path, err, c.has)
+		}
+	}
+}
+
 func TestThresholdHolds(t *testing.T) {
 	for _, c := range []struct {
 		op   string
@@ -70,6 +121,8 @@ func FuzzParse(f *testing.F) {
 		f.Add("latency_ms.p99", s)
 	}
 	f.Add("nope", "< 1")
+	f.Add("per_consumer.t3.c1.latency_ms.p99", "< 1")
+	f.Add("latency_ms.p99@steady", "< 1")
 	f.Fuzz(func(t *testing.T, path, expr string) {
 		th, err := Parse(map[string][]string{path: {expr}})
 		if err != nil {

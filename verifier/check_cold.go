@@ -8,7 +8,9 @@ import (
 
 // coldCheck counts wakeups of cold tenants' databases: a cold tenant whose proxy's conns, bytes_up or
 // bytes_down grew between its first and last proxy record is one wakeup (the spec counts tenants, not
-// intervals). The witness also names the first interval in which a counter rose.
+// intervals). A counter that goes down (a restarted proxy) starts a new baseline at the lower value;
+// any later rise is a wakeup (decision of 2026-11-30). The deltas are the sums of the rises; the
+// witness also names the first interval in which a counter rose.
 type coldCheck struct {
 	ix      *index
 	w       *witnessSet
@@ -18,7 +20,8 @@ type coldCheck struct {
 type coldTenant struct {
 	proxy            string
 	first, last      proxySample
-	riseFrom, riseTo int64 // first interval with growth
+	rise             proxySample // summed rises of each counter
+	riseFrom, riseTo int64       // first interval with growth
 	rose             bool
 }
 
@@ -61,9 +64,14 @@ func (c *coldCheck) Observe(r *ledger.Record) {
 		c.tenants[r.Tenant] = &coldTenant{proxy: r.Name, first: cur, last: cur}
 		return
 	}
-	if !ct.rose && (cur.conns > ct.last.conns || cur.up > ct.last.up || cur.down > ct.last.down) {
+	rise := func(now, before int64) int64 { return max(now-before, 0) } // a drop is a new baseline
+	dc, du, dd := rise(cur.conns, ct.last.conns), rise(cur.up, ct.last.up), rise(cur.down, ct.last.down)
+	if !ct.rose && dc+du+dd > 0 {
 		ct.rose, ct.riseFrom, ct.riseTo = true, ct.last.t, cur.t
 	}
+	ct.rise.conns += dc
+	ct.rise.up += du
+	ct.rise.down += dd
 	ct.last = cur
 }
 
@@ -75,10 +83,10 @@ func (c *coldCheck) Finish(s *Summary) {
 	slices.Sort(names)
 	for _, t := range names {
 		ct := c.tenants[t]
-		dc, du, dd := ct.last.conns-ct.first.conns, ct.last.up-ct.first.up, ct.last.down-ct.first.down
-		if dc <= 0 && du <= 0 && dd <= 0 {
+		if !ct.rose {
 			continue
 		}
+		dc, du, dd := ct.rise.conns, ct.rise.up, ct.rise.down
 		s.ColdWakeups++
 		s.tenant(t).ColdWakeups++
 		c.w.add("cold_wakeups", coldWitness{Tenant: t, Proxy: ct.proxy, FirstMs: ms(ct.first.t), LastMs: ms(ct.last.t),

@@ -13,13 +13,20 @@ import (
 type latencyCheck struct {
 	ix          *index
 	all         *hdrhistogram.Histogram
-	byTenant    map[uint16]*hdrhistogram.Histogram
+	byTenant    map[int32]*hdrhistogram.Histogram
 	byCons      map[int32]*hdrhistogram.Histogram
 	issue       *hdrhistogram.Histogram
-	issueTenant map[uint16]*hdrhistogram.Histogram
+	issueTenant map[int32]*hdrhistogram.Histogram
 	pending     []pendingDelivery
 	beforeAck   map[int32]int64 // per consumer
 	deliveries  map[int32]int64 // first deliveries per consumer
+	samples     []latSample     // every delivery latency, kept only when a threshold names a window
+}
+
+// latSample is one first delivery's latency (ns, 0 when before the ack) and its mutation.
+type latSample struct {
+	id int32
+	d  int64
 }
 
 type pendingDelivery struct {
@@ -34,8 +41,8 @@ const maxLatencyUs = 24 * 3600 * 1_000_000
 func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, maxLatencyUs, 3) }
 
 func newLatencyCheck(ix *index) *latencyCheck {
-	return &latencyCheck{ix: ix, all: newHist(), issue: newHist(), byTenant: map[uint16]*hdrhistogram.Histogram{},
-		byCons: map[int32]*hdrhistogram.Histogram{}, issueTenant: map[uint16]*hdrhistogram.Histogram{},
+	return &latencyCheck{ix: ix, all: newHist(), issue: newHist(), byTenant: map[int32]*hdrhistogram.Histogram{},
+		byCons: map[int32]*hdrhistogram.Histogram{}, issueTenant: map[int32]*hdrhistogram.Histogram{},
 		beforeAck: map[int32]int64{}, deliveries: map[int32]int64{}}
 }
 
@@ -65,7 +72,7 @@ func (c *latencyCheck) Observe(r *ledger.Record) {
 		if r.DoneT == 0 && r.IntendedT == 0 {
 			return
 		}
-		d := r.DoneT - r.IntendedT
+		d := subSat(r.DoneT, r.IntendedT)
 		record(c.issue, d)
 		record(histOf(c.issueTenant, c.ix.tenant(r.Tenant)), d)
 	case ledger.KindEv:
@@ -78,18 +85,21 @@ func (c *latencyCheck) Observe(r *ledger.Record) {
 			c.pending = append(c.pending, pendingDelivery{t: r.T, id: f.id, cons: f.cons})
 			return
 		}
-		c.deliver(m, f.cons, r.T)
+		c.deliver(f.id, m, f.cons, r.T)
 	}
 }
 
-func (c *latencyCheck) deliver(m *mutation, cons int32, t int64) {
+func (c *latencyCheck) deliver(id int32, m *mutation, cons int32, t int64) {
 	if !m.inW() {
 		return
 	}
-	d := t - m.doneT
+	d := subSat(t, m.doneT)
 	if d <= 0 {
 		d = 0
 		c.beforeAck[cons]++
+	}
+	if c.ix.windows {
+		c.samples = append(c.samples, latSample{id: id, d: d})
 	}
 	c.deliveries[cons]++
 	record(c.all, d)
@@ -99,7 +109,7 @@ func (c *latencyCheck) deliver(m *mutation, cons int32, t int64) {
 
 func (c *latencyCheck) Finish(s *Summary) {
 	for _, p := range c.pending {
-		c.deliver(c.ix.mutationAt(p.id), p.cons, p.t)
+		c.deliver(p.id, c.ix.mutationAt(p.id), p.cons, p.t)
 	}
 	s.LatencyMs = quantiles(c.all)
 	s.IssueLatencyMs = quantiles(c.issue)

@@ -50,6 +50,15 @@ type lostWitness struct {
 	Status     int32   `json:"status,omitempty"`
 }
 
+// unresolvedWitness is an acked mutation neither persisted nor delivered in a ledger with no end.
+type unresolvedWitness struct {
+	MID    string  `json:"mid"`
+	Tenant string  `json:"tenant"`
+	Path   string  `json:"path"`
+	Pod    string  `json:"pod"`
+	AckMs  float64 `json:"ack_ms"`
+}
+
 func newLossCheck(ix *index, w *witnessSet) *lossCheck {
 	return &lossCheck{ix: ix, w: w, counters: map[dropKey]*dropCounter{}, crashes: map[string][]int64{}, started: map[string]bool{}}
 }
@@ -98,6 +107,7 @@ func (c *lossCheck) Finish(s *Summary) {
 	ix := c.ix
 	type group struct{ pod, tenant string }
 	lostBy := map[group][]int32{}
+	partial := !ix.ended || ix.interrupted
 	for id := range ix.muts.len() {
 		m := ix.muts.at(int32(id))
 		if !m.inW() {
@@ -109,8 +119,23 @@ func (c *lossCheck) Finish(s *Summary) {
 		if m.persisted() {
 			continue
 		}
+		if partial {
+			// no end (or an interrupted one): not provably lost, unresolved (additions of 2026-11-30)
+			s.Unresolved++
+			ts.Unresolved++
+			c.w.add("unresolved", unresolvedWitness{MID: m.mid, Tenant: ix.tenantName(m.tenant), Path: m.path(),
+				Pod: ix.podNames[m.pod], AckMs: ms(m.doneT)})
+			continue
+		}
 		g := group{ix.podNames[m.pod], ix.tenantName(m.tenant)}
 		lostBy[g] = append(lostBy[g], int32(id))
+	}
+	// A consumer's acked is its tenant's: the acked events it was there to receive, beside its
+	// deliveries (it stayed 0, so per_consumer.<id>.acked could not be compared with anything).
+	for _, cs := range ix.cons {
+		if ts, ok := s.PerTenant[ix.tenantName(cs.tenant)]; ok {
+			s.consumer(cs.id).Acked = ts.Acked
+		}
 	}
 	reason := map[int32]string{}
 	for g, ids := range lostBy {
@@ -141,7 +166,7 @@ func (c *lossCheck) Finish(s *Summary) {
 			m := ix.muts.at(id)
 			reason[id] = ReasonSilent
 			for _, ct := range c.crashes[g.pod] {
-				if ct >= m.t {
+				if ct >= m.doneT { // a crash after the ack: the acked event died in the buffer
 					reason[id] = ReasonCrash
 					break
 				}
@@ -162,7 +187,7 @@ func (c *lossCheck) Finish(s *Summary) {
 		s.LostByReason[why]++
 		ts.LostByReason[why]++
 		wit := lostWitness{MID: m.mid, Tenant: ix.tenantName(m.tenant), Path: m.path(), Pod: ix.podNames[m.pod],
-			Reason: why, IntendedMs: ms(m.intendedT), SentMs: ms(m.t), AckMs: ms(m.doneT), Status: m.status}
+			Reason: why, IntendedMs: ms(m.intendedT), SentMs: ms(m.t), AckMs: ms(m.doneT), Status: int32(m.status)}
 		c.w.add("lost", wit)
 		if why == ReasonSilent {
 			c.w.add("silent", wit)

@@ -31,7 +31,7 @@ func (c *reconnectCheck) Observe(r *ledger.Record) {
 
 func (c *reconnectCheck) Finish(s *Summary) {
 	var all []int64
-	byTenant := map[uint16][]int64{}
+	byTenant := map[int32][]int64{}
 	for ci, ts := range c.opens {
 		cs := c.ix.cons[ci]
 		all = append(all, ts...)

@@ -28,16 +28,16 @@ func (c *recoveredCheck) Observe(*ledger.Record) {}
 func (c *recoveredCheck) Finish(s *Summary) {
 	for id := range c.ix.muts.len() {
 		m := c.ix.muts.at(int32(id))
-		if m.flags&fHasMut == 0 || m.op != opEvent || (m.res != resErr && m.res != resTimeout) || !m.persisted() {
+		if m.flags&fHasMut == 0 || m.op() != opEvent || (m.res() != resErr && m.res() != resTimeout) || !m.persisted() {
 			continue
 		}
 		s.Recovered++
 		s.tenant(c.ix.tenantName(m.tenant)).Recovered++
 		res := ledger.ResErr
-		if m.res == resTimeout {
+		if m.res() == resTimeout {
 			res = ledger.ResTimeout
 		}
 		c.w.add("recovered", recoveredWitness{MID: m.mid, Tenant: c.ix.tenantName(m.tenant), Path: m.path(),
-			Res: res, Status: m.status, SentMs: ms(m.t), DoneMs: ms(m.doneT)})
+			Res: res, Status: int32(m.status), SentMs: ms(m.t), DoneMs: ms(m.doneT)})
 	}
 }

@@ -4,31 +4,36 @@ import "github.com/seqgate/seqgate/ledger"
 
 // reorderCheck finds, per consumer and in delivery order, events overtaken by an event of a mutation
 // sent after their ack (done_t): reorder_ms = the latest such send time minus the overtaken one's
-// done_t. An event delivered before its own mut record (delivered before the ack) has no send time
-// yet, so the deliveries after it wait in a short per-consumer log until its mut arrives; one whose mut
-// never comes within maxUnknownWait of ledger time (an unexpected event, a leak) stops holding the log.
+// done_t. There is no time horizon (decision of 2026-11-30): an event delivered before its own mut
+// record (delivered before the ack) has no send time until that record arrives, however late. Memory
+// stays bounded without a horizon: a later delivery waits for such a pending one only when it could be
+// overtaken by it, that is when it was acked before the pending one was delivered (a mutation is sent
+// before it is delivered); every other delivery is judged on arrival. A delivery whose mut never comes
+// (an unexpected event, a leak) keeps waiting only those acked before it arrived.
 type reorderCheck struct {
-	ix    *index
-	w     *witnessSet
-	state map[int32]*reorderState
-	per   map[int32]*Reorder
+	ix      *index
+	w       *witnessSet
+	state   map[int32]*reorderState
+	per     map[int32]*Reorder
+	pending map[int32][]int32 // mutation id -> consumers holding its delivery unresolved
+	causal  bool              // warned that a mutation was sent after its delivery
 }
-
-// maxUnknownWait bounds how long (ledger time) a delivery without a mut record holds back the judging
-// of later deliveries: longer than any request timeout the harness uses.
-const maxUnknownWait = int64(10 * 60 * 1e9)
 
 type reorderState struct {
-	maxSendT int64
+	maxSendT int64 // latest send time among resolved deliveries so far
 	maxID    int32
-	log      []logged // first deliveries not judged yet; the head's mut is not known yet
+	open     []openDelivery // deliveries whose verdict may still change, in delivery order
+	nPending int            // entries of open without a mut record yet
+	maxPendT int64          // latest delivery time among those (an upper bound of their send times)
 }
 
-type logged struct {
-	id     int32
-	t, seq int64
+type openDelivery struct {
+	id       int32
+	t, seq   int64
+	bestSend int64 // latest known send time among deliveries before this one
+	bestID   int32
+	resolved bool // its own mut record is known
 }
-
 type reorderWitness struct {
 	Consumer      string  `json:"consumer"`
 	MID           string  `json:"mid"`
@@ -43,41 +48,105 @@ type reorderWitness struct {
 }
 
 func newReorderCheck(ix *index, w *witnessSet) *reorderCheck {
-	return &reorderCheck{ix: ix, w: w, state: map[int32]*reorderState{}, per: map[int32]*Reorder{}}
+	return &reorderCheck{ix: ix, w: w, state: map[int32]*reorderState{}, per: map[int32]*Reorder{}, pending: map[int32][]int32{}}
 }
 
 func (c *reorderCheck) Observe(r *ledger.Record) {
-	if r.K != ledger.KindEv || !c.ix.cur.first {
+	switch {
+	case r.K == ledger.KindMut:
+		id := c.ix.cur.id
+		if cons, ok := c.pending[id]; ok && id >= 0 {
+			delete(c.pending, id)
+			for _, ci := range cons {
+				c.resolve(ci, id)
+			}
+		}
+		return
+	case r.K != ledger.KindEv || !c.ix.cur.first:
 		return
 	}
 	f := c.ix.cur
 	st, ok := c.state[f.cons]
 	if !ok {
-		st = &reorderState{maxSendT: noTime, maxID: -1}
+		st = &reorderState{maxSendT: noTime, maxID: -1, maxPendT: noTime}
 		c.state[f.cons] = st
 	}
-	st.log = append(st.log, logged{id: f.id, t: r.T, seq: r.Seq})
-	c.drain(f.cons, st, r.T, false)
+	m := c.ix.mutationAt(f.id)
+	if m.flags&fHasMut == 0 {
+		st.open = append(st.open, openDelivery{id: f.id, t: r.T, seq: r.Seq, bestSend: st.maxSendT, bestID: st.maxID})
+		st.nPending++
+		st.maxPendT = max(st.maxPendT, r.T)
+		c.pending[f.id] = append(c.pending[f.id], f.cons)
+		return
+	}
+	if st.nPending > 0 && st.maxPendT > m.doneT {
+		// a delivery still without its mut came before this one and after this one's ack: it may
+		// yet turn out to have been sent after the ack
+		st.open = append(st.open, openDelivery{id: f.id, t: r.T, seq: r.Seq, bestSend: st.maxSendT, bestID: st.maxID, resolved: true})
+	} else {
+		c.judge(f.cons, m, st.maxSendT, st.maxID, r.T, r.Seq)
+	}
+	st.see(m, f.id)
 }
 
-// drain judges logged deliveries in order while their send times are known. At the end (final) or
-// once a head has waited longer than maxUnknownWait, a head without a mut record is passed over.
-func (c *reorderCheck) drain(cons int32, st *reorderState, now int64, final bool) {
-	i := 0
-	for ; i < len(st.log); i++ {
-		e := st.log[i]
-		m := c.ix.mutationAt(e.id)
-		if m.flags&fHasMut == 0 {
-			if final || now-e.t > maxUnknownWait {
-				continue
-			}
+// resolve: the mut record of a delivery held as pending has arrived. Its send time counts for every
+// delivery after it; deliveries no pending one can change any more are judged.
+func (c *reorderCheck) resolve(cons, id int32) {
+	st := c.state[cons]
+	m := c.ix.mutationAt(id)
+	i := -1
+	for k := range st.open {
+		if !st.open[k].resolved && st.open[k].id == id {
+			i = k
 			break
 		}
-		c.judge(cons, m, st.maxSendT, st.maxID, e.t, e.seq)
-		st.see(m, e.id)
 	}
-	if i > 0 {
-		st.log = append(st.log[:0], st.log[i:]...)
+	if i < 0 {
+		return
+	}
+	e := &st.open[i]
+	e.resolved = true
+	st.nPending--
+	if m.t > e.t && !c.causal {
+		c.causal = true
+		c.ix.warnf("reorder: mut %s was sent (t %d) after it was delivered to %s (t %d); reorder counts assume a send precedes its delivery", m.mid, m.t, c.ix.cons[cons].id, e.t)
+	}
+	for j := i + 1; j < len(st.open); j++ {
+		if o := &st.open[j]; o.bestSend == noTime || m.t > o.bestSend {
+			o.bestSend, o.bestID = m.t, id
+		}
+	}
+	st.see(m, id)
+	c.settle(cons, st, false)
+}
+
+// settle judges and drops the open deliveries whose verdict is final: resolved, with no unresolved
+// delivery before them that arrived after their ack (final: at the end, every resolved one).
+func (c *reorderCheck) settle(cons int32, st *reorderState, final bool) {
+	keep := st.open[:0]
+	pendT := int64(noTime)
+	for _, o := range st.open {
+		if !o.resolved {
+			if !final {
+				keep = append(keep, o)
+			}
+			pendT = max(pendT, o.t)
+			continue
+		}
+		m := c.ix.mutationAt(o.id)
+		if !final && pendT > m.doneT {
+			keep = append(keep, o)
+			continue
+		}
+		c.judge(cons, m, o.bestSend, o.bestID, o.t, o.seq)
+	}
+	clear(st.open[len(keep):])
+	st.open = keep
+	st.maxPendT = noTime
+	for _, o := range st.open {
+		if !o.resolved {
+			st.maxPendT = max(st.maxPendT, o.t)
+		}
 	}
 }
 
@@ -93,7 +162,7 @@ func (c *reorderCheck) judge(cons int32, m *mutation, maxSend int64, maxID int32
 	if maxSend == noTime || maxSend <= m.doneT {
 		return
 	}
-	d := ms(maxSend - m.doneT)
+	d := ms(subSat(maxSend, m.doneT))
 	p, ok := c.per[cons]
 	if !ok {
 		p = &Reorder{}
@@ -111,7 +180,7 @@ func (c *reorderCheck) judge(cons int32, m *mutation, maxSend int64, maxID int32
 func (c *reorderCheck) Finish(s *Summary) {
 	for ci := range int32(len(c.ix.cons)) {
 		if st, ok := c.state[ci]; ok {
-			c.drain(ci, st, 0, true)
+			c.settle(ci, st, true)
 		}
 	}
 	for ci, p := range c.per {

@@ -2,8 +2,10 @@ package verifier
 
 import "github.com/seqgate/seqgate/ledger"
 
-// spuriousCheck counts seq_too_old resets that jumped a consumer's cursor from k to s although the
-// audit still holds a row in (k, s]: nothing had been swept, the consumer resynced for nothing.
+// spuriousCheck counts seq_too_old resets sent for nothing (decision of 2026-11-30): one that moved a
+// consumer's cursor from k to s while the audit still holds a row in (k, s], or one sent when every
+// acked mutation of the tenant persisted before the reset is still in the audit (nothing of the run
+// was swept, so nothing could be too old; a tenant with no rows at all is the plain case).
 type spuriousCheck struct {
 	ix     *index
 	w      *witnessSet
@@ -24,6 +26,8 @@ type spuriousWitness struct {
 	CursorBefore int64   `json:"cursor_before"`
 	ResetSeq     int64   `json:"reset_seq"`
 	RowsInGap    uint64  `json:"rows_still_in_audit"`
+	// NothingSwept: every acked mutation of the tenant persisted before the reset is in the audit.
+	NothingSwept bool `json:"nothing_swept"`
 }
 
 func newSpuriousCheck(ix *index, w *witnessSet) *spuriousCheck { return &spuriousCheck{ix: ix, w: w} }
@@ -38,20 +42,37 @@ func (c *spuriousCheck) Observe(r *ledger.Record) {
 
 func (c *spuriousCheck) Finish(s *Summary) {
 	ix := c.ix
+	if len(c.resets) == 0 {
+		return
+	}
+	// The earliest ack of an acked event mutation of each tenant that is not in the audit (swept, or
+	// lost): a reset after it may have been told the truth.
+	firstMissing := make(map[int32]int64)
+	for id := range int32(ix.muts.len()) {
+		m := ix.muts.at(id)
+		if !m.inW() || m.flags&fPersisted != 0 {
+			continue
+		}
+		if t, ok := firstMissing[m.tenant]; !ok || m.doneT < t {
+			firstMissing[m.tenant] = m.doneT
+		}
+	}
 	for _, r := range c.resets {
 		cs := ix.cons[r.cons]
 		seqs := ix.audit[cs.tenant].seqs
-		if r.after <= r.before || r.before < 0 {
-			continue
+		var n uint64
+		if r.after > r.before && r.before >= 0 {
+			n = seqs.Rank(uint64(r.after)) - seqs.Rank(uint64(r.before))
 		}
-		n := seqs.Rank(uint64(r.after)) - seqs.Rank(uint64(r.before))
-		if n == 0 {
+		fm, missing := firstMissing[cs.tenant]
+		nothingSwept := !missing || fm >= r.t
+		if n == 0 && !nothingSwept {
 			continue
 		}
 		s.SpuriousResets++
 		s.consumer(cs.id).SpuriousResets++
 		s.tenant(ix.tenantName(cs.tenant)).SpuriousResets++
 		c.w.add("spurious_resets", spuriousWitness{Consumer: cs.id, Conn: ix.connNames[r.conn], ResetMs: ms(r.t),
-			CursorBefore: r.before, ResetSeq: r.after, RowsInGap: n})
+			CursorBefore: r.before, ResetSeq: r.after, RowsInGap: n, NothingSwept: nothingSwept})
 	}
 }

@@ -43,7 +43,7 @@ func genLedger(cfg genCfg, w *ledger.Writer) (genTruth, error) {
 	var recs []ledger.Record // run phase, sorted by t before writing
 	var post []ledger.Record
 	run := ledger.Record{K: ledger.KindRun, V: 1, RunID: "gen", Scenario: "gen", Seed: int64(cfg.seed), StartUnixNs: 1,
-		Budget: 1e-4, Pods: []string{"p1", "p2"}, Target: "external"}
+		Budget: ptrF(1e-4), Pods: []string{"p1", "p2"}, Target: "external"}
 	for ti := range cfg.tenants {
 		run.Tenants = append(run.Tenants, ledger.Tenant{ID: fmt.Sprintf("t%d", ti), Mode: "dedicated"})
 	}

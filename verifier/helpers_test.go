@@ -74,3 +74,5 @@ func verifyText(t testing.TB, text string, opts Options) *Summary {
 func newTestReader(text string) (*ledger.Reader, error) {
 	return ledger.NewReader("test.jsonl", strings.NewReader(text))
 }
+
+func ptrF(f float64) *float64 { return &f }

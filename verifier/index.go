@@ -25,8 +25,13 @@ type index struct {
 	// drained or audited, so losses and stalls are not provable.
 	interrupted bool
 	drained     bool
+	endT        int64 // the end record's t
+	lastT       int64 // the latest t of any run-phase record
+	// windows: a threshold names a window, so the checks keep what the windows need (set by the
+	// driver once the run record's thresholds are parsed).
+	windows bool
 
-	tenantIDs   map[string]uint16
+	tenantIDs   map[string]int32 // int32: a run may have more than 65,536 tenants
 	tenantNames []string
 	podIDs      map[string]uint16
 	podNames    []string // podNames[0] = "" (unknown)
@@ -42,6 +47,7 @@ type index struct {
 	audit []*tenantAudit // by tenant index
 
 	orphans []orphan // deliveries whose mutation was unknown when they arrived
+	oddSeq  []oddDelivery
 
 	cur frame // what the driver learned about the current record
 
@@ -55,10 +61,12 @@ type index struct {
 type runInfo struct {
 	RunInfo
 	StartUnixNs       int64
-	Budget            float64
+	Budget            *float64 // nil: the run record has none (DefaultBudget)
 	Tenants           []ledger.Tenant
 	CrashesPerPodYear *float64
 	PodsInFleet       *int
+	Audit             bool // an audit of the events table is part of this run
+	Profile           string
 	Thresholds        map[string][]string
 }
 
@@ -96,6 +104,7 @@ const (
 	fHasMut    uint8 = 1 << iota // a mut record exists for this (tenant, path)
 	fPersisted                   // the final audit found its row
 	fDelivered                   // an ev with its tenant and path reached some consumer
+	fEvMulti                     // evSeq was carried to more than one consumer
 )
 
 // noTime marks an unknown time.
@@ -106,37 +115,49 @@ type mutation struct {
 	key                 string // tenant "\x00" path
 	mid                 string
 	t, intendedT, doneT int64
-	status              int32
-	tenant              uint16
-	pod                 uint16
-	op                  opClass
-	res                 uint8
-	flags               uint8
+	// Deliveries of this path: evSeq is the seq of the first one (noTime: none yet), evN how many
+	// carried evSeq and evCons the consumer of the first (fEvMulti: another consumer's also carried
+	// evSeq). A delivery with another seq goes to index.oddSeq. Against the audit's seq at the end,
+	// this counts seq_mismatch exactly, per consumer exactly unless fEvMulti.
+	evSeq  int64
+	tenant int32
+	evCons int32
+	status int16 // HTTP status (clamped to int16)
+	pod    uint16
+	evN    uint16 // saturates at 65535 (one path delivered that often with one seq)
+	kind   uint8  // opClass in the low 4 bits, the res constant in the high 4
+	flags  uint8
 }
 
 func (m *mutation) path() string { return m.key[strings.IndexByte(m.key, 0)+1:] }
 
 // inW reports whether m belongs to W: an acked event-producing mutation.
-func (m *mutation) inW() bool { return m.flags&fHasMut != 0 && m.op == opEvent && m.res == resOK }
+func (m *mutation) inW() bool { return m.flags&fHasMut != 0 && m.op() == opEvent && m.res() == resOK }
+
+// op is the mutation's op class; res its result (resOK, resErr, resTimeout or resOther). They share
+// one byte so that an entry stays 80 bytes.
+func (m *mutation) op() opClass { return opClass(m.kind & 0xf) }
+func (m *mutation) res() uint8  { return m.kind >> 4 }
 
 // persisted is the spec's persisted(m): an audit row or any delivered event with m's tenant and path.
 func (m *mutation) persisted() bool { return m.flags&(fPersisted|fDelivered) != 0 }
 
-// consumerState is what the verifier keeps per consumer: compact sets of delivered seqs and mutation
-// ids, the cursor as the client computes it (max seq seen, reset by a resume), and its after-run record.
+// consumerState is what the verifier keeps per consumer: the compact set of delivered mutation ids
+// (matching is by (tenant, path), never by seq), the cursor as the client computes it (max seq seen,
+// reset by a resume), and its after-run record.
 type consumerState struct {
-	idx          int32
-	id           string
-	tenant       uint16
-	deliveredSeq *roaring64.Bitmap
-	deliveredID  *roaring.Bitmap
-	cursor       int64
-	sawFrame     bool
+	idx         int32
+	id          string
+	tenant      int32
+	deliveredID *roaring.Bitmap
+	cursor      int64
+	sawFrame    bool
 
 	hasInitialSync bool
 	initialSyncSeq int64
 	hasTooOld      bool
 	lastTooOldT    int64
+	firstT         int64 // first record of this consumer (its first conn open, as a rule)
 
 	hasRecord   bool
 	firstSince  int64
@@ -175,10 +196,18 @@ type orphan struct {
 	conn   int32
 }
 
+// oddDelivery is a delivery whose seq differs from the first delivered seq of its path.
+type oddDelivery struct {
+	t, seq int64
+	cons   int32
+	id     int32
+	conn   int32
+}
+
 // frame is what the driver learned about the current ev, reset or conn record.
 type frame struct {
 	cons          int32
-	id            int32 // mutation id of an ev, else -1
+	id            int32 // mutation id of an ev or a mut, else -1
 	conn          int32
 	before, after int64 // the consumer's cursor before and after this record
 	first         bool  // first delivery of this mutation to this consumer
@@ -186,7 +215,7 @@ type frame struct {
 
 func newIndex() *index {
 	return &index{
-		tenantIDs: map[string]uint16{},
+		tenantIDs: map[string]int32{},
 		podIDs:    map[string]uint16{"": 0},
 		podNames:  []string{""},
 		connIDs:   map[string]int32{},
@@ -201,11 +230,11 @@ func (ix *index) warnf(format string, args ...any) {
 	}
 }
 
-func (ix *index) tenant(id string) uint16 {
+func (ix *index) tenant(id string) int32 {
 	if i, ok := ix.tenantIDs[id]; ok {
 		return i
 	}
-	i := uint16(len(ix.tenantNames))
+	i := int32(len(ix.tenantNames))
 	ix.tenantIDs[id] = i
 	ix.tenantNames = append(ix.tenantNames, id)
 	ix.audit = append(ix.audit, &tenantAudit{seqs: roaring64.New()})
@@ -244,22 +273,31 @@ func (ix *index) intern(tenant, path string) int32 {
 		return id
 	}
 	ti := ix.tenant(tenant)
-	return ix.muts.add(ix.keybuf, mutation{tenant: ti, t: noTime, doneT: noTime, intendedT: noTime})
+	return ix.muts.add(ix.keybuf, mutation{tenant: ti, t: noTime, doneT: noTime, intendedT: noTime, evSeq: noTime, evCons: -1})
 }
 
-func (ix *index) consumer(id, tenant string) *consumerState {
+// consumer returns the state of consumer id, creating it on first sight. A consumer id seen with two
+// tenants is unusable input (decision of 2026-11-30): its deliveries could not be judged.
+func (ix *index) consumer(id, tenant string, t int64) (*consumerState, error) {
 	if i, ok := ix.consIDs[id]; ok {
-		return ix.cons[i]
+		c := ix.cons[i]
+		if ix.tenantNames[c.tenant] != tenant {
+			return nil, fmt.Errorf("consumer %q has tenant %q here but %q before: a consumer id must belong to one tenant", id, tenant, ix.tenantNames[c.tenant])
+		}
+		return c, nil
 	}
-	c := &consumerState{idx: int32(len(ix.cons)), id: id, tenant: ix.tenant(tenant), deliveredSeq: roaring64.New(), deliveredID: roaring.New()}
+	c := &consumerState{idx: int32(len(ix.cons)), id: id, tenant: ix.tenant(tenant), deliveredID: roaring.New(), firstT: t}
 	ix.consIDs[id] = c.idx
 	ix.cons = append(ix.cons, c)
-	return c
+	return c, nil
 }
 
 // observe folds one record into the index. It fails only on input the verifier cannot judge.
 func (ix *index) observe(r *ledger.Record) error {
 	ix.cur = frame{cons: -1, id: -1, conn: -1}
+	if !ledger.IsPostRun(r.K) && r.K != ledger.KindRun {
+		ix.lastT = max(ix.lastT, r.T, r.DoneT)
+	}
 	if !ix.hasRun && r.K != ledger.KindRun {
 		return fmt.Errorf("first record has k=%q; a ledger must start with its k=run record", r.K)
 	}
@@ -273,11 +311,13 @@ func (ix *index) observe(r *ledger.Record) error {
 		}
 		ix.hasRun = true
 		ix.run = runInfo{
-			RunInfo:           RunInfo{RunID: r.RunID, Scenario: r.Scenario, Seed: r.Seed, Target: r.Target},
+			RunInfo:           RunInfo{RunID: r.RunID, Scenario: r.Scenario, Seed: r.Seed, Target: r.Target, Profile: r.Profile},
 			StartUnixNs:       r.StartUnixNs,
-			Budget:            r.Budget,
+			Budget:            clonePtr(r.Budget),
 			Tenants:           append([]ledger.Tenant(nil), r.Tenants...),
 			CrashesPerPodYear: r.CrashesPerPodYear,
+			Audit:             r.Audit,
+			Profile:           r.Profile,
 			PodsInFleet:       r.PodsInFleet,
 			Thresholds:        maps.Clone(r.Thresholds),
 		}
@@ -287,9 +327,12 @@ func (ix *index) observe(r *ledger.Record) error {
 	case ledger.KindMut:
 		ix.observeMut(r)
 	case ledger.KindEv:
-		ix.observeEv(r)
+		return ix.observeEv(r)
 	case ledger.KindReset:
-		c := ix.consumer(r.Consumer, r.Tenant)
+		c, err := ix.consumer(r.Consumer, r.Tenant, r.T)
+		if err != nil {
+			return err
+		}
 		if !c.sawFrame && r.Reason == "initial_sync" {
 			c.hasInitialSync, c.initialSyncSeq = true, r.Seq
 		}
@@ -299,7 +342,10 @@ func (ix *index) observe(r *ledger.Record) error {
 		}
 		ix.advance(c, r.Seq, r.Conn)
 	case ledger.KindConn:
-		c := ix.consumer(r.Consumer, r.Tenant)
+		c, err := ix.consumer(r.Consumer, r.Tenant, r.T)
+		if err != nil {
+			return err
+		}
 		ix.cur = frame{cons: c.idx, id: -1, conn: ix.conn(r.Conn), before: c.cursor, after: c.cursor}
 		if r.Phase == "open" {
 			// The server streams from since: that is the cursor now, whether it moved forward or back.
@@ -325,10 +371,13 @@ func (ix *index) observe(r *ledger.Record) error {
 			a.seqs.Add(uint64(r.Seq))
 		}
 	case ledger.KindConsumer:
-		c := ix.consumer(r.Consumer, r.Tenant)
+		c, err := ix.consumer(r.Consumer, r.Tenant, r.FromT)
+		if err != nil {
+			return err
+		}
 		c.hasRecord, c.firstSince, c.finalCursor, c.durable = true, r.FirstSince, r.FinalCursor, r.Durable
 	case ledger.KindEnd:
-		ix.ended, ix.drained = true, r.Drained
+		ix.ended, ix.drained, ix.endT = true, r.Drained, r.T
 		ix.interrupted = r.Reason == EndReasonInterrupted
 	}
 	return nil
@@ -336,8 +385,8 @@ func (ix *index) observe(r *ledger.Record) error {
 
 // checkRunNumbers rejects run-record numbers the projection and the verdict cannot use.
 func checkRunNumbers(r *ledger.Record) error {
-	if r.Budget < 0 || r.Budget > 1 || math.IsNaN(r.Budget) {
-		return fmt.Errorf("run record: budget %g: want a fraction in [0, 1]", r.Budget)
+	if b := r.Budget; b != nil && !(*b >= 0 && *b <= 1) {
+		return fmt.Errorf("run record: budget %g: want a fraction in [0, 1]", *b)
 	}
 	if v := r.CrashesPerPodYear; v != nil && !(*v >= 0 && *v <= 1e6) {
 		return fmt.Errorf("run record: crashes_per_pod_year %g: want a number in [0, 1e6]", *v)
@@ -357,50 +406,66 @@ func (ix *index) observeMut(r *ledger.Record) {
 	}
 	ix.hasMutT = true
 	id := ix.intern(r.Tenant, r.Path)
+	ix.cur.id = id
 	m := ix.muts.at(id)
 	op := classifyOp(r.Op)
 	if m.flags&fHasMut != 0 {
 		// chmod and delete act on an existing file, so they share its path: events match the
 		// event-producing mutation. Two event-producing mutations on one path break matching.
-		if m.op == opEvent && op == opEvent {
+		if m.op() == opEvent && op == opEvent {
 			ix.dupMutPaths++
 			ix.warnf("mut %s: path %q of tenant %s already written by mut %s; paths must be unique per event-producing mutation (kept the first)", r.MID, r.Path, r.Tenant, m.mid)
 		}
-		if m.op == opEvent || op != opEvent {
+		if m.op() == opEvent || op != opEvent {
 			return
 		}
 	}
 	m.flags |= fHasMut
 	m.mid = r.MID
 	m.t, m.intendedT, m.doneT = r.T, r.IntendedT, r.DoneT
-	m.status = int32(r.Status)
+	m.status = int16(max(min(r.Status, math.MaxInt16), math.MinInt16))
 	m.pod = ix.pod(r.Pod)
-	m.op = op
+	res := resOther
 	switch r.Res {
 	case ledger.ResOK:
-		m.res = resOK
+		res = resOK
 	case ledger.ResErr:
-		m.res = resErr
+		res = resErr
 	case ledger.ResTimeout:
-		m.res = resTimeout
+		res = resTimeout
 	}
+	m.kind = uint8(op) | res<<4
 }
 
-func (ix *index) observeEv(r *ledger.Record) {
-	c := ix.consumer(r.Consumer, r.Tenant)
+func (ix *index) observeEv(r *ledger.Record) error {
+	c, err := ix.consumer(r.Consumer, r.Tenant, r.T)
+	if err != nil {
+		return err
+	}
 	c.sawFrame = true
 	id := ix.intern(r.Tenant, r.Path)
 	m := ix.muts.at(id)
 	m.flags |= fDelivered
 	first := c.deliveredID.CheckedAdd(uint32(id))
-	if r.Seq >= 0 {
-		c.deliveredSeq.Add(uint64(r.Seq))
-	}
 	ix.advance(c, r.Seq, r.Conn)
 	ix.cur.id, ix.cur.first = id, first
+	switch {
+	case m.evSeq == noTime:
+		m.evSeq, m.evN, m.evCons = r.Seq, 1, c.idx
+	case m.evSeq == r.Seq:
+		if m.evN < math.MaxUint16 {
+			m.evN++
+		}
+		if m.evCons != c.idx {
+			m.flags |= fEvMulti
+		}
+	default:
+		ix.oddSeq = append(ix.oddSeq, oddDelivery{t: r.T, seq: r.Seq, cons: c.idx, id: id, conn: ix.cur.conn})
+	}
 	if m.flags&fHasMut == 0 {
 		ix.orphans = append(ix.orphans, orphan{t: r.T, seq: r.Seq, cons: c.idx, id: id, conn: ix.cur.conn})
 	}
+	return nil
 }
 
 // advance moves a consumer's cursor as the client does: to the max seq seen over all frames.
@@ -416,7 +481,7 @@ func (ix *index) advance(c *consumerState, seq int64, conn string) {
 func (ix *index) mutationAt(id int32) *mutation { return ix.muts.at(id) }
 
 // tenantName returns the id string of tenant index i.
-func (ix *index) tenantName(i uint16) string { return ix.tenantNames[i] }
+func (ix *index) tenantName(i int32) string { return ix.tenantNames[i] }
 
 // deliveryClass is how one expected event ended for one durable consumer.
 type deliveryClass uint8
@@ -444,23 +509,33 @@ func (ix *index) expected(c *consumerState, fn func(row auditRow, class delivery
 	}
 }
 
+// classify decides how an expected event ended for c: delivered when an ev with its path reached c
+// (by path, never by seq: a frame at its seq with another path does not deliver it); else
+// reset-covered, decided first, when a seq_too_old reached c after it persisted, whether its seq is
+// below or above the final cursor; else skipped (at or below the final cursor) or undelivered.
 func (ix *index) classify(c *consumerState, row auditRow) deliveryClass {
-	if row.seq >= 0 && c.deliveredSeq.Contains(uint64(row.seq)) {
+	if c.deliveredID.Contains(uint32(row.id)) {
 		return classDelivered
 	}
-	pt := row.persistedT
-	if pt == noTime {
-		if m := ix.muts.at(row.id); m.flags&fHasMut != 0 {
-			pt = m.t
-		}
-	}
-	if c.hasTooOld && c.lastTooOldT >= pt {
+	if c.hasTooOld && c.lastTooOldT > ix.persistedAt(row) {
 		return classResetCovered
 	}
 	if row.seq <= c.finalCursor {
 		return classSkipped
 	}
 	return classUndelivered
+}
+
+// persistedAt is when an audit row persisted (run-relative): its created_unix_ns when the audit gives
+// it, else its mutation's done_t; noTime when neither is known.
+func (ix *index) persistedAt(row auditRow) int64 {
+	if row.persistedT != noTime {
+		return row.persistedT
+	}
+	if m := ix.muts.at(row.id); m.flags&fHasMut != 0 {
+		return m.doneT
+	}
+	return noTime
 }
 
 func (a *tenantAudit) sort() {
@@ -477,7 +552,7 @@ func (ix *index) owner(id int32) (*mutation, bool) {
 	m := ix.muts.at(id)
 	path := m.path()
 	for ti, name := range ix.tenantNames {
-		if uint16(ti) == m.tenant {
+		if int32(ti) == m.tenant {
 			continue
 		}
 		if oid := ix.lookup(name, path); oid >= 0 && ix.muts.at(oid).flags&fHasMut != 0 {
@@ -513,4 +588,12 @@ func sortRows(rows []auditRow) {
 		}
 		return 0
 	})
+}
+
+func clonePtr[T any](p *T) *T {
+	if p == nil {
+		return nil
+	}
+	v := *p
+	return &v
 }

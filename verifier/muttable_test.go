@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"testing"
+	"unsafe"
 )
 
 func TestMutTable(t *testing.T) {
@@ -34,5 +35,13 @@ func TestMutTable(t *testing.T) {
 	idb := tb.add(b, mutation{})
 	if tb.find(b) != idb || tb.find(a) != ida || idb == ida {
 		t.Errorf("collision: find(a)=%d find(b)=%d, want %d %d", tb.find(a), tb.find(b), ida, idb)
+	}
+}
+
+// TestMutationEntrySize keeps the mutation entry at 80 bytes: it is what the verifier keeps per
+// mutation, ten million times in a long run.
+func TestMutationEntrySize(t *testing.T) {
+	if n := unsafe.Sizeof(mutation{}); n > 80 {
+		t.Errorf("mutation entry is %d bytes, want <= 80", n)
 	}
 }

@@ -46,7 +46,10 @@ func WriteJUnit(w io.Writer, s *Summary) error {
 	suite := junitSuite{Name: "seqgate verify " + s.Run.RunID}
 	for _, c := range s.Checks {
 		tc := junitCase{Name: c.Name, Classname: "seqgate.verify"}
-		if !c.Passed {
+		if !c.Passed && c.NotJudged != "" {
+			tc.Skipped = &junitSkipped{Message: fmt.Sprintf("%s: measured %.6g, want %s; not judged: %s", c.Name, c.Measured, c.Limit, c.NotJudged)}
+			suite.Skipped++
+		} else if !c.Passed {
 			var body strings.Builder
 			for _, wt := range s.Witnesses[c.Name] {
 				j, _ := json.Marshal(wt)
@@ -63,7 +66,7 @@ func WriteJUnit(w io.Writer, s *Summary) error {
 	}
 	if s.Verdict == VerdictInconclusive {
 		suite.Cases = append(suite.Cases, junitCase{Name: "conclusive", Classname: "seqgate.verify",
-			Skipped: &junitSkipped{Message: strings.Join(s.Warnings, "; ")}})
+			Skipped: &junitSkipped{Message: strings.Join(s.InconclusiveBecause, "; ")}})
 		suite.Skipped++
 	}
 	suite.Tests = len(suite.Cases)
@@ -92,10 +95,46 @@ func reportOnly(s *Summary) [][2]string {
 		{"spurious_resets", fmt.Sprintf("spurious_resets %d", s.SpuriousResets)},
 		{"duplicates", fmt.Sprintf("duplicates %d", s.Duplicates)},
 		{"unexpected", fmt.Sprintf("unexpected %d", s.Unexpected)},
+		{"seq_mismatch", fmt.Sprintf("seq_mismatch %d", s.SeqMismatch)},
+		{"unresolved", fmt.Sprintf("unresolved %d", s.Unresolved)},
+		{"load", fmt.Sprintf("mutations %d, drops %d, dropped_fraction %g", s.Mutations, s.Drops, s.DroppedFraction)},
+		{"audit", auditLine(s.Audit)},
+		{"recovery", recoveryLine(s)},
 		{"latency", q(s.LatencyMs) + fmt.Sprintf(", delivered before ack %d", s.DeliveredBeforeAck)},
 		{"issue_latency", q(s.IssueLatencyMs)},
 		{"reorder", fmt.Sprintf("overtaken %d, max %g ms", s.Reorder.Overtaken, s.Reorder.MaxMs)},
 		{"reconnects", fmt.Sprintf("total %d, opens %d, max %d opens/s", s.Reconnects.Total, s.Reconnects.Opens, s.Reconnects.MaxPerS)},
 		{"projection", fmt.Sprintf("%g crashes/yr x %g unflushed/crash / %g events/yr = %g", p.CrashesPerYear, p.UnflushedPerCrash, p.AnnualEvents, p.Fraction)},
 	}
+}
+
+func auditLine(a Audit) string {
+	out := fmt.Sprintf("required %v, attempts %d, ok %v, tenants %d, rows %d", a.Required, a.Attempts, a.OK, a.Tenants, a.Rows)
+	if a.Error != "" {
+		out += ", error " + a.Error
+	}
+	return out
+}
+
+func recoveryLine(s *Summary) string {
+	if len(s.Faults) == 0 {
+		return "no faults"
+	}
+	parts := make([]string, 0, len(s.Faults))
+	for _, f := range s.Faults {
+		p := fmt.Sprintf("%s (%s on %s) from %g ms", f.ID, f.Kind, f.Target, f.StartMs)
+		if f.StopMs != nil {
+			p += fmt.Sprintf(" to %g ms", *f.StopMs)
+		} else {
+			p += ", never stopped"
+		}
+		if f.RecoveryMs != nil {
+			p += fmt.Sprintf(", recovery %g ms", *f.RecoveryMs)
+			if !f.Recovered {
+				p += " (not recovered by the end)"
+			}
+		}
+		parts = append(parts, p)
+	}
+	return strings.Join(parts, "; ")
 }

@@ -80,7 +80,7 @@ func TestBudgetOverride(t *testing.T) {
 	if s := verifyText(t, text, Options{}); s.Verdict != VerdictFail || s.Budget != 1e-4 {
 		t.Errorf("run budget: verdict %s budget %g", s.Verdict, s.Budget)
 	}
-	if s := verifyText(t, text, Options{Budget: 0.5}); s.Verdict != VerdictPass || s.Budget != 0.5 {
+	if s := verifyText(t, text, Options{Budget: ptrF(0.5)}); s.Verdict != VerdictPass || s.Budget != 0.5 {
 		t.Errorf("--budget 0.5: verdict %s budget %g, failed %v", s.Verdict, s.Budget, s.FailedChecks)
 	}
 }

@@ -21,14 +21,28 @@ func WriteText(w io.Writer, s *Summary) error {
 			fmt.Fprintf(&b, "  %s: measured %.6g, want %s%s\n", f.Check, f.Measured, f.Limit, breakdown(s, f.Check))
 		}
 	}
+	for _, c := range s.Checks {
+		if !c.Passed && c.NotJudged != "" {
+			fmt.Fprintf(&b, "not judged: %s: measured %.6g, want %s (%s)\n", c.Name, c.Measured, c.Limit, c.NotJudged)
+		}
+	}
+	if s.Verdict != VerdictInconclusive { // (an inconclusive verdict lists them as warnings)
+		for _, why := range s.InconclusiveBecause {
+			fmt.Fprintf(&b, "also missing: %s\n", why)
+		}
+	}
 	fmt.Fprintf(&b, "loss: acked %d, lost %d%s, fraction %.3g, upper95 %.3g, budget %g", s.Acked, s.Lost,
 		reasons(s.LostByReason), s.EventLossFraction, s.LossUpper95, s.Budget)
 	if !s.BoundWithinBudget {
 		fmt.Fprintf(&b, " (not provable: needs acked >= %d with no loss)", s.MinAckedForBudget)
 	}
+	if s.Unresolved > 0 {
+		fmt.Fprintf(&b, ", unresolved %d", s.Unresolved)
+	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "delivery: skipped %d, undelivered %d, reset-covered %d, spurious resets %d, duplicates %d, unexpected %d, leaks %d, recovered %d\n",
-		s.Skipped, s.Undelivered, s.ResetCovered, s.SpuriousResets, s.Duplicates, s.Unexpected, s.Leaks, s.Recovered)
+	fmt.Fprintf(&b, "load: mutations %d, drops %d, dropped_fraction %.3g; audit: %s\n", s.Mutations, s.Drops, s.DroppedFraction, auditLine(s.Audit))
+	fmt.Fprintf(&b, "delivery: skipped %d, undelivered %d, reset-covered %d, spurious resets %d, duplicates %d, unexpected %d, leaks %d, recovered %d, seq mismatch %d\n",
+		s.Skipped, s.Undelivered, s.ResetCovered, s.SpuriousResets, s.Duplicates, s.Unexpected, s.Leaks, s.Recovered, s.SeqMismatch)
 	q := s.LatencyMs
 	fmt.Fprintf(&b, "latency ms: p50 %g, p90 %g, p99 %g, p99.9 %g, max %g (%d deliveries, %d before ack)\n",
 		q.P50, q.P90, q.P99, q.P999, q.Max, q.Count, s.DeliveredBeforeAck)
@@ -36,6 +50,15 @@ func WriteText(w io.Writer, s *Summary) error {
 	fmt.Fprintf(&b, "issue latency ms (from intended_t): p50 %g, p99 %g, max %g\n", q.P50, q.P99, q.Max)
 	fmt.Fprintf(&b, "reorder: overtaken %d, max %g ms; reconnects: %d, max %d opens/s; cold wakeups %d; resets%s\n",
 		s.Reorder.Overtaken, s.Reorder.MaxMs, s.Reconnects.Total, s.Reconnects.MaxPerS, s.ColdWakeups, reasons(s.ResetsByReason))
+	if len(s.Faults) > 0 {
+		fmt.Fprintf(&b, "faults: %s; recovery max %g ms, unrecovered %d\n", recoveryLine(s), s.RecoveryMaxMs, s.UnrecoveredFaults)
+	}
+	for _, name := range []string{"steady", "fault", "recovery"} {
+		if w, ok := s.Windows[name]; ok {
+			fmt.Fprintf(&b, "window %s: mutations %d, drops %d, acked %d, lost %d, latency ms p99 %g max %g (%d deliveries)\n",
+				name, w.Mutations, w.Drops, w.Acked, w.Lost, w.LatencyMs.P99, w.LatencyMs.Max, w.Deliveries)
+		}
+	}
 	p := s.Projection
 	fmt.Fprintf(&b, "projection: %g crashes/yr x %.3g unflushed/crash / %.3g events/yr = %.3g\n",
 		p.CrashesPerYear, p.UnflushedPerCrash, p.AnnualEvents, p.Fraction)
@@ -77,6 +100,8 @@ func breakdown(s *Summary, check string) string {
 		get = func(st *Stats) float64 { return float64(st.Lost) }
 	case CheckColdWakeups:
 		get = func(st *Stats) float64 { return float64(st.ColdWakeups) }
+	case CheckDroppedFraction:
+		get = func(st *Stats) float64 { return float64(st.Drops) }
 	default:
 		return ""
 	}

@@ -25,6 +25,25 @@ type Summary struct {
 	MinAckedForBudget int64      `json:"min_acked_for_budget"`
 	Projection        Projection `json:"projection"`
 
+	// Audit is what the after-run audit attempts say (additions of 2026-11-30): the last attempt, or
+	// the first that succeeded. Required is the run record's audit field.
+	Audit Audit `json:"audit"`
+	// InconclusiveBecause says why the verdict is not pass when nothing failed (and, beside a fail,
+	// what was missing as well): no end record, an interrupted run, an empty W, no successful audit
+	// where one was due, a run that did not drain.
+	InconclusiveBecause []string `json:"inconclusive_because"`
+
+	// Faults lists each fault's span and its recovery; RecoveryMs repeats recovery_ms by fault id
+	// (recovery_ms.<id> in thresholds) and RecoveryMaxMs is the largest. A fault whose consumers never
+	// caught up counts in UnrecoveredFaults, its recovery_ms running to the end of the run.
+	Faults            []FaultInfo        `json:"faults"`
+	RecoveryMs        map[string]float64 `json:"recovery_ms"`
+	RecoveryMaxMs     float64            `json:"recovery_max_ms"`
+	UnrecoveredFaults int64              `json:"unrecovered_faults"`
+
+	// Windows holds the windowed numbers (steady, fault, recovery) when a threshold names one.
+	Windows map[string]*WindowStats `json:"windows,omitempty"`
+
 	Witnesses   map[string][]any  `json:"witnesses"`
 	PerTenant   map[string]*Stats `json:"per_tenant"`
 	PerConsumer map[string]*Stats `json:"per_consumer"`
@@ -35,13 +54,22 @@ type Summary struct {
 }
 
 // Stats are the numbers the verifier computes, overall and again per tenant and per consumer. Fields
-// that have no meaning for a scope (acked for a consumer) stay zero there.
+// that have no meaning for a scope stay zero there; a consumer's acked is its tenant's.
 type Stats struct {
 	Acked             int64            `json:"acked"`
 	Lost              int64            `json:"lost"`
 	LostByReason      map[string]int64 `json:"lost_by_reason"`
 	EventLossFraction float64          `json:"event_loss_fraction"`
 	LossUpper95       float64          `json:"loss_upper_95"`
+
+	// Mutations counts the mut records (sent attempts); Drops the arrivals the open model did not
+	// send; DroppedFraction = drops / (drops + mutations).
+	Mutations       int64   `json:"mutations"`
+	Drops           int64   `json:"drops"`
+	DroppedFraction float64 `json:"dropped_fraction"`
+	// Unresolved: acked mutations neither persisted nor delivered in a ledger with no end (or an
+	// interrupted one): not lost, counted apart.
+	Unresolved int64 `json:"unresolved"`
 
 	Skipped        int64 `json:"skipped"`
 	Undelivered    int64 `json:"undelivered"`
@@ -51,6 +79,8 @@ type Stats struct {
 	Unexpected     int64 `json:"unexpected"`
 	Leaks          int64 `json:"leaks"`
 	Recovered      int64 `json:"recovered"`
+	// SeqMismatch counts deliveries of a persisted row's path in a frame whose seq is not that row's.
+	SeqMismatch int64 `json:"seq_mismatch"`
 
 	Deliveries         int64     `json:"deliveries"`
 	DeliveredBeforeAck int64     `json:"delivered_before_ack"`
@@ -64,6 +94,45 @@ type Stats struct {
 
 	// Metrics summarises the scraped metric records (metrics.max.<family> in thresholds).
 	Metrics Metrics `json:"metrics"`
+}
+
+// Audit summarises the audit records.
+type Audit struct {
+	Required bool   `json:"required"`
+	Attempts int64  `json:"attempts"`
+	OK       bool   `json:"ok"`
+	Tenants  int64  `json:"tenants"`
+	Rows     int64  `json:"rows"`
+	Error    string `json:"error,omitempty"`
+}
+
+// FaultInfo is one fault's span (run-relative ms) and its recovery: from its stop until every durable
+// consumer of the affected tenants had a cursor at the head seq the tenant had at the stop.
+type FaultInfo struct {
+	ID         string   `json:"id"`
+	Kind       string   `json:"kind"`
+	Target     string   `json:"target"`
+	StartMs    float64  `json:"start_ms"`
+	StopMs     *float64 `json:"stop_ms"` // null: never stopped
+	Tenants    []string `json:"tenants"` // the affected tenants: the target, or ["*"] for every tenant
+	RecoveryMs *float64 `json:"recovery_ms"`
+	Recovered  bool     `json:"recovered"`
+}
+
+// WindowStats are the numbers computed per window, by the time the schedule wanted each arrival
+// sent (intended_t).
+type WindowStats struct {
+	Mutations          int64     `json:"mutations"`
+	Drops              int64     `json:"drops"`
+	DroppedFraction    float64   `json:"dropped_fraction"`
+	Acked              int64     `json:"acked"`
+	Lost               int64     `json:"lost"`
+	Unresolved         int64     `json:"unresolved"`
+	EventLossFraction  float64   `json:"event_loss_fraction"`
+	Deliveries         int64     `json:"deliveries"`
+	DeliveredBeforeAck int64     `json:"delivered_before_ack"`
+	LatencyMs          Quantiles `json:"latency_ms"`
+	IssueLatencyMs     Quantiles `json:"issue_latency_ms"`
 }
 
 // Quantiles are latency quantiles in milliseconds from an HDR histogram (microsecond resolution).
@@ -109,6 +178,7 @@ type RunInfo struct {
 	Scenario string `json:"scenario"`
 	Seed     int64  `json:"seed"`
 	Target   string `json:"target"`
+	Profile  string `json:"profile,omitempty"`
 	Ended    bool   `json:"ended"`
 	Drained  bool   `json:"drained"`
 }
@@ -119,6 +189,8 @@ type Check struct {
 	Passed   bool    `json:"passed"`
 	Measured float64 `json:"measured"`
 	Limit    string  `json:"limit"`
+	// NotJudged says why a broken check does not count: it needs evidence the run lacks (the audit).
+	NotJudged string `json:"not_judged,omitempty"`
 }
 
 // Failure is a check that broke, with the number that broke it.
@@ -154,11 +226,14 @@ func (s *Summary) consumer(id string) *Stats {
 
 func newSummary() *Summary {
 	s := &Summary{
-		FailedChecks: []string{},
-		Failures:     []Failure{},
-		Witnesses:    map[string][]any{},
-		PerTenant:    map[string]*Stats{},
-		PerConsumer:  map[string]*Stats{},
+		FailedChecks:        []string{},
+		Failures:            []Failure{},
+		Witnesses:           map[string][]any{},
+		PerTenant:           map[string]*Stats{},
+		PerConsumer:         map[string]*Stats{},
+		Faults:              []FaultInfo{},
+		RecoveryMs:          map[string]float64{},
+		InconclusiveBecause: []string{},
 	}
 	s.LostByReason = map[string]int64{}
 	s.ResetsByReason = map[string]int64{}

@@ -39,6 +39,8 @@ func TestVerifySynthExactly(t *testing.T) {
 			SeqTooOld:          rapid.IntRange(0, 2).Draw(t, "seq_too_old"),
 			SpuriousResets:     rapid.IntRange(0, 2).Draw(t, "spurious"),
 			ColdWakeups:        rapid.IntRange(0, cold).Draw(t, "cold_wakeups"),
+			SeqMismatch:        rapid.IntRange(0, 3).Draw(t, "seq_mismatch"),
+			MaskedSkips:        rapid.IntRange(0, 2).Draw(t, "masked_skips"),
 			Events:             rapid.IntRange(400, 1000).Draw(t, "events"),
 		}
 		if cfg.CrashLoss > 0 && cfg.Pods < 2 {
@@ -47,7 +49,7 @@ func TestVerifySynthExactly(t *testing.T) {
 		if cfg.Tenants-cfg.Cold < 2 {
 			cfg.Leaks = 0
 		}
-		if cfg.Skipped+cfg.Undelivered > 0 && cfg.SeqTooOld+cfg.SpuriousResets > 0 && (cfg.Tenants-cfg.Cold)*cfg.ConsumersPerTenant < 2 {
+		if cfg.Skipped+cfg.Undelivered+cfg.MaskedSkips > 0 && cfg.SeqTooOld+cfg.SpuriousResets > 0 && (cfg.Tenants-cfg.Cold)*cfg.ConsumersPerTenant < 2 {
 			cfg.ConsumersPerTenant = 2 // a seq_too_old reset on the same consumer would excuse its skip
 		}
 		if err := cfg.Validate(); err != nil {
@@ -83,6 +85,7 @@ func compareTruth(t *rapid.T, s *Summary, tr synth.Truth) {
 		{"skipped", s.Skipped, int64(tr.Skipped)}, {"undelivered", s.Undelivered, int64(tr.Undelivered)},
 		{"duplicates", s.Duplicates, int64(tr.Duplicates)}, {"unexpected", s.Unexpected, int64(tr.Unexpected)},
 		{"leaks", s.Leaks, int64(tr.Leaks)}, {"recovered", s.Recovered, int64(tr.Recovered)},
+		{"seq_mismatch", s.SeqMismatch, int64(tr.SeqMismatch)},
 		{"reset_covered", s.ResetCovered, int64(tr.ResetCovered)}, {"spurious_resets", s.SpuriousResets, int64(tr.SpuriousResets)},
 		{"cold_wakeups", s.ColdWakeups, int64(tr.ColdWakeups)}, {"reorder.overtaken", s.Reorder.Overtaken, int64(tr.Reorder.Overtaken)},
 		{"records", s.Records, tr.Records},
@@ -121,6 +124,9 @@ func compareTruth(t *rapid.T, s *Summary, tr synth.Truth) {
 	sameSet(t, "undelivered", witnessKeys(s, "undelivered", "consumer", "tenant", "seq", "path"), keys(in.Undelivered, ev))
 	sameSet(t, "reset_covered", witnessKeys(s, "reset_covered", "consumer", "tenant", "seq", "path"), keys(in.ResetCovered, ev))
 	cp := func(c synth.ConsumerPath) string { return join(c.Consumer, c.Path) }
+	sameSet(t, "seq_mismatch", witnessKeys(s, "seq_mismatch", "consumer", "path", "frame_seq", "row_seq"), keys(in.SeqMismatch, func(m synth.SeqMismatch) string {
+		return join(m.Consumer, m.Path, m.FrameSeq, m.RowSeq)
+	}))
 	sameSet(t, "duplicates", witnessKeys(s, "duplicates", "consumer", "path"), keys(in.Duplicates, cp))
 	sameSet(t, "unexpected", witnessKeys(s, "unexpected", "consumer", "path"), keys(in.Unexpected, cp))
 	sameSet(t, "leaks", witnessKeys(s, "leaks", "consumer", "consumer_tenant", "path", "owner_tenant"), keys(in.Leaks, func(l synth.Leak) string {

@@ -2,8 +2,64 @@ package verifier
 
 import (
 	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
 	"strings"
+
+	"github.com/seqgate/seqgate/threshold"
 )
+
+// measureThreshold reads the number a threshold bounds: in the whole summary, in one tenant's or
+// consumer's stats, or in one window's.
+func measureThreshold(doc map[string]any, t threshold.Threshold) float64 {
+	switch {
+	case t.Scope != "":
+		scope, _ := doc[t.Scope].(map[string]any)
+		one, _ := scope[t.ID].(map[string]any)
+		return measure(one, t.Field)
+	case t.Window != "":
+		ws, _ := doc["windows"].(map[string]any)
+		w, _ := ws[t.Window].(map[string]any)
+		return measure(w, t.Field)
+	}
+	return measure(doc, t.Field)
+}
+
+// checkThresholdIDs refuses a per-tenant or per-consumer threshold whose id the ledger does not have:
+// it would measure 0 and pass whatever happened.
+func checkThresholdIDs(s *Summary, th threshold.List) error {
+	for _, t := range th {
+		var known map[string]*Stats
+		what := "tenant"
+		switch t.Scope {
+		case threshold.ScopeTenant:
+			known = s.PerTenant
+		case threshold.ScopeConsumer:
+			known, what = s.PerConsumer, "consumer"
+		default:
+			continue
+		}
+		if _, ok := known[t.ID]; !ok {
+			ids := slices.Sorted(maps.Keys(known))
+			if len(ids) > 10 {
+				ids = append(ids[:10], "...")
+			}
+			return fmt.Errorf("threshold %q: the ledger has no %s %q (its %ss: %s)", t.Path, what, t.ID, what, strings.Join(ids, ", "))
+		}
+	}
+	return nil
+}
+
+// windowsAsked reports whether a threshold names a window (the windows are computed only then).
+func windowsAsked(th threshold.List) bool {
+	for _, t := range th {
+		if t.Window != "" {
+			return true
+		}
+	}
+	return false
+}
 
 // measure reads the value at path from the summary as the JSON shows it (a missing map key is 0).
 func measure(doc map[string]any, path string) float64 {

@@ -63,6 +63,22 @@ func TestPathsMatchSummary(t *testing.T) {
 	}
 }
 
+// TestStatAndWindowPathsMatchTypes: per-tenant/per-consumer fields are exactly Stats' numeric
+// leaves, windowed fields exactly WindowStats'.
+func TestStatAndWindowPathsMatchTypes(t *testing.T) {
+	for _, c := range []struct {
+		typ  reflect.Type
+		list []string
+	}{{reflect.TypeFor[Stats](), threshold.StatPaths()}, {reflect.TypeFor[WindowStats](), threshold.WindowPaths()}} {
+		var derived []string
+		walkPaths(c.typ, "", &derived)
+		slices.Sort(derived)
+		if !slices.Equal(c.list, derived) {
+			t.Errorf("%s: threshold lists %v\nthe type's numeric leaves are %v", c.typ, c.list, derived)
+		}
+	}
+}
+
 func walkPaths(t reflect.Type, prefix string, out *[]string) {
 	for i := range t.NumField() {
 		f := t.Field(i)

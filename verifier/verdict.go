@@ -2,6 +2,7 @@ package verifier
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/seqgate/seqgate/threshold"
 )
@@ -14,57 +15,105 @@ const (
 	CheckLeaks       = "leaks"
 	CheckUndelivered = "undelivered"
 	CheckColdWakeups = "cold_wakeups"
+	// CheckDroppedFraction bounds dropped_fraction by DefaultMaxDroppedFraction unless a threshold on
+	// dropped_fraction replaces it (additions of 2026-11-30).
+	CheckDroppedFraction = "dropped_fraction"
 )
 
 // EndReasonInterrupted is the end record's reason for a run stopped before it finished (seqgate run
 // writes it on Ctrl-C); such a ledger verifies but is inconclusive, like one with no end record.
 const EndReasonInterrupted = "interrupted"
 
-// decide applies the spec's verdict rules and the thresholds. A ledger without an end record, or with
-// an empty W, is inconclusive, except that a leak still fails: a leak is proven by its one delivery,
-// whatever is missing after it (a threshold on a partial run proves nothing).
+// decide applies the spec's verdict rules and the thresholds. Fail when any check fails; else
+// inconclusive when the ledger lacks what a pass needs (an end record, an acked event, the audit the
+// run record promised, a drain); else pass. Fail beats inconclusive (decision of 2026-11-30). Without
+// the promised audit, the checks that need it (loss, skips, stalls, and thresholds on their numbers)
+// are listed but not judged: the verdict is inconclusive unless a check that needs no audit fails.
 func decide(s *Summary, ix *index, th threshold.List) {
-	add := func(name string, measured float64, limit string, ok bool) {
-		s.Checks = append(s.Checks, Check{Name: name, Passed: ok, Measured: measured, Limit: limit})
-		if !ok {
+	noAudit := s.Audit.Required && !s.Audit.OK
+	add := func(name string, measured float64, limit string, ok, needsAudit bool) {
+		c := Check{Name: name, Passed: ok, Measured: measured, Limit: limit}
+		if !ok && needsAudit && noAudit {
+			c.NotJudged = "needs the audit, which did not succeed"
+		}
+		s.Checks = append(s.Checks, c)
+		if !ok && c.NotJudged == "" {
 			s.FailedChecks = append(s.FailedChecks, name)
 			s.Failures = append(s.Failures, Failure{Check: name, Measured: measured, Limit: limit})
 		}
 	}
-	add(CheckLossBudget, s.EventLossFraction, fmt.Sprintf("<= %g", s.Budget), s.EventLossFraction <= s.Budget)
-	add(CheckSilent, float64(s.LostByReason[ReasonSilent]), "== 0", s.LostByReason[ReasonSilent] == 0)
-	add(CheckSkipped, float64(s.Skipped), "== 0", s.Skipped == 0)
-	add(CheckLeaks, float64(s.Leaks), "== 0", s.Leaks == 0)
-	add(CheckUndelivered, float64(s.Undelivered), "== 0", s.Undelivered == 0)
-	add(CheckColdWakeups, float64(s.ColdWakeups), "== 0", s.ColdWakeups == 0)
-	hardFail := s.Leaks > 0
+	add(CheckLossBudget, s.EventLossFraction, fmt.Sprintf("<= %g", s.Budget), s.EventLossFraction <= s.Budget, true)
+	add(CheckSilent, float64(s.LostByReason[ReasonSilent]), "== 0", s.LostByReason[ReasonSilent] == 0, true)
+	add(CheckSkipped, float64(s.Skipped), "== 0", s.Skipped == 0, true)
+	add(CheckLeaks, float64(s.Leaks), "== 0", s.Leaks == 0, false)
+	add(CheckUndelivered, float64(s.Undelivered), "== 0", s.Undelivered == 0, true)
+	add(CheckColdWakeups, float64(s.ColdWakeups), "== 0", s.ColdWakeups == 0, false)
+	if !boundsDropped(th) {
+		add(CheckDroppedFraction, s.DroppedFraction, fmt.Sprintf("<= %g", DefaultMaxDroppedFraction), s.DroppedFraction <= DefaultMaxDroppedFraction, false)
+	}
 	if len(th) > 0 {
 		doc := summaryDoc(s)
 		for _, t := range th {
-			v := measure(doc, t.Path)
-			ok := t.Holds(v)
-			add(t.Name(), v, t.Op+" "+t.Num, ok)
+			v := measureThreshold(doc, t)
+			add(t.Name(), v, t.Op+" "+t.Num, t.Holds(v), needsAudit(t.Field))
 		}
 	}
+	why := &s.InconclusiveBecause
+	if !ix.ended {
+		*why = append(*why, "the ledger has no end record (the run did not finish): acked mutations neither persisted nor delivered are unresolved, not lost")
+	}
+	if ix.interrupted {
+		*why = append(*why, "the end record says the run was interrupted (not drained, not fully audited)")
+	}
+	if s.Acked == 0 {
+		*why = append(*why, "W is empty (no acked event-producing mutation)")
+	}
+	if noAudit {
+		msg := fmt.Sprintf("evidence: the run record promises an audit but no audit record has ok=true (%d attempts", s.Audit.Attempts)
+		if s.Audit.Error != "" {
+			msg += ", last error: " + s.Audit.Error
+		}
+		*why = append(*why, msg+")")
+	}
+	if ix.ended && !ix.interrupted && !ix.drained {
+		*why = append(*why, "evidence: end.drained is false: a run that could not drain has not shown delivery")
+	}
 	switch {
-	case hardFail:
-		s.Verdict = VerdictFail
-	case !ix.ended || ix.interrupted || s.Acked == 0:
-		s.Verdict = VerdictInconclusive
-		if !ix.ended {
-			s.Warnings = append(s.Warnings, "inconclusive: the ledger has no end record (the run did not finish)")
-		}
-		if ix.interrupted {
-			s.Warnings = append(s.Warnings, "inconclusive: the end record says the run was interrupted (not drained, not fully audited)")
-		}
-		if s.Acked == 0 {
-			s.Warnings = append(s.Warnings, "inconclusive: W is empty (no acked event-producing mutation)")
-		}
 	case len(s.FailedChecks) > 0:
 		s.Verdict = VerdictFail
+	case len(*why) > 0:
+		s.Verdict = VerdictInconclusive
 	default:
 		s.Verdict = VerdictPass
 	}
+	if s.Verdict == VerdictInconclusive {
+		for _, w := range *why {
+			s.Warnings = append(s.Warnings, "inconclusive: "+w)
+		}
+	}
+}
+
+// boundsDropped reports whether a threshold bounds dropped_fraction of the whole run or of a window:
+// it then replaces the spec's default bound.
+func boundsDropped(th threshold.List) bool {
+	for _, t := range th {
+		if t.Scope == "" && t.Field == "dropped_fraction" {
+			return true
+		}
+	}
+	return false
+}
+
+// needsAudit reports whether a summary number is computed from the audit (persisted rows): without
+// the audit the run promised, a threshold on it is not judged.
+func needsAudit(field string) bool {
+	for _, p := range []string{"lost", "event_loss_fraction", "loss_upper_95", "skipped", "undelivered", "reset_covered",
+		"spurious_resets", "seq_mismatch", "unresolved", "projection", "audit"} {
+		if field == p || strings.HasPrefix(field, p+".") || strings.HasPrefix(field, p+"_by_reason") {
+			return true
+		}
+	}
+	return false
 }
 
 // ExitCode maps a verdict to the exit code of seqgate verify and run: 0 pass, 1 fail, 2 inconclusive.

@@ -17,8 +17,8 @@ const DefaultBudget = 1e-4
 
 // Options tune a verification.
 type Options struct {
-	// Budget, when > 0, overrides the run record's loss budget.
-	Budget float64
+	// Budget, when set, overrides the run record's loss budget (0 is zero tolerance).
+	Budget *float64
 	// Witnesses is the number of instances kept per check: 0 means DefaultWitnesses, < 0 none.
 	Witnesses int
 }
@@ -49,6 +49,8 @@ type checker interface {
 
 // checkers is the explicit list of properties the verdict is composed from.
 func checkers(ix *index, w *witnessSet) []checker {
+	lat := newLatencyCheck(ix)
+	drops := newDropsCheck(ix, w)
 	return []checker{
 		newLossCheck(ix, w),
 		newRecoveredCheck(ix, w),
@@ -56,15 +58,19 @@ func checkers(ix *index, w *witnessSet) []checker {
 		newSkippedCheck(ix, w),
 		newUndeliveredCheck(ix, w),
 		newSpuriousCheck(ix, w),
+		drops,
+		newEvidenceCheck(ix),
 		newDuplicatesCheck(ix, w),
+		newSeqMismatchCheck(ix, w),
 		newUnexpectedCheck(ix, w),
 		newLeaksCheck(ix, w),
-		newLatencyCheck(ix),
+		lat,
 		newReorderCheck(ix, w),
 		newResetsCheck(ix),
 		newReconnectCheck(ix, w),
 		newColdCheck(ix, w),
 		newProjectionCheck(ix),
+		newWindowCheck(ix, lat, drops),
 		newMetricsSummary(),
 	}
 }
@@ -107,6 +113,7 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 			if th, err = threshold.Parse(ix.run.Thresholds); err != nil {
 				return nil, &UnusableError{fmt.Errorf("run record thresholds: %w", err)}
 			}
+			ix.windows = windowsAsked(th)
 		}
 		for _, c := range cs {
 			c.Observe(r)
@@ -120,11 +127,11 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	s.Run = ix.run.RunInfo
 	s.Run.Ended, s.Run.Drained = ix.ended, ix.drained
 	s.Budget = DefaultBudget
-	if ix.run.Budget > 0 {
-		s.Budget = ix.run.Budget
+	if ix.run.Budget != nil {
+		s.Budget = *ix.run.Budget // 0 is zero tolerance: any loss fails
 	}
-	if opts.Budget > 0 {
-		s.Budget = opts.Budget
+	if opts.Budget != nil {
+		s.Budget = *opts.Budget
 	}
 	for _, t := range ix.tenantNames {
 		s.tenant(t)
@@ -134,6 +141,9 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	}
 	for _, c := range cs {
 		c.Finish(s)
+	}
+	if err := checkThresholdIDs(s, th); err != nil {
+		return nil, &UnusableError{fmt.Errorf("run record thresholds: %w", err)}
 	}
 	s.Witnesses = w.lists()
 	s.Warnings = append(s.Warnings, ix.warnings...)

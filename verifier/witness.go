@@ -1,5 +1,7 @@
 package verifier
 
+import "math"
+
 // witnessSet keeps the first N instances of each anomaly, per check name, in the order found.
 type witnessSet struct {
 	limit int
@@ -38,3 +40,16 @@ func (w *witnessSet) lists() map[string][]any {
 
 // ms converts run-relative nanoseconds to milliseconds.
 func ms(ns int64) float64 { return float64(ns) / 1e6 }
+
+// subSat is a - b saturated to the int64 range: ledger times are arbitrary integers, and a difference
+// of two of them must not wrap around (a huge latency would turn negative and vanish).
+func subSat(a, b int64) int64 {
+	d := a - b
+	if (b < 0 && d < a) || (b > 0 && d > a) {
+		if b < 0 {
+			return math.MaxInt64
+		}
+		return math.MinInt64
+	}
+	return d
+}

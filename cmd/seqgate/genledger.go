@@ -39,6 +39,8 @@ Each anomaly flag injects exactly that many instances under the spec's definitio
   --duplicates K       an event delivered twice to one consumer
   --leaks K            a consumer receives the path of another tenant's mutation
   --unexpected K       a consumer receives a path no mutation wrote
+  --seq-mismatch K     a consumer receives an event in a frame carrying its previous seq
+  --masked-skips K     a consumer misses an event; a frame at its seq carries a path no mutation wrote
   --reorder K          an event delivered after the next one, which was sent after its ack (overtaken)
   --recovered K        a mutation that timed out but whose event persisted and was delivered
   --seq-too-old K      an event one consumer missed, then a seq_too_old reset (reset-covered)
@@ -73,6 +75,8 @@ OUT.truth.json beside --out (none for stdout). The same flags and seed give the 
 	fl.IntVar(&c.Duplicates, "duplicates", 0, "events delivered twice to a consumer")
 	fl.IntVar(&c.Leaks, "leaks", 0, "deliveries of another tenant's path")
 	fl.IntVar(&c.Unexpected, "unexpected", 0, "deliveries of a path no mutation wrote")
+	fl.IntVar(&c.SeqMismatch, "seq-mismatch", 0, "deliveries of an event in a frame carrying the consumer's previous seq")
+	fl.IntVar(&c.MaskedSkips, "masked-skips", 0, "skipped events hidden behind a frame at their seq with a path no mutation wrote")
 	fl.IntVar(&c.Reorder, "reorder", 0, "overtaken events")
 	fl.IntVar(&c.Recovered, "recovered", 0, "timed-out mutations whose event appears anyway")
 	fl.IntVar(&c.SeqTooOld, "seq-too-old", 0, "missed events covered by a later seq_too_old reset")

@@ -42,6 +42,7 @@ func newRootCmd() *cobra.Command {
 	// An explicit list, not init() side effects: every subcommand is visible here.
 	root.AddCommand(
 		newVerifyCmd(),
+		newReportCmd(),
 		newGenLedgerCmd(),
 		newRunCmd(),
 		newScenarioCmd(),

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 
 	"github.com/seqgate/seqgate/harness/run"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/harness/target"
 	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
 )
@@ -26,11 +28,17 @@ type runFlags struct {
 	eventlogd string
 	target    string
 	apiKey    string
+	tenantID  string
+	profile   string
+	auditDB   string
+	tenantCol string
+	ready     time.Duration
 	junit     string
 	replay    string
 	sets      []string
 	seed      string
 	duration  string
+	metrics   string
 	toxiproxy string
 }
 
@@ -42,7 +50,7 @@ func newRunCmd() *cobra.Command {
 		Long: `run brings up a private MySQL-compatible server (or uses --dsn), one toxiproxy proxy per database,
 the scenario's eventlogd pods, consumers and open-model load; injects the scenario's faults; drains,
 audits the DB, writes the ledger and verifies it. Everything goes to the run directory
-(runs/<scenario>-<time>/ unless --out): ledger.jsonl.gz, summary.json, run.log, pods/*.log,
+(runs/<scenario>-<time>/ unless --out): ledger.jsonl.gz, summary.json, report.html, summary.md, run.log, pods/*.log,
 scenario.yaml (resolved), schedule.json, pools.json.
 
 Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could not complete
@@ -54,17 +62,23 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.out, "out", "", "run directory (default runs/<scenario>-<UTC time>)")
-	fl.StringVar(&f.dsn, "dsn", "", "use this existing MySQL-compatible server (go-sql-driver DSN, e.g. 'root:pw@tcp(127.0.0.1:3306)/') instead of a private one")
+	fl.StringVar(&f.dsn, "dsn", "", "use this existing MySQL-compatible server (go-sql-driver DSN, e.g. 'root:pw@tcp(127.0.0.1:3306)/') instead of a private one; with --target: the service's own server, each tenant's database is opened from it and audited")
 	fl.StringVar(&f.infra, "infra", "private", "where the DB server comes from when --dsn is not given: private (mariadbd/mysqld on PATH) or docker")
 	fl.StringVar(&f.eventlogd, "eventlogd", "", "eventlogd binary (default: next to seqgate, else on PATH, else go build ./cmd/eventlogd)")
 	fl.StringVar(&f.target, "target", "", "run against this external drive9-compatible base URL instead of eventlogd pods")
 	fl.StringVar(&f.apiKey, "api-key", "", "with --target: the API key of the one tenant to use (default: provision each tenant)")
+	fl.StringVar(&f.tenantID, "tenant-id", "", "with --api-key: that tenant's id (the ledger's tenant, and how drive9 and {tenant} templates find its database; default external)")
+	fl.StringVar(&f.profile, "target-profile", target.Eventlogd, "with --target: how the service provisions tenants and where their events live: "+strings.Join(target.Names, ", ")+" (docs/external.md)")
+	fl.StringVar(&f.auditDB, "audit-db", "", "with --target and --dsn: the database of each tenant's events, a template with {tenant}, {tenant_nodash}, {pool} (default: the profile's; required for generic)")
+	fl.StringVar(&f.tenantCol, "tenant-column", "", "with --target and --dsn: the fs_events column naming the tenant, or none (default: the profile's; required for generic)")
+	fl.DurationVar(&f.ready, "ready-timeout", run.DefaultReadyTimeout, "with --target: how long to wait for every provisioned tenant to become active")
 	fl.StringVar(&f.replay, "replay", "", "replay the fault schedule of this earlier run directory (its schedule.json) instead of expanding the scenario's faults")
 	fl.StringVar(&f.toxiproxy, "toxiproxy", "", "drive the DB proxies on this toxiproxy server's HTTP API (e.g. http://127.0.0.1:8474) instead of in-process ones; with --target, adopt the proxies it already has, named after the service's pools (docs/stack.md)")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML (one testcase per check) to PATH")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field, PATH=VALUE (repeatable), e.g. --set load[0].rate=600 --set pods.count=5; the run directory's scenario.yaml records the result")
 	fl.StringVar(&f.seed, "seed", "", "override the scenario's seed (same as --set seed=N)")
 	fl.StringVar(&f.duration, "duration", "", "override the scenario's duration (same as --set duration=D)")
+	fl.StringVar(&f.metrics, "metrics-addr", "", "serve seqgate's own Prometheus metrics of the run at http://ADDR/metrics while it goes on (e.g. 127.0.0.1:9464)")
 	return cmd
 }
 
@@ -73,8 +87,35 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	if err != nil {
 		return &exitError{exitUnusable, err}
 	}
-	if f.apiKey != "" && f.target == "" {
-		return &exitError{exitUnusable, errors.New("--api-key needs --target")}
+	if f.target == "" {
+		for flag, v := range map[string]string{"--api-key": f.apiKey, "--tenant-id": f.tenantID, "--audit-db": f.auditDB, "--tenant-column": f.tenantCol} {
+			if v != "" {
+				return &exitError{exitUnusable, fmt.Errorf("%s needs --target", flag)}
+			}
+		}
+		if f.profile != "" && f.profile != target.Eventlogd {
+			return &exitError{exitUnusable, errors.New("--target-profile needs --target")}
+		}
+		if sc.Pods.Count == 0 {
+			return &exitError{exitUnusable, fmt.Errorf("%s declares no pods (pods: {count: N}): seqgate runs eventlogd pods unless --target names a service", path)}
+		}
+	}
+	if f.tenantID != "" && f.apiKey == "" {
+		return &exitError{exitUnusable, errors.New("--tenant-id needs --api-key (provisioned tenants get their ids from the service)")}
+	}
+	if f.ready < 0 { // 0: the default
+		return &exitError{exitUnusable, fmt.Errorf("--ready-timeout %s: want a positive duration", f.ready)}
+	}
+	if f.target != "" {
+		// Resolve the profile now, so a bad --target-profile, --audit-db or --tenant-column is reported
+		// before anything starts.
+		p, err := target.New(target.Options{Profile: f.profile, AuditDB: f.auditDB, TenantColumn: f.tenantCol}, f.dsn != "")
+		if err != nil {
+			return &exitError{exitUnusable, err}
+		}
+		if f.apiKey != "" && f.tenantID == "" && f.dsn != "" && p.NeedsTenantID() {
+			return &exitError{exitUnusable, fmt.Errorf("--target-profile %s finds a tenant's events by its id (%s): give --tenant-id with --api-key, or drop --dsn to run without an audit", p.Name, p.Layout())}
+		}
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -92,8 +133,17 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return &exitError{exitUnusable, err}
 	}
-	opts := run.Options{Scenario: sc, Dir: dir, DSN: f.dsn, Infra: f.infra, Target: f.target, APIKey: f.apiKey, Replay: f.replay, Toxiproxy: f.toxiproxy,
+	opts := run.Options{Scenario: sc, Dir: dir, DSN: f.dsn, Infra: f.infra, Target: f.target, APIKey: f.apiKey, TenantID: f.tenantID,
+		Profile: target.Options{Profile: f.profile, AuditDB: f.auditDB, TenantColumn: f.tenantCol}, ReadyTimeout: f.ready, Replay: f.replay, Toxiproxy: f.toxiproxy,
 		Log: stderr, Progress: stderr, Terminal: isTerminal(stderr)}
+	if f.metrics != "" {
+		observe, stopLive, err := serveLive(f.metrics, stderr)
+		if err != nil {
+			return &exitError{exitUnusable, err}
+		}
+		defer stopLive()
+		opts.Observe = observe
+	}
 	if f.target == "" {
 		bin, how, err := run.FindEventlogd(ctx, f.eventlogd, dir)
 		if err != nil {
@@ -116,11 +166,18 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	fmt.Fprintf(stdout, "run %s: offered %.1f/s, acked %.1f/s (%d acked, %d dropped by the open model), %d events delivered, wall %s, directory %s\n",
 		res.RunID, float64(res.Offered)/res.LoadSeconds, float64(res.Acked)/res.LoadSeconds, res.Acked, res.Dropped, res.Events,
 		res.Wall.Round(100*time.Millisecond), res.Dir)
+	if res.Audit != nil && !res.Audit.OK {
+		fmt.Fprintf(stdout, "audit failed (%d tenants, %d rows read): %s\n", res.Audit.Tenants, res.Audit.Rows, res.Audit.Error)
+	}
+	writeRunReport(stderr, res.Ledger, res.Dir, s) // report.html and summary.md (docs/report.md), after the verdict is out
 	switch {
 	case res.Interrupted:
 		return &exitError{exitUnusable, errors.New("interrupted: the ledger is complete up to the interruption and marked so (end.reason)")}
 	case res.FaultErr != nil && s.Verdict == verifier.VerdictPass:
 		return &exitError{exitInconclusive, fmt.Errorf("a fault could not be injected or healed, so a pass proves nothing: %w", res.FaultErr)}
+	case res.Audit != nil && !res.Audit.OK && s.Verdict == verifier.VerdictPass:
+		// The verifier judges this from the ledger's audit record too; the harness never lets it pass.
+		return &exitError{exitInconclusive, fmt.Errorf("the audit of the events table did not complete, so a pass proves nothing: %s", res.Audit.Error)}
 	}
 	if code := verifier.ExitCode(s); code != exitPass {
 		return &exitError{code: code}

@@ -19,6 +19,7 @@ type verifyFlags struct {
 	jsonPath   string
 	junitPath  string
 	budget     float64
+	budgetSet  bool // --budget given (0 is zero tolerance, not "unset")
 	witnesses  int
 	stats      bool
 	decodeOnly bool
@@ -33,16 +34,19 @@ func newVerifyCmd() *cobra.Command {
 gunzipped), computes every definition of docs/ledger-v1.md and prints the verdict first, then the
 failed checks with their numbers, then the witnesses of each anomaly.
 
-Exit codes: 0 pass, 1 fail, 2 inconclusive (no end record, or no acked event), 3 unusable input.`,
+Exit codes: 0 pass, 1 fail (fail beats inconclusive), 2 inconclusive (no end record, an
+interrupted run, no acked event, a promised audit that did not succeed, or a run that did not
+drain), 3 unusable input.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.budgetSet = cmd.Flags().Changed("budget")
 			return runVerify(cmd.OutOrStdout(), cmd.ErrOrStderr(), args, f)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.jsonPath, "json", "", `write the summary JSON to PATH ("-" = stdout; the human summary then goes to stderr)`)
 	fl.StringVar(&f.junitPath, "junit", "", "write JUnit XML (one testcase per check) to PATH")
-	fl.Float64Var(&f.budget, "budget", 0, "loss budget; overrides the run record's budget (default: the run's, else 1e-4)")
+	fl.Float64Var(&f.budget, "budget", 0, "loss budget; overrides the run record's budget, 0 = any loss fails (default: the run's, else 1e-4)")
 	fl.IntVar(&f.witnesses, "witnesses", verifier.DefaultWitnesses, "witnesses kept per check (0 = none)")
 	fl.BoolVar(&f.stats, "stats", false, "print records/s and peak RSS to stderr (for make bench)")
 	fl.BoolVar(&f.decodeOnly, "decode-only", false, "only read and decode the ledger (the benchmark floor); implies --stats")
@@ -52,8 +56,8 @@ Exit codes: 0 pass, 1 fail, 2 inconclusive (no end record, or no acked event), 3
 }
 
 func runVerify(stdout, stderr io.Writer, args []string, f verifyFlags) error {
-	if f.budget < 0 || f.budget >= 1 {
-		return &exitError{exitUnusable, fmt.Errorf("--budget %g: want a fraction in (0, 1)", f.budget)}
+	if f.budgetSet && !(f.budget >= 0 && f.budget <= 1) {
+		return &exitError{exitUnusable, fmt.Errorf("--budget %g: want a fraction in [0, 1]", f.budget)}
 	}
 	if f.witnesses < 0 {
 		return &exitError{exitUnusable, fmt.Errorf("--witnesses %d: want >= 0", f.witnesses)}
@@ -84,7 +88,10 @@ func runVerify(stdout, stderr io.Writer, args []string, f verifyFlags) error {
 		printStats(stderr, "decode-only", n, time.Since(start))
 		return nil
 	}
-	opts := verifier.Options{Budget: f.budget, Witnesses: f.witnesses}
+	opts := verifier.Options{Witnesses: f.witnesses}
+	if f.budgetSet {
+		opts.Budget = &f.budget
+	}
 	if f.witnesses == 0 {
 		opts.Witnesses = -1
 	}

@@ -37,7 +37,7 @@ func TestVerifyCmdExitCodes(t *testing.T) {
 		{args: []string{noEnd}, code: exitInconclusive, outHead: "verdict: INCONCLUSIVE"},
 		{args: []string{garbage}, code: exitUnusable, errHas: "garbage.jsonl:1"},
 		{args: []string{filepath.Join(dir, "missing.jsonl")}, code: exitUnusable, errHas: "missing.jsonl"},
-		{args: []string{"../../verifier/testdata/clean.jsonl"}, flags: verifyFlags{budget: 2}, code: exitUnusable, errHas: "--budget"},
+		{args: []string{"../../verifier/testdata/clean.jsonl"}, flags: verifyFlags{budget: 2, budgetSet: true}, code: exitUnusable, errHas: "--budget"},
 	}
 	for _, c := range cases {
 		var out, errOut bytes.Buffer

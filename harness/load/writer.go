@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -91,11 +92,16 @@ func (d *Driver) DroppedByTenant() map[string]int64 {
 	return out
 }
 
-func (d *Driver) drop(tenant string) {
+// drop counts an arrival of tenant that was not sent (every request slot busy at its intended time
+// due) and writes its drop record: a run that did not apply its load has not tested it, and the
+// verifier can only say so if the ledger shows it.
+func (d *Driver) drop(tenant string, block int, due time.Time) {
 	d.Stats.Dropped.Add(1)
 	d.mu.Lock()
 	d.dropped[tenant]++
 	d.mu.Unlock()
+	_ = d.cfg.Sink.Write(&ledger.Record{K: ledger.KindDrop, Tenant: tenant, IntendedT: due.Sub(d.cfg.Start).Nanoseconds(),
+		Block: strconv.Itoa(block)})
 }
 
 // RunPrefix returns the path prefix of every mutation of the run: /<prefix>/<run_id>/.
@@ -151,7 +157,7 @@ func (d *Driver) schedule(ctx context.Context, loadStart time.Time, b Block, ti 
 		select {
 		case sem <- struct{}{}:
 		default:
-			d.drop(t.ID)
+			d.drop(t.ID, b.Index, due)
 			continue
 		}
 		mid := fmt.Sprintf("t%d.b%d.%d", t.Index, b.Index, i)

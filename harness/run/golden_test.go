@@ -163,12 +163,13 @@ var volatile = map[string][]string{
 	"persisted": {"seq", "created_unix_ns"},
 	"consumer":  {"from_t", "to_t", "first_since"},
 	"end":       {"t"},
+	"audit":     {"t"},
 }
 
 // normalise turns a ledger into text that is the same for two runs of goldenScenario by the same
 // harness: tenant ids become tenant_<index> and the run id <scenario>-<time>; volatile fields are
 // replaced by <set>; then, kind by kind:
-//   - run, end: the record;
+//   - run, audit, end: the record;
 //   - pod: each pod's records in ledger order; fault: every record in ledger order;
 //   - mut, persisted, consumer, reset, conn: every record, sorted;
 //   - ev: per consumer, the count and a hash of the sorted records;
@@ -316,13 +317,15 @@ func normalise(recs []ledger.Record) (string, error) {
 	for _, k := range sortedKeys(proxies) {
 		fmt.Fprintf(&out, "proxy %s\n", k)
 	}
-	for _, s := range byKind[ledger.KindEnd] {
-		fmt.Fprintf(&out, "%s\n", s)
+	for _, k := range []string{ledger.KindAudit, ledger.KindEnd} {
+		for _, s := range byKind[k] {
+			fmt.Fprintf(&out, "%s\n", s)
+		}
 	}
 	for k := range byKind {
 		switch k {
 		case ledger.KindRun, ledger.KindEnd, ledger.KindFault, ledger.KindConn, ledger.KindReset, ledger.KindMut,
-			ledger.KindPersisted, ledger.KindConsumer:
+			ledger.KindPersisted, ledger.KindConsumer, ledger.KindAudit:
 		default:
 			return "", fmt.Errorf("kind %q is not normalised: add it to normalise", k)
 		}

@@ -6,27 +6,33 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/harness/audit"
+	"github.com/seqgate/seqgate/ledger"
 )
 
 // auditPhase writes the persisted records: every fs_events row of this run, tenant by tenant, read
-// directly (not through a proxy). Without direct connections (an external target without --dsn)
-// there is nothing to read. A tenant that cannot be read is logged and skipped: the verifier sees
-// its rows missing.
+// directly (not through a proxy) from where the target says each tenant's events live; then one audit
+// record with the outcome, ok or not. A tenant that cannot be read does not stop the others, and the
+// failure is in the ledger, never only in the log: the verifier must not take a run whose audit
+// failed for one whose events were all checked. Without an audit (an external target without --dsn)
+// there is nothing to read and no record.
 func auditPhase(_ context.Context, s *state, log *slog.Logger) error {
-	if len(s.sys.direct) == 0 {
+	if !s.sys.audited {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	total := 0
+	ids := make([]string, 0, len(s.tenants))
 	for _, t := range s.tenants {
-		n, err := audit.Tenant(ctx, s.sys.direct[t.Pool], t.ID, s.driver.Path(t.ID, ""), s.w)
-		if err != nil {
-			log.Error("audit failed", "tenant", t.ID, "err", err)
-			continue
-		}
-		total += n
+		ids = append(ids, t.ID)
 	}
-	log.Info("audit finished", "persisted", total)
-	return nil
+	o := audit.Run(ctx, ids, s.sys.tables, func(id string) string { return s.driver.Path(id, "") }, s.w)
+	rec := &ledger.Record{K: ledger.KindAudit, T: s.now(), OK: o.OK(), AuditTenants: int64(o.Tenants), Rows: int64(o.Rows)}
+	if o.Err != nil {
+		rec.Error = o.Err.Error()
+		log.Error("audit failed", "tenants", o.Tenants, "of", len(ids), "persisted", o.Rows, "err", o.Err)
+	} else {
+		log.Info("audit finished", "tenants", o.Tenants, "persisted", o.Rows)
+	}
+	s.res.Audit = &AuditResult{OK: o.OK(), Tenants: o.Tenants, Rows: o.Rows, Error: rec.Error}
+	return s.w.Write(rec)
 }

@@ -23,7 +23,7 @@ func drainPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	var lastMove time.Time
 	prev := map[*consumer.Consumer]int64{}
 	ok := audit.Wait(ctx, timeout, 100*time.Millisecond, func(ctx context.Context) bool {
-		if len(s.sys.direct) == 0 {
+		if len(s.sys.tables) == 0 {
 			moved := false
 			for _, c := range s.cons.all {
 				if c.Cursor() != prev[c] {
@@ -37,7 +37,7 @@ func drainPhase(ctx context.Context, s *state, log *slog.Logger) error {
 		}
 		heads := map[string]int64{}
 		for _, t := range s.tenants {
-			h, err := audit.Head(ctx, s.sys.direct[t.Pool], t.ID)
+			h, err := s.sys.tables[t.ID].Head(ctx, t.ID)
 			if err != nil {
 				return false
 			}

@@ -18,11 +18,21 @@ type resultFile struct {
 	Events      int64            `json:"events_delivered"`
 	LoadSeconds float64          `json:"load_seconds"`
 	WallSeconds float64          `json:"wall_seconds"`
+	Audit       *AuditResult     `json:"audit,omitempty"`
+}
+
+// AuditResult is the outcome of the run's audit, as its ledger record says.
+type AuditResult struct {
+	OK      bool   `json:"ok"`
+	Tenants int    `json:"tenants"`
+	Rows    int    `json:"rows"`
+	Error   string `json:"error,omitempty"`
 }
 
 func (res *Result) save() error {
 	f := resultFile{RunID: res.RunID, Interrupted: res.Interrupted, Drained: res.Drained, Offered: res.Offered,
-		Dropped: res.Dropped, DroppedBy: res.DroppedByTenant, Acked: res.Acked, Events: res.Events, LoadSeconds: res.LoadSeconds, WallSeconds: res.Wall.Seconds()}
+		Dropped: res.Dropped, DroppedBy: res.DroppedByTenant, Acked: res.Acked, Events: res.Events, LoadSeconds: res.LoadSeconds, WallSeconds: res.Wall.Seconds(),
+		Audit: res.Audit}
 	if res.FaultErr != nil {
 		f.FaultError = res.FaultErr.Error()
 	}

@@ -25,9 +25,11 @@
 // func(ctx, *state, *slog.Logger) error, and add its line to the list in phases.go, where its place
 // in the order is visible. Registration is that explicit list, not init().
 //
-// To add a target profile (what the run drives): write target_<name>.go with a type implementing
-// target (up: bring up or connect to the system and return a *system; provision: the scenario's
-// tenants on it), and add its case to targetFor in target.go. The phases only see the *system.
+// To add a target (what the run drives): write target_<name>.go with a type implementing target (up:
+// bring up or connect to the system and return a *system; provision: the scenario's tenants on it),
+// and add its case to targetFor in target.go. The phases only see the *system. An external service's
+// conventions (how it provisions and reports tenants ready, where their events live) are a profile
+// of package harness/target, which the external target follows.
 //
 // Verification is not a phase here: the harness writes and never judges (it does not import the
 // verifier), so cmd/seqgate verifies the ledger this package closed, as `seqgate verify` would.
@@ -38,8 +40,11 @@ import (
 	"io"
 	"time"
 
+	"github.com/seqgate/seqgate/ledger"
+
 	"github.com/seqgate/seqgate/faults"
 	"github.com/seqgate/seqgate/harness/scenario"
+	tgt "github.com/seqgate/seqgate/harness/target"
 )
 
 // Hook is something a test does to a running system at a time after the load starts (e.g. kill a pod
@@ -59,9 +64,16 @@ type Options struct {
 	// DSN is an existing server; empty starts a private one (or Infra says docker).
 	DSN   string
 	Infra string
-	// Target and APIKey run against an external drive9-compatible service: no pods, no proxies, and
-	// no audit unless DSN is given.
+	// Target and APIKey run against an external drive9-compatible service: no pods, no proxies
+	// (unless Toxiproxy), and no audit unless DSN is given (then DSN names the service's database server).
 	Target, APIKey string
+	// TenantID is the id of the tenant APIKey belongs to (the ledger's tenant, and where a profile
+	// that names databases after tenants finds its events); default "external".
+	TenantID string
+	// Profile says how the external service provisions tenants and where their events live.
+	Profile tgt.Options
+	// ReadyTimeout bounds the wait for every provisioned tenant to become active (default 60 s).
+	ReadyTimeout time.Duration
 	// Toxiproxy is a toxiproxy server's API URL: the DB proxies live there instead of in-process.
 	// With harness-started pods the run creates its proxies on it (and deletes them at the end); with
 	// Target it adopts the proxies the server already has, named after the service's pools (meta,
@@ -75,6 +87,8 @@ type Options struct {
 	Log      io.Writer
 	Progress io.Writer
 	Terminal bool
+	// Observe, when set, sees every ledger record as it is written (seqgate run --metrics-addr).
+	Observe func(*ledger.Record)
 }
 
 // Result is what a run produced.
@@ -93,6 +107,8 @@ type Result struct {
 	Events          int64 // file_changed events delivered to all consumers
 	LoadSeconds     float64
 	Wall            time.Duration
+	// Audit is the audit's outcome (nil for a run without one: an external target without --dsn).
+	Audit *AuditResult
 }
 
 // Run runs the scenario. Cleanup (heal, stop pods and proxies, remove a private DB) happens on every

@@ -122,6 +122,9 @@ func newState(o Options) (s *state, closeLog func(), err error) {
 		return nil, nil, err
 	}
 	s.w = ledger.NewGzipWriter(s.ledgerFile)
+	if o.Observe != nil {
+		s.w.Observe(o.Observe)
+	}
 	s.sink = &headedSink{w: s.w}
 	s.start = time.Now()
 	return s, func() { logf.Close() }, nil

@@ -7,10 +7,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seqgate/seqgate/harness/audit"
 	"github.com/seqgate/seqgate/harness/infra"
 	"github.com/seqgate/seqgate/harness/load"
 	"github.com/seqgate/seqgate/harness/pods"
 	"github.com/seqgate/seqgate/harness/proxy"
+	tgt "github.com/seqgate/seqgate/harness/target"
 )
 
 // A target is what a run drives. up brings it up or connects to it, filling sys as it goes (what is
@@ -23,7 +25,8 @@ type target interface {
 // targetFor picks the target the options describe. A new target profile is its file and its case here.
 func targetFor(o Options) target {
 	if o.Target != "" {
-		return externalTarget{url: strings.TrimRight(o.Target, "/"), dsn: o.DSN, apiKey: o.APIKey, toxiproxy: o.Toxiproxy}
+		return &externalTarget{url: strings.TrimRight(o.Target, "/"), dsn: o.DSN, apiKey: o.APIKey, tenantID: o.TenantID,
+			profile: o.Profile, readyTimeout: o.ReadyTimeout, toxiproxy: o.Toxiproxy}
 	}
 	return eventlogdTarget{}
 }
@@ -32,11 +35,17 @@ func targetFor(o Options) target {
 // do without what is not (no pods: no scraping and no pod faults; no direct connections: no audit).
 type system struct {
 	name    string             // the run record's target: eventlogd | external
+	profile string             // the run record's profile: how the target lays out its tenants
 	url     string             // an external target's base URL ("": the pods)
 	db      *infra.DB          // a DB server the run opened (created databases in it)
-	direct  map[string]*sql.DB // database -> direct connection, not proxied (audit, drain)
+	direct  map[string]*sql.DB // database -> direct connection, not proxied (the run's own databases)
 	proxies *proxy.Set         // one proxy per database (nil: none)
 	fleet   *pods.Fleet        // the pods (nil: none)
+	// audited says the run reads the events tables (the run record's audit); tables is where each
+	// tenant's events are (tenant id -> table), filled by provision, read by drain and audit.
+	audited   bool
+	tables    map[string]audit.Table
+	extTables *tgt.Tables // an external target's database handles
 }
 
 // endpoints lists where writers and consumers send: the pods (only those whose process runs, when
@@ -80,7 +89,10 @@ func (sys *system) close(databases []string) {
 		sys.proxies.Close()
 	}
 	for _, db := range sys.direct {
-		db.Close() // the external DSN's handle is shared by every pool: closing it twice is harmless
+		db.Close()
+	}
+	if sys.extTables != nil {
+		_ = sys.extTables.Close()
 	}
 	if sys.db != nil {
 		if sys.db.Kind == infra.DSN {

@@ -4,15 +4,18 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/seqgate/seqgate/harness/audit"
 	"github.com/seqgate/seqgate/harness/infra"
 	"github.com/seqgate/seqgate/harness/pods"
 	"github.com/seqgate/seqgate/harness/proxy"
 	"github.com/seqgate/seqgate/harness/scenario"
+	tgt "github.com/seqgate/seqgate/harness/target"
 )
 
 // eventlogdTarget is the reference service run by the harness: a DB server (private, docker or
@@ -21,7 +24,10 @@ import (
 type eventlogdTarget struct{}
 
 func (eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *system) error {
-	sys.name = "eventlogd"
+	sys.name, sys.profile, sys.audited = "eventlogd", tgt.Eventlogd, true
+	if s.sc.Pods.Count < 1 {
+		return fmt.Errorf("the scenario declares no pods (pods: {count: N}): seqgate runs eventlogd pods unless --target names a service")
+	}
 	prefix := ""
 	if s.o.DSN != "" {
 		prefix = "sg" + strings.ToLower(s.start.UTC().Format("20060102t150405")) + "_"
@@ -93,16 +99,23 @@ func (eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *
 	return nil
 }
 
-// provision creates each tenant in its pool through the pods' POST /v1/provision.
+// provision creates each tenant in its pool (the scenario's: tenant_<n>, shared_pool) through the
+// pods' POST /v1/provision, and notes where its events are: its pool's database, tenant_id column.
 func (eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logger) ([]tenant, error) {
+	p, err := tgt.New(tgt.Options{}, true)
+	if err != nil {
+		return nil, err
+	}
+	p.SendPool = true
+	s.sys.tables = map[string]audit.Table{}
 	var out []tenant
 	for _, slot := range s.sc.Expand() {
-		body, _ := json.Marshal(map[string]string{"pool": slot.Pool})
-		t, _, err := provisionHTTP(ctx, s.sys.baseURL(), slot, body)
+		t, err := p.Provision(ctx, provisionClient, s.sys.baseURL(), slot.Pool)
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, t)
+		out = append(out, tenant{Tenant: slot, ID: t.ID, Key: t.Key})
+		s.sys.tables[t.ID] = audit.Table{DB: s.sys.direct[slot.Pool], Database: s.sys.db.Name(slot.Pool), TenantColumn: p.TenantColumn}
 	}
 	log.Info("tenants provisioned", "count", len(out))
 	return out, nil

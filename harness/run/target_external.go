@@ -2,24 +2,43 @@ package run
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/seqgate/seqgate/harness/proxy"
+	tgt "github.com/seqgate/seqgate/harness/target"
 )
+
+// DefaultReadyTimeout bounds the wait for provisioned tenants to become active (drive9 says
+// "provisioning" for about 3 s).
+const DefaultReadyTimeout = 60 * time.Second
 
 // externalTarget is a drive9-compatible service the run does not start: no pods, no proxies unless
 // toxiproxy names a toxiproxy server in front of its databases (then the run adopts that server's
-// proxies, named after the service's pools), and an audit only when dsn names the service's own
-// database.
+// proxies, named after the service's pools), and an audit only when dsn names the service's
+// database server. Its profile (package harness/target) says how it provisions tenants, reports
+// them active, and where their events live.
 type externalTarget struct {
-	url, dsn, apiKey, toxiproxy string
+	url, dsn, apiKey, tenantID, toxiproxy string
+	profile                               tgt.Options
+	readyTimeout                          time.Duration
+
+	p      *tgt.Profile // resolved by up
+	server *tgt.Server  // --dsn, when given
 }
 
-func (t externalTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *system) error {
+func (t *externalTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *system) error {
 	sys.name, sys.url = "external", t.url
+	p, err := tgt.New(t.profile, t.dsn != "")
+	if err != nil {
+		return err
+	}
+	t.p, sys.profile, sys.audited = p, p.Name, t.dsn != ""
+	if s.sc.Pods.Count > 0 {
+		log.Warn("pods: is ignored with --target (the service runs its own)")
+	}
 	if t.toxiproxy != "" {
 		set, err := proxy.AdoptServerSet(t.toxiproxy)
 		if err != nil {
@@ -30,49 +49,93 @@ func (t externalTarget) up(ctx context.Context, s *state, log *slog.Logger, sys 
 			"toxiproxy", t.toxiproxy, "proxies", strings.Join(set.Names(), ","))
 	}
 	if t.dsn == "" {
-		log.Info("external target: no pods, no proxies, no audit", "target", s.o.Target)
+		log.Info("external target: no pods, no audit", "target", s.o.Target, "profile", p.Name, "toxiproxy", t.toxiproxy != "")
 		return nil
 	}
-	// The external service's own database: every tenant's fs_events rows are read from it as is
-	// (nothing is created or dropped there).
-	d, err := sql.Open("mysql", t.dsn)
-	if err != nil {
-		return fmt.Errorf("--dsn: %w", err)
+	if t.server, err = tgt.ParseServer(t.dsn); err != nil {
+		return err
 	}
-	d.SetMaxOpenConns(4)
-	for _, name := range s.databases() {
-		sys.direct[name] = d
+	if t.apiKey != "" && t.tenantID == "" && p.NeedsTenantID() {
+		return fmt.Errorf("--target-profile %s finds a tenant's events by its id (%s): give --tenant-id with --api-key, or drop --dsn to run without an audit",
+			p.Name, p.Layout())
 	}
-	log.Info("external target, audited through --dsn", "target", s.o.Target)
-	return d.PingContext(ctx)
+	// The service's own databases: every tenant's fs_events rows are read from them as is (nothing is
+	// created or dropped there), once provisioning has said which they are.
+	log.Info("external target, audited through --dsn", "target", s.o.Target, "profile", p.Name, "layout", p.Layout())
+	return nil
 }
 
 // provision names the one tenant --api-key gives, or provisions each through POST /v1/provision
-// (the service picks the pool).
-func (t externalTarget) provision(ctx context.Context, s *state, log *slog.Logger) ([]tenant, error) {
+// (the service picks the pool); then it waits until the service says every tenant is active and,
+// with --dsn, opens each tenant's database and checks its events table, all before any load.
+func (t *externalTarget) provision(ctx context.Context, s *state, log *slog.Logger) ([]tenant, error) {
 	slots := s.sc.Expand()
+	var out []tenant
 	if t.apiKey != "" {
 		if len(slots) != 1 {
 			return nil, fmt.Errorf("--api-key names one tenant, but the scenario declares %d: give it one tenant, or omit --api-key to provision them", len(slots))
 		}
-		return []tenant{{Tenant: slots[0], ID: "external", Key: t.apiKey}}, nil
-	}
-	var out []tenant
-	for _, slot := range slots {
-		tn, pool, err := provisionHTTP(ctx, s.sys.baseURL(), slot, []byte("{}"))
-		if err != nil {
-			return nil, err
+		id := t.tenantID
+		if id == "" {
+			id = "external"
 		}
-		if pool != "" && pool != tn.Pool {
-			// The service chose the pool: DB faults hit the proxy of that name. The --dsn handle
-			// serves every pool of the service, so the audit finds the tenant under it too.
-			if d, ok := s.sys.direct[tn.Pool]; ok {
-				s.sys.direct[pool] = d
+		out = []tenant{{Tenant: slots[0], ID: id, Key: t.apiKey}}
+	} else {
+		for _, slot := range slots {
+			tn, err := t.p.Provision(ctx, provisionClient, t.url, slot.Pool)
+			if err != nil {
+				return nil, err
 			}
-			tn.Pool = pool
+			// The service chose the pool (eventlogd names it; else it is the one asked for): DB
+			// faults hit the toxiproxy proxy of that name, and with --dsn the profile finds the
+			// tenant's events in that pool's database (eventlogd's {pool}).
+			slot.Pool = tn.Pool
+			out = append(out, tenant{Tenant: slot, ID: tn.ID, Key: tn.Key})
 		}
-		out = append(out, tn)
+		log.Info("tenants provisioned", "count", len(out))
 	}
-	log.Info("tenants provisioned", "count", len(out))
-	return out, nil
+	if err := t.waitReady(ctx, log, out); err != nil {
+		return nil, err
+	}
+	return out, t.openTables(ctx, log, s.sys, out)
+}
+
+// waitReady waits, within one ready timeout for all of them, until the service says every tenant is
+// usable, so no consumer subscribes to (and no writer writes at) a tenant still being provisioned.
+func (t *externalTarget) waitReady(ctx context.Context, log *slog.Logger, ts []tenant) error {
+	if t.p.Ready == tgt.ReadyAtOnce {
+		return nil
+	}
+	timeout := t.readyTimeout
+	if timeout <= 0 {
+		timeout = DefaultReadyTimeout
+	}
+	begin := time.Now()
+	for _, tn := range ts {
+		left := max(timeout-time.Since(begin), 0)
+		if err := t.p.WaitReady(ctx, provisionClient, t.url, tgt.Tenant{ID: tn.ID, Key: tn.Key, Pool: tn.Pool}, left, 200*time.Millisecond); err != nil {
+			return fmt.Errorf("target profile %s: %w", t.p.Name, err)
+		}
+	}
+	log.Info("tenants active", "count", len(ts), "took", time.Since(begin).Round(time.Millisecond))
+	return nil
+}
+
+// openTables finds where each tenant's events live and checks their schema: a missing database,
+// table or column stops the run here, before any load, with an error that names it.
+func (t *externalTarget) openTables(ctx context.Context, log *slog.Logger, sys *system, ts []tenant) error {
+	if t.server == nil {
+		return nil
+	}
+	var list []tgt.Tenant
+	for _, tn := range ts {
+		list = append(list, tgt.Tenant{ID: tn.ID, Key: tn.Key, Pool: tn.Pool})
+	}
+	tables, err := t.p.Open(ctx, t.server, list)
+	if err != nil {
+		return err
+	}
+	sys.extTables, sys.tables = tables, tables.ByTenant
+	log.Info("events tables checked", "profile", t.p.Name, "layout", t.p.Layout(), "tenants", len(list))
+	return nil
 }

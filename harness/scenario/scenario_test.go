@@ -100,7 +100,8 @@ func TestParseErrors(t *testing.T) {
 		{"unknown op", func(s string) string {
 			return strings.Replace(s, "    rate: 5\n", "    rate: 5\n    mix: {write: 1, truncate: 2}\n", 1)
 		}, 16, "load[0].mix.truncate", "chmod"},
-		{"no pods", func(s string) string { return strings.Replace(s, "  count: 2\nload", "  count: 0\nload", 1) }, 11, "pods.count", "1..64"},
+		{"too many pods", func(s string) string { return strings.Replace(s, "  count: 2\nload", "  count: 65\nload", 1) }, 11, "pods.count", "1..64"},
+		{"negative pods", func(s string) string { return strings.Replace(s, "  count: 2\nload", "  count: -1\nload", 1) }, 11, "pods.count", "0 or absent (only with --target)"},
 		{"harness flag", func(s string) string {
 			return strings.Replace(s, "  count: 2\nload", "  count: 2\n  eventlogd:\n    flags: {listen: \":1\"}\nload", 1)
 		}, 13, "pods.eventlogd.flags.listen", "set by the harness"},
@@ -186,6 +187,17 @@ func TestShippedScenariosParse(t *testing.T) {
 		if _, err := ReadFile(f); err != nil {
 			t.Errorf("%v", err)
 		}
+	}
+}
+
+// A scenario for an external target may leave pods out: the service runs its own.
+func TestParseWithoutPods(t *testing.T) {
+	s, err := Parse("ext.yaml", []byte(strings.Replace(base, "pods:\n  count: 2\n", "", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Pods.Count != 0 {
+		t.Errorf("pods.count %d, want 0", s.Pods.Count)
 	}
 }
 

@@ -130,8 +130,10 @@ func (v *validator) check(s *Scenario) error {
 	if total > MaxTenants {
 		return v.err("tenants", v.at("tenants"), []string{fmt.Sprintf("<= %d tenants", MaxTenants)}, "%d tenants", total)
 	}
-	if s.Pods.Count < 1 || s.Pods.Count > MaxPods {
-		return v.err("pods.count", v.at("pods", "count"), []string{fmt.Sprintf("1..%d", MaxPods)}, "pods.count is %d", s.Pods.Count)
+	// No pods (pods: absent, or count 0) is a scenario for `seqgate run --target`, which runs against
+	// a service that has its own; a run with eventlogd pods refuses it.
+	if s.Pods.Count < 0 || s.Pods.Count > MaxPods {
+		return v.err("pods.count", v.at("pods", "count"), []string{fmt.Sprintf("1..%d", MaxPods), "0 or absent (only with --target)"}, "pods.count is %d", s.Pods.Count)
 	}
 	if s.Pods.Eventlogd.Retention == 0 {
 		s.Pods.Eventlogd.Retention = Duration(DefaultRetention)

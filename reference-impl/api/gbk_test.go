@@ -12,9 +12,11 @@ import (
 
 // TestGBKSharedPoolPathsStayPaths is issue 19 item 1 end to end: in a shared pool whose DSN says
 // charset=gbk, tenant A's paths built to break out of a GBK-escaped string literal neither create
-// a file in tenant B's space nor read B's file; A's odd path is an ordinary file of A's. (The
-// negative control, with the old forced interpolation, is TestGBKPoolNoCrossTenantInjection in
-// reference-impl/store: the same payloads do cross there.)
+// a file in tenant B's space nor read B's file; A's odd path is an ordinary file of A's. The payload
+// is valid UTF-8 (U+4E3F is E4 B8 BF, and GBK reads BF 5C as one character, swallowing the escape
+// backslash), so the API's UTF-8 check lets it through to the store: with interpolation forced on
+// the DSN this test fails ("tenant B has a file A planted"). The store-level negative control is
+// TestGBKPoolNoCrossTenantInjection in reference-impl/store.
 func TestGBKSharedPoolPathsStayPaths(t *testing.T) {
 	e := newEnv(t, poolDef{id: "shared", role: store.RoleShared})
 	e.pools[0].DSN += "&charset=gbk"
@@ -23,8 +25,8 @@ func TestGBKSharedPoolPathsStayPaths(t *testing.T) {
 	_, ka := p.provision(t, "shared")
 	p.write(t, kb, "/secret", "b-secret")
 	hx := func(s string) string { return "0x" + hex.EncodeToString([]byte(s)) }
-	write := fmt.Sprintf("/x\xBF', 0, 420, 1, NULL, NOW()), (%s, %s, 0, 420, 1, %s, NOW()) -- ", hx(tb), hx("/planted"), hx("pwn"))
-	read := fmt.Sprintf("/y\xBF' OR tenant_id = %s AND path = %s -- ", hx(tb), hx("/secret"))
+	write := fmt.Sprintf("/x\u4e3f', 0, 420, 1, NULL, NOW()), (%s, %s, 0, 420, 1, %s, NOW()) -- ", hx(tb), hx("/planted"), hx("pwn"))
+	read := fmt.Sprintf("/y\u4e3f' OR tenant_id = %s AND path = %s -- ", hx(tb), hx("/secret"))
 	esc := func(s string) string { return "/v1/fs" + strings.ReplaceAll(url.PathEscape(s), "%2F", "/") }
 	if code, m := p.do(t, "POST", esc(write)+"?create", ka, nil, nil); code != 200 {
 		t.Fatalf("A's create of its odd path: %d %v", code, m)

@@ -25,8 +25,8 @@ type Poller struct {
 	// FanoutCap, when > 0, is defect silent-fanout-drop: each read wakes at most this many tenants and
 	// drops the other wakes without a count or a signal (a bounded broadcast that fell behind).
 	FanoutCap int
-	Metrics      *metrics.Metrics
-	Log          *slog.Logger
+	Metrics   *metrics.Metrics
+	Log       *slog.Logger
 
 	mu         sync.Mutex
 	stallUntil time.Time

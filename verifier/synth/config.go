@@ -33,6 +33,8 @@ type Config struct {
 	SeqTooOld      int // (consumer, event) not delivered, covered by a later seq_too_old reset
 	SpuriousResets int // seq_too_old resets that jump the cursor over a row still in the audit
 	ColdWakeups    int // cold tenants whose DB proxy counters rise (at most Cold)
+	SeqMismatch    int // (consumer, event) delivered in a frame carrying the consumer's previous seq
+	MaskedSkips    int // (consumer, event) skipped, with a frame at its seq carrying a path no mutation wrote
 
 	// Progress, when set, receives a line per million records written (for big runs).
 	Progress io.Writer
@@ -57,7 +59,7 @@ func (c Config) mutationVictims() int { return c.Lost + c.Silent + c.CrashLoss }
 
 // consumerArms is the number of per-consumer injections placed on delivered events.
 func (c Config) consumerArms() int {
-	return c.Skipped + c.Duplicates + c.Leaks + c.Unexpected + c.Reorder + c.SeqTooOld + c.SpuriousResets
+	return c.Skipped + c.Duplicates + c.Leaks + c.Unexpected + c.Reorder + c.SeqTooOld + c.SpuriousResets + c.SeqMismatch + c.MaskedSkips
 }
 
 // Validate reports the first impossible or contradictory setting, naming the flag.
@@ -72,6 +74,7 @@ func (c Config) Validate() error {
 		{"skipped", c.Skipped}, {"undelivered", c.Undelivered}, {"duplicates", c.Duplicates}, {"leaks", c.Leaks},
 		{"unexpected", c.Unexpected}, {"reorder", c.Reorder}, {"recovered", c.Recovered},
 		{"seq-too-old", c.SeqTooOld}, {"spurious-resets", c.SpuriousResets}, {"cold-wakeups", c.ColdWakeups},
+		{"seq-mismatch", c.SeqMismatch}, {"masked-skips", c.MaskedSkips},
 	}
 	for _, n := range neg {
 		if n.v < 0 {
@@ -101,9 +104,9 @@ func (c Config) Validate() error {
 	if c.consumerArms()+c.Undelivered > 0 && c.ConsumersPerTenant < 1 {
 		return fmt.Errorf("consumer anomalies (skipped, undelivered, duplicates, ...) need --consumers-per-tenant >= 1")
 	}
-	skipClass, resetClass := c.Skipped+c.Undelivered, c.SeqTooOld+c.SpuriousResets
+	skipClass, resetClass := c.Skipped+c.Undelivered+c.MaskedSkips, c.SeqTooOld+c.SpuriousResets
 	if skipClass > 0 && resetClass > 0 && consumers < 2 {
-		return fmt.Errorf("--skipped/--undelivered and --seq-too-old/--spurious-resets together need 2 consumers of active tenants (a seq_too_old reset would excuse a skip)")
+		return fmt.Errorf("--skipped/--undelivered/--masked-skips and --seq-too-old/--spurious-resets together need 2 consumers of active tenants (a seq_too_old reset would excuse a skip)")
 	}
 	tail := active + c.Undelivered
 	if c.Events < tail {

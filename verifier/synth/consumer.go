@@ -16,6 +16,8 @@ const (
 	armSpurious
 	armLeak
 	armUnexpected
+	armSeqMismatch
+	armMaskedSkip
 )
 
 // arm is one consumer anomaly waiting for its event: the first suitable event committed at or after at.
@@ -128,7 +130,7 @@ func (c *consumer) releasePending() {
 }
 
 // coverAfter: the frame after a seq-too-old miss is followed by the seq_too_old reset, at the
-// cursor (no jump: not spurious) and after the missed event's ack (so it "reached c after e was
+// cursor (no jump; spurious only when nothing of its tenant is missing from the audit) and after the missed event's ack (so it "reached c after e was
 // persisted" whichever persist time a verifier uses).
 func (c *consumer) coverAfter() {
 	if c.cover == nil {
@@ -138,6 +140,7 @@ func (c *consumer) coverAfter() {
 	c.cover = nil
 	t := max(c.lastT, e.done+ms)
 	c.reset(t, c.cursor, "seq_too_old", "", "")
+	c.g.truth.tooOld = append(c.g.truth.tooOld, tooOldReset{consumer: c.id, tenant: c.t.id, cursor: c.cursor, t: t})
 	c.g.truth.Instances.ResetCovered = append(c.g.truth.Instances.ResetCovered,
 		ConsumerEv{Consumer: c.id, Tenant: c.t.id, Seq: e.seq, Path: e.path})
 }
@@ -209,6 +212,23 @@ func (c *consumer) onEvent(e *evInfo) {
 		g.nghost++
 		p := "/" + prefix + "/" + g.runID + "/" + c.t.id + "/ghost" + strconv.Itoa(g.nghost)
 		c.ev(t, c.cursor, "write", p)
+		in.Unexpected = append(in.Unexpected, ConsumerPath{Consumer: c.id, Path: p})
+	case armSeqMismatch:
+		// e's path at the seq of the consumer's previous frame: delivered (matching is by path),
+		// with the wrong seq; the cursor does not move.
+		if c.cursor == e.seq {
+			c.deliver(e)
+			return // keep the arm for the next event
+		}
+		c.ev(c.when(e.commit), c.cursor, e.op, e.path)
+		in.SeqMismatch = append(in.SeqMismatch, SeqMismatch{Consumer: c.id, Path: e.path, FrameSeq: c.cursor, RowSeq: e.seq})
+	case armMaskedSkip:
+		// e is not delivered, but a frame at e's seq carries a path no mutation wrote: a skip
+		// behind a corrupted frame (and that frame is unexpected).
+		g.nghost++
+		p := "/" + prefix + "/" + g.runID + "/" + c.t.id + "/ghost" + strconv.Itoa(g.nghost)
+		c.ev(c.when(e.commit), e.seq, "write", p)
+		in.Skipped = append(in.Skipped, ConsumerEv{Consumer: c.id, Tenant: c.t.id, Seq: e.seq, Path: e.path})
 		in.Unexpected = append(in.Unexpected, ConsumerPath{Consumer: c.id, Path: p})
 	}
 	c.next++

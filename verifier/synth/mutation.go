@@ -133,7 +133,7 @@ func (g *gen) event(now int64, t *tenantState, v victim, tailK int) {
 		case vSilent:
 			reason = "silent"
 		}
-		g.truth.Instances.Lost = append(g.truth.Instances.Lost, LostMut{MID: mid, Tenant: t.id, Pod: g.pods[pod], Reason: reason})
+		g.truth.Instances.Lost = append(g.truth.Instances.Lost, LostMut{MID: mid, Tenant: t.id, Pod: g.pods[pod], Reason: reason, ack: r.DoneT})
 		return
 	}
 	seq, at := g.commit(t, r.T, g.nmut, uint8(opIdx))

@@ -19,7 +19,7 @@ func (g *gen) plan() error {
 	// Undelivered: spread over the consumers that may carry skips (see below); a consumer that
 	// stalls misses its tenant's last `stall` closing events.
 	consumers := g.activeConsumers()
-	skipClass, resetClass := splitClasses(consumers, cfg.Skipped+cfg.Undelivered > 0, cfg.SeqTooOld+cfg.SpuriousResets > 0)
+	skipClass, resetClass := splitClasses(consumers, cfg.Skipped+cfg.Undelivered+cfg.MaskedSkips > 0, cfg.SeqTooOld+cfg.SpuriousResets > 0)
 	for i := range cfg.Undelivered {
 		c := skipClass[i%len(skipClass)]
 		c.stall++
@@ -122,6 +122,8 @@ func (g *gen) plan() error {
 	assign(consumers, cfg.Reorder, armReorder)
 	assign(consumers, cfg.Leaks, armLeak)
 	assign(consumers, cfg.Unexpected, armUnexpected)
+	assign(consumers, cfg.SeqMismatch, armSeqMismatch)
+	assign(skipClass, cfg.MaskedSkips, armMaskedSkip)
 	for _, c := range consumers {
 		slices.SortStableFunc(c.arms, func(a, b arm) int { return cmp.Compare(a.at, b.at) })
 	}

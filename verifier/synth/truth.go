@@ -13,6 +13,7 @@ type Truth struct {
 	Undelivered    int            `json:"undelivered"`
 	Duplicates     int            `json:"duplicates"`
 	Unexpected     int            `json:"unexpected"`
+	SeqMismatch    int            `json:"seq_mismatch"`
 	Leaks          int            `json:"leaks"`
 	Recovered      int            `json:"recovered"`
 	ResetCovered   int            `json:"reset_covered"`
@@ -24,6 +25,7 @@ type Truth struct {
 	FailedBecause  []string       `json:"failed_because"` // summary fields that make the verdict fail
 	Records        int64          `json:"records"`        // ledger lines written
 	Instances      Instances      `json:"instances"`
+	tooOld         []tooOldReset  // resolved into SpuriousResets by finish
 }
 
 // ReorderTruth mirrors the summary's reorder object (max_ms is not fixed by the generator).
@@ -39,6 +41,7 @@ type Instances struct {
 	ResetCovered   []ConsumerEv   `json:"reset_covered"`
 	Duplicates     []ConsumerPath `json:"duplicates"`
 	Unexpected     []ConsumerPath `json:"unexpected"`
+	SeqMismatch    []SeqMismatch  `json:"seq_mismatch"`
 	Leaks          []Leak         `json:"leaks"`
 	Reorder        []Overtaken    `json:"reorder"`
 	Recovered      []string       `json:"recovered"` // mids
@@ -53,6 +56,15 @@ type LostMut struct {
 	Tenant string `json:"tenant"`
 	Pod    string `json:"pod"`
 	Reason string `json:"reason"`
+	ack    int64  // done_t: a loss acked before a seq_too_old reset means something may have been swept
+}
+
+// tooOldReset is a seq_too_old reset sent at the consumer's cursor (no jump): spurious by the
+// decision of 2026-11-30 unless an acked mutation of its tenant acked before it is missing from the
+// audit (synth sweeps nothing; only its losses are missing).
+type tooOldReset struct {
+	consumer, tenant string
+	cursor, t        int64
 }
 
 // ConsumerEv is one expected event of one consumer.
@@ -84,6 +96,14 @@ type Overtaken struct {
 	By       string `json:"by"`
 }
 
+// SeqMismatch is a delivery of Path to Consumer in a frame whose seq is not its row's.
+type SeqMismatch struct {
+	Consumer string `json:"consumer"`
+	Path     string `json:"path"`
+	FrameSeq int64  `json:"frame_seq"`
+	RowSeq   int64  `json:"row_seq"`
+}
+
 // Spurious is a seq_too_old reset that moved Consumer's cursor From -> To over a row still audited.
 type Spurious struct {
 	Consumer string `json:"consumer"`
@@ -103,8 +123,19 @@ func (t *Truth) finish() {
 	t.ResetCovered = len(t.Instances.ResetCovered)
 	t.Duplicates = len(t.Instances.Duplicates)
 	t.Unexpected = len(t.Instances.Unexpected)
+	t.SeqMismatch = len(t.Instances.SeqMismatch)
 	t.Leaks = len(t.Instances.Leaks)
 	t.Recovered = len(t.Instances.Recovered)
+	for _, r := range t.tooOld {
+		swept := false
+		for _, l := range t.Instances.Lost {
+			swept = swept || (l.Tenant == r.tenant && l.ack < r.t)
+		}
+		if !swept {
+			t.Instances.SpuriousResets = append(t.Instances.SpuriousResets, Spurious{Consumer: r.consumer, From: r.cursor, To: r.cursor})
+		}
+	}
+	t.tooOld = nil
 	t.SpuriousResets = len(t.Instances.SpuriousResets)
 	t.ColdWakeups = len(t.Instances.ColdWakeups)
 	t.Reorder.Overtaken = len(t.Instances.Reorder)

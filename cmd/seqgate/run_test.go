@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/harness/target"
+)
+
+// Flags that cannot work together are refused before anything starts, naming the flag.
+func TestRunRefusesBadTargetFlags(t *testing.T) {
+	dir := t.TempDir()
+	noPods := filepath.Join(dir, "nopods.yaml")
+	if err := os.WriteFile(noPods, []byte("name: x\nduration: 5s\ntenants: [{count: 1}]\nload:\n  - {tenants: g1, executor: constant-arrival-rate, rate: 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	base := runFlags{profile: "eventlogd", ready: time.Minute}
+	with := func(edit func(*runFlags)) runFlags { f := base; edit(&f); return f }
+	for _, tc := range []struct {
+		name string
+		f    runFlags
+		want string
+	}{
+		{"no pods without --target", base, "nopods.yaml declares no pods"},
+		{"--api-key without --target", with(func(f *runFlags) { f.apiKey = "k" }), "--api-key needs --target"},
+		{"--audit-db without --target", with(func(f *runFlags) { f.auditDB = "x" }), "--audit-db needs --target"},
+		{"--target-profile without --target", with(func(f *runFlags) { f.profile = "drive9" }), "--target-profile needs --target"},
+		{"unknown profile", with(func(f *runFlags) { f.target, f.profile = "http://127.0.0.1:1", "drive8" }), `--target-profile "drive8": unknown (allowed: eventlogd, drive9, generic)`},
+		{"generic without --audit-db", with(func(f *runFlags) {
+			f.target, f.profile, f.dsn = "http://127.0.0.1:1", "generic", "root@tcp(127.0.0.1:1)/"
+		}), "--audit-db TEMPLATE is required"},
+		{"--tenant-id without --api-key", with(func(f *runFlags) { f.target, f.tenantID = "http://127.0.0.1:1", "t" }), "--tenant-id needs --api-key"},
+		{"drive9 --api-key without --tenant-id", with(func(f *runFlags) {
+			f.target, f.profile, f.dsn, f.apiKey = "http://127.0.0.1:1", "drive9", "root@tcp(127.0.0.1:1)/", "k"
+		}), "give --tenant-id with --api-key"},
+		{"bad --ready-timeout", with(func(f *runFlags) { f.target, f.ready = "http://127.0.0.1:1", -time.Second }), "--ready-timeout -1s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.f.out = filepath.Join(dir, "run-"+strings.ReplaceAll(tc.name, " ", "_"))
+			err := runRun(context.Background(), &bytes.Buffer{}, &bytes.Buffer{}, noPods, tc.f)
+			var xe *exitError
+			if !errors.As(err, &xe) || xe.code != exitUnusable || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("runRun = %v, want exit %d and %q", err, exitUnusable, tc.want)
+			}
+			if _, err := os.Stat(tc.f.out); err == nil {
+				t.Error("a run directory was made for flags that were refused")
+			}
+		})
+	}
+}
+
+// docs/run.md lists every flag of `seqgate run`, and docs/external.md every target profile, placeholder
+// and target flag, so the docs cannot drift from the code.
+func TestRunDocsListFlagsAndProfiles(t *testing.T) {
+	runDoc, err := os.ReadFile("../../docs/run.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	extDoc, err := os.ReadFile("../../docs/external.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := regexp.MustCompile(`(?m)^\s+--([a-z-]+)`).FindAllStringSubmatch(newRunCmd().Flags().FlagUsages(), -1)
+	if len(names) < 10 {
+		t.Fatalf("found %d flags in the usage text", len(names))
+	}
+	for _, m := range names {
+		if !strings.Contains(string(runDoc), "| `--"+m[1]) {
+			t.Errorf("docs/run.md has no row for --%s", m[1])
+		}
+	}
+	for _, name := range target.Names {
+		if !strings.Contains(string(extDoc), "| `"+name+"` |") {
+			t.Errorf("docs/external.md has no row for profile %s", name)
+		}
+	}
+	for _, s := range []string{"{tenant}", "{tenant_nodash}", "{pool}", "--audit-db", "--tenant-column", "--ready-timeout", "--api-key", "--tenant-id", "parseTime=true",
+		"The real drive9 server, by hand"} {
+		if !strings.Contains(string(extDoc), s) {
+			t.Errorf("docs/external.md does not mention %s", s)
+		}
+	}
+}

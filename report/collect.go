@@ -1,0 +1,554 @@
+package report
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash/maphash"
+	"io"
+	"math"
+	"math/bits"
+	"slices"
+	"strings"
+
+	"github.com/seqgate/seqgate/ledger"
+)
+
+// Limits that keep one pass bounded whatever the ledger holds.
+const (
+	maxFaults       = 1000
+	maxPodEvents    = 500
+	maxFamilies     = 8
+	maxReasons      = 12
+	maxSeries       = 20000
+	defaultPending  = 1 << 20
+	noTime          = math.MinInt64
+	otherReason     = "other"
+	kindDrop        = "drop" // ledger v1 additions; the ledger package may not know it yet
+	maxBitConsumers = 64     // consumers per tenant tracked event by event
+)
+
+// Fault is one fault of the schedule as the ledger recorded it (fault start and stop records).
+type Fault struct {
+	ID      string
+	Kind    string
+	Target  string
+	Params  string // compact JSON, "" when none
+	StartNs int64
+	StopNs  int64 // the end of the run when no stop record came
+	Stopped bool
+}
+
+// PodEvent is one pod lifecycle record.
+type PodEvent struct {
+	Pod    string
+	Phase  string
+	T      int64
+	Signal string
+}
+
+// Counts are the report's own event-by-event counts of the anomalies it plots over time. They follow
+// the spec's definitions; where they differ from the verifier's numbers the report says so.
+type Counts struct {
+	Lost, Skipped, Undelivered int64
+}
+
+// Data is what one pass over a ledger yields: bounded time series and the run's schedule.
+type Data struct {
+	RunID, Scenario string
+	Seed            int64
+	StartUnixNs     int64
+	EndNs           int64 // the end record's t, else the last time seen
+	Ended           bool
+	Records         int64
+	Faults          []Fault
+	Pods            []PodEvent
+	ResetReasons    []string
+	Families        []string // scraped metric families, in first-seen order
+	Counters        []bool   // Counters[i]: family i is a counter (plotted as increase per second)
+	Own             Counts
+	Lat             latHist // every first delivery of an acked event to a consumer
+	// Partial, when not empty, says why the per-event series are incomplete (a bound was reached).
+	Partial []string
+	tl      *timeline
+}
+
+// BucketSeconds is the width of one time bucket of the series.
+func (d *Data) BucketSeconds() float64 { return float64(d.tl.width) / 1e9 }
+
+type consumerInfo struct {
+	tenant         int32
+	bit            uint64 // 0 when the tenant has more than maxBitConsumers consumers
+	seenOpen       bool
+	sawFrame       bool
+	hasInitialSync bool
+	initialSyncSeq int64
+	lastTooOld     int64
+	hasRecord      bool
+	durable        bool
+	firstSince     int64
+	finalCursor    int64
+}
+
+func (c *consumerInfo) firstCursor() int64 {
+	fc := c.firstSince
+	if c.hasInitialSync && c.initialSyncSeq > fc {
+		fc = c.initialSyncSeq
+	}
+	return fc
+}
+
+type tenantInfo struct {
+	id    string
+	mask  uint64
+	nbits int
+	cons  []*consumerInfo
+}
+
+const (
+	fMut = 1 << iota
+	fOK
+	fDelivered
+	fPersisted
+)
+
+// pending is an event not yet delivered to every consumer of its tenant.
+type pending struct {
+	doneT    int64
+	persistT int64
+	seq      int64
+	mask     uint64
+	tenant   int32
+	flags    uint8
+}
+
+// Collector builds Data from ledger records seen one at a time, in ledger order.
+type Collector struct {
+	d          *Data
+	seed       maphash.Seed
+	h          maphash.Hash
+	pend       map[uint64]pending
+	maxPending int
+	tenants    []*tenantInfo
+	tenantIx   map[string]int32
+	cons       map[string]*consumerInfo
+	open       map[string]bool // open connections by conn id
+	faultIx    map[string]int
+	famIx      map[string]int
+	reasonIx   map[string]int
+	series     map[string]float64 // last value of each counter series
+	lastT      int64
+}
+
+// NewCollector returns a Collector with the default bounds.
+func NewCollector() *Collector {
+	c := &Collector{
+		d:          &Data{tl: newTimeline(defaultMaxBuckets)},
+		seed:       maphash.MakeSeed(),
+		pend:       map[uint64]pending{},
+		maxPending: defaultPending,
+		tenantIx:   map[string]int32{},
+		cons:       map[string]*consumerInfo{},
+		open:       map[string]bool{},
+		faultIx:    map[string]int{},
+		famIx:      map[string]int{},
+		reasonIx:   map[string]int{},
+		series:     map[string]float64{},
+	}
+	c.h.SetSeed(c.seed)
+	return c
+}
+
+// Collect reads src to the end in one pass and returns its Data.
+func Collect(src interface {
+	Next() (*ledger.Record, error)
+}) (*Data, error) {
+	c := NewCollector()
+	for {
+		r, err := src.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		c.Observe(r)
+	}
+	return c.Finish(), nil
+}
+
+// Observe folds one record in. Records of kinds it does not know are skipped.
+func (c *Collector) Observe(r *ledger.Record) {
+	c.d.Records++
+	if r.K != ledger.KindRun && r.K != ledger.KindPersisted && r.K != ledger.KindConsumer && r.T > c.lastT {
+		c.lastT = r.T
+	}
+	tl := c.d.tl
+	switch r.K {
+	case ledger.KindRun:
+		c.d.RunID, c.d.Scenario, c.d.Seed, c.d.StartUnixNs = strings.Clone(r.RunID), strings.Clone(r.Scenario), r.Seed, r.StartUnixNs
+		for _, t := range r.Tenants {
+			c.tenant(t.ID)
+		}
+	case ledger.KindMut:
+		c.mut(r)
+	case kindDrop:
+		tl.at(r.IntendedT).n[cOffered]++
+		tl.at(r.IntendedT).n[cDropped]++
+	case ledger.KindEv:
+		c.ev(r)
+	case ledger.KindReset:
+		ci := c.consumer(r.Consumer, r.Tenant)
+		if !ci.sawFrame && r.Reason == "initial_sync" {
+			ci.hasInitialSync, ci.initialSyncSeq = true, r.Seq
+		}
+		ci.sawFrame = true
+		if r.Reason == "seq_too_old" {
+			ci.lastTooOld = r.T
+		}
+		tl.at(r.T).addReset(c.reason(r.Reason), 1)
+	case ledger.KindConn:
+		c.conn(r)
+	case ledger.KindFault:
+		c.fault(r)
+	case ledger.KindPod:
+		if len(c.d.Pods) < maxPodEvents {
+			c.d.Pods = append(c.d.Pods, PodEvent{Pod: strings.Clone(r.Pod), Phase: strings.Clone(r.Phase), T: r.T, Signal: strings.Clone(r.Signal)})
+		}
+	case ledger.KindMetric:
+		c.metric(r)
+	case ledger.KindPersisted:
+		c.persisted(r)
+	case ledger.KindConsumer:
+		ci := c.consumer(r.Consumer, r.Tenant)
+		ci.hasRecord, ci.durable, ci.firstSince, ci.finalCursor = true, r.Durable, r.FirstSince, r.FinalCursor
+	case ledger.KindEnd:
+		c.d.Ended = r.Reason != "interrupted"
+		c.d.EndNs = r.T
+	}
+}
+
+func eventOp(op string) bool {
+	switch op {
+	case "write", "create", "symlink", "hardlink", "upload_complete":
+		return true
+	}
+	return false
+}
+
+func (c *Collector) key(tenant, path string) uint64 {
+	c.h.Reset()
+	c.h.WriteString(tenant)
+	c.h.WriteByte(0)
+	c.h.WriteString(path)
+	return c.h.Sum64()
+}
+
+func (c *Collector) tenant(id string) int32 {
+	if i, ok := c.tenantIx[id]; ok {
+		return i
+	}
+	i := int32(len(c.tenants))
+	id = strings.Clone(id)
+	c.tenants = append(c.tenants, &tenantInfo{id: id})
+	c.tenantIx[id] = i
+	return i
+}
+
+func (c *Collector) consumer(id, tenant string) *consumerInfo {
+	if ci, ok := c.cons[id]; ok {
+		return ci
+	}
+	ti := c.tenant(tenant)
+	t := c.tenants[ti]
+	ci := &consumerInfo{tenant: ti, lastTooOld: noTime}
+	if t.nbits < maxBitConsumers {
+		ci.bit = 1 << t.nbits
+		t.mask |= ci.bit
+		t.nbits++
+	} else if t.nbits == maxBitConsumers {
+		t.nbits++
+		c.partial(fmt.Sprintf("tenant %s has more than %d consumers: skips and undelivered events of the later ones are not plotted", t.id, maxBitConsumers))
+	}
+	t.cons = append(t.cons, ci)
+	c.cons[strings.Clone(id)] = ci
+	return ci
+}
+
+func (c *Collector) partial(msg string) {
+	if !slices.Contains(c.d.Partial, msg) {
+		c.d.Partial = append(c.d.Partial, msg)
+	}
+}
+
+// insert adds p unless the pending set is full.
+func (c *Collector) insert(k uint64, p pending) {
+	if len(c.pend) >= c.maxPending {
+		c.partial(fmt.Sprintf("more than %d events were in flight or unresolved at once: later ones are not followed event by event (latency, lost, skipped and undelivered series are partial)", c.maxPending))
+		return
+	}
+	c.pend[k] = p
+}
+
+func (c *Collector) mut(r *ledger.Record) {
+	tl := c.d.tl
+	it := r.IntendedT
+	if it == 0 {
+		it = r.T
+	}
+	tl.at(it).n[cOffered]++
+	tl.at(r.T).n[cReqStart]++
+	tl.at(r.DoneT).n[cReqEnd]++
+	ok := r.Res == ledger.ResOK
+	if ok {
+		tl.at(r.DoneT).n[cAcked]++
+	} else {
+		tl.at(r.DoneT).n[cFailed]++
+	}
+	if !eventOp(r.Op) {
+		return
+	}
+	ti := c.tenant(r.Tenant)
+	k := c.key(r.Tenant, r.Path)
+	var fl uint8 = fMut
+	if ok {
+		fl |= fOK
+	}
+	p, exists := c.pend[k]
+	if !exists {
+		c.insert(k, pending{doneT: r.DoneT, persistT: noTime, seq: -1, tenant: ti, flags: fl})
+		return
+	}
+	// Delivered before its ack was recorded: latency 0 for each consumer that already has it.
+	p.doneT, p.flags = r.DoneT, p.flags|fl
+	if ok {
+		b := tl.at(r.DoneT)
+		for range bits.OnesCount64(p.mask) {
+			b.lat.add(0)
+			c.d.Lat.add(0)
+		}
+	}
+	c.settle(k, p)
+}
+
+// settle stores p, or forgets it once every consumer of its tenant has it.
+func (c *Collector) settle(k uint64, p pending) {
+	t := c.tenants[p.tenant]
+	if p.flags&fMut != 0 && p.mask&t.mask == t.mask && t.nbits <= maxBitConsumers {
+		delete(c.pend, k)
+		return
+	}
+	c.pend[k] = p
+}
+
+func (c *Collector) ev(r *ledger.Record) {
+	c.d.tl.at(r.T).n[cDelivered]++
+	ci := c.consumer(r.Consumer, r.Tenant)
+	ci.sawFrame = true
+	k := c.key(r.Tenant, r.Path)
+	p, exists := c.pend[k]
+	if !exists {
+		c.insert(k, pending{doneT: noTime, persistT: noTime, seq: r.Seq, mask: ci.bit, tenant: ci.tenant, flags: fDelivered})
+		return
+	}
+	if ci.bit != 0 && p.mask&ci.bit != 0 {
+		return // a duplicate: latency counts first deliveries
+	}
+	p.mask |= ci.bit
+	p.flags |= fDelivered
+	if p.seq < 0 {
+		p.seq = r.Seq
+	}
+	if p.flags&fOK != 0 {
+		us := float64(r.T-p.doneT) / 1e3
+		c.d.tl.at(p.doneT).lat.add(us)
+		c.d.Lat.add(us)
+	}
+	c.settle(k, p)
+}
+
+func (c *Collector) persisted(r *ledger.Record) {
+	if !eventOp(r.Op) {
+		return
+	}
+	k := c.key(r.Tenant, r.Path)
+	p, exists := c.pend[k]
+	if !exists {
+		return // delivered to every consumer already, or a row no mutation of the run wrote
+	}
+	p.flags |= fPersisted
+	p.seq = r.Seq
+	if r.CreatedUnixNs != 0 && c.d.StartUnixNs != 0 {
+		p.persistT = r.CreatedUnixNs - c.d.StartUnixNs
+	}
+	c.pend[k] = p
+}
+
+func (c *Collector) reason(s string) int {
+	if i, ok := c.reasonIx[s]; ok {
+		return i
+	}
+	if len(c.d.ResetReasons) >= maxReasons-1 {
+		s = otherReason
+		if i, ok := c.reasonIx[s]; ok {
+			return i
+		}
+	}
+	s = strings.Clone(s)
+	c.reasonIx[s] = len(c.d.ResetReasons)
+	c.d.ResetReasons = append(c.d.ResetReasons, s)
+	return c.reasonIx[s]
+}
+
+func (c *Collector) conn(r *ledger.Record) {
+	ci := c.consumer(r.Consumer, r.Tenant)
+	b := c.d.tl.at(r.T)
+	switch r.Phase {
+	case "open":
+		if ci.seenOpen {
+			b.n[cReconnects]++
+		}
+		ci.seenOpen = true
+		if !c.open[r.Conn] {
+			c.open[strings.Clone(r.Conn)] = true
+		}
+	case "fail", "close":
+		if r.Phase == "fail" {
+			b.n[cConnFails]++
+		}
+		delete(c.open, r.Conn)
+	}
+	b.conns = int64(len(c.open))
+}
+
+func (c *Collector) fault(r *ledger.Record) {
+	i, ok := c.faultIx[r.ID]
+	if !ok {
+		if r.Phase != "start" || len(c.d.Faults) >= maxFaults {
+			if len(c.d.Faults) >= maxFaults {
+				c.partial(fmt.Sprintf("more than %d faults: only the first are drawn", maxFaults))
+			}
+			return
+		}
+		f := Fault{ID: strings.Clone(r.ID), Kind: strings.Clone(r.Kind), Target: strings.Clone(r.Target), StartNs: r.T, StopNs: noTime}
+		if len(r.Params) > 0 {
+			if b, err := json.Marshal(r.Params); err == nil {
+				f.Params = string(b)
+			}
+		}
+		c.faultIx[f.ID] = len(c.d.Faults)
+		c.d.Faults = append(c.d.Faults, f)
+		return
+	}
+	if r.Phase == "stop" {
+		c.d.Faults[i].StopNs, c.d.Faults[i].Stopped = r.T, true
+	}
+}
+
+func (c *Collector) metric(r *ledger.Record) {
+	i, ok := c.famIx[r.Name]
+	if !ok {
+		if len(c.d.Families) >= maxFamilies {
+			return
+		}
+		name := strings.Clone(r.Name)
+		i = len(c.d.Families)
+		c.famIx[name] = i
+		c.d.Families = append(c.d.Families, name)
+		c.d.Counters = append(c.d.Counters, strings.HasSuffix(name, "_total"))
+		c.d.tl.sumFam = c.d.Counters
+	}
+	b := c.d.tl.at(r.T)
+	if !c.d.Counters[i] {
+		b.metric(i, r.Value, false)
+		return
+	}
+	key := seriesKey(r)
+	last, seen := c.series[key]
+	if !seen && len(c.series) >= maxSeries {
+		return
+	}
+	c.series[key] = r.Value
+	inc := r.Value - last
+	if r.Value < last {
+		inc = r.Value // the counter restarted (a pod restart)
+	}
+	if !seen {
+		inc = 0 // the first sample is the baseline
+	}
+	b.metric(i, inc, true)
+}
+
+func seriesKey(r *ledger.Record) string {
+	var sb strings.Builder
+	sb.WriteString(r.Pod)
+	sb.WriteByte(0)
+	sb.WriteString(r.Name)
+	ks := make([]string, 0, len(r.Labels))
+	for k := range r.Labels {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	for _, k := range ks {
+		sb.WriteByte(0)
+		sb.WriteString(k)
+		sb.WriteByte('=')
+		sb.WriteString(r.Labels[k])
+	}
+	return sb.String()
+}
+
+// Finish classifies what is still pending (lost, skipped, undelivered) and returns the Data.
+// The Collector must not be used afterwards.
+func (c *Collector) Finish() *Data {
+	d := c.d
+	if !d.Ended && d.EndNs == 0 {
+		d.EndNs = c.lastT
+	}
+	d.EndNs = max(d.EndNs, c.lastT)
+	for i := range d.Faults {
+		if !d.Faults[i].Stopped {
+			d.Faults[i].StopNs = d.EndNs
+		}
+	}
+	tl := d.tl
+	for _, p := range c.pend {
+		if p.flags&fMut != 0 && p.flags&fOK != 0 && p.flags&(fDelivered|fPersisted) == 0 && d.Ended {
+			tl.at(p.doneT).n[cLost]++
+			d.Own.Lost++
+		}
+		if p.flags&(fPersisted|fMut) != fPersisted|fMut {
+			// Not in the audit, or no mutation of the run wrote it: an entry made by a duplicate
+			// delivery after the event had reached everyone, a leak or an unexpected path.
+			continue
+		}
+		pt := p.persistT
+		if pt == noTime {
+			pt = p.doneT
+		}
+		for _, ci := range c.tenants[p.tenant].cons {
+			if !ci.durable || !ci.hasRecord || ci.bit == 0 || p.mask&ci.bit != 0 || p.seq <= ci.firstCursor() {
+				continue
+			}
+			if ci.lastTooOld != noTime && pt != noTime && ci.lastTooOld >= pt {
+				continue // reset-covered: the consumer was told to resync
+			}
+			at := pt
+			if at == noTime {
+				at = 0
+			}
+			if p.seq <= ci.finalCursor {
+				tl.at(at).n[cSkipped]++
+				d.Own.Skipped++
+			} else {
+				tl.at(at).n[cUndelivered]++
+				d.Own.Undelivered++
+			}
+		}
+	}
+	if d.EndNs > 0 {
+		tl.at(d.EndNs) // the axis reaches the end of the run
+	}
+	c.pend = nil
+	return d
+}

@@ -1,0 +1,83 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/seqgate/seqgate/verifier"
+)
+
+var verdictMark = map[string]string{
+	verifier.VerdictPass:         "✅",
+	verifier.VerdictFail:         "❌",
+	verifier.VerdictInconclusive: "⚠️",
+}
+
+// WriteMarkdown writes summary.md: the verdict, the failed checks with their numbers, the key numbers
+// and a link to the report, fit for a CI job summary or a pull-request comment. d may be nil (then
+// the fault schedule is left out); link is the report's address ("" leaves the link out).
+func WriteMarkdown(w io.Writer, s *verifier.Summary, d *Data, link string) error {
+	var b strings.Builder
+	name := s.Run.Scenario
+	if name == "" {
+		name = s.Run.RunID
+	}
+	fmt.Fprintf(&b, "### %s seqgate: **%s**, scenario `%s`\n\n", verdictMark[s.Verdict], strings.ToUpper(s.Verdict), name)
+	fmt.Fprintf(&b, "Run `%s`, seed %d, %s ledger records.\n\n", s.Run.RunID, s.Run.Seed, fmtInt(s.Records))
+	for _, line := range why(s) {
+		fmt.Fprintf(&b, "- %s\n", line)
+	}
+	b.WriteString("\n")
+	if len(s.Failures) > 0 {
+		b.WriteString("| failed check | measured | limit |\n|---|---:|---|\n")
+		for _, f := range s.Failures {
+			fmt.Fprintf(&b, "| %s | %s | `%s` |\n", mdCell(f.Check), fmtNum(f.Measured), mdCell(f.Limit))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| acked | lost | loss fraction | 95% bound | budget | skipped | undelivered | leaks | latency p50 / p99 / max |\n")
+	b.WriteString("|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s | %s | %s | %s / %s / %s |\n\n",
+		fmtInt(s.Acked), fmtInt(s.Lost), fmtFrac(s.EventLossFraction), fmtFrac(s.LossUpper95), fmtFrac(s.Budget),
+		fmtInt(s.Skipped), fmtInt(s.Undelivered), fmtInt(s.Leaks), fmtMs(s.LatencyMs.P50), fmtMs(s.LatencyMs.P99), fmtMs(s.LatencyMs.Max))
+	if len(s.LostByReason) > 0 && s.Lost > 0 {
+		b.WriteString("Lost by reason:")
+		for i, r := range sortedKeys(s.LostByReason) {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, " %s %s", r, fmtInt(s.LostByReason[r]))
+		}
+		b.WriteString(".\n\n")
+	}
+	if d != nil && len(d.Faults) > 0 {
+		fmt.Fprintf(&b, "Faults (%d):", len(d.Faults))
+		for i, f := range d.Faults {
+			if i == 10 {
+				fmt.Fprintf(&b, " and %d more", len(d.Faults)-i)
+				break
+			}
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, " %s `%s` %.1f–%.1f s", f.Kind, f.Target, secs(f.StartNs), secs(f.StopNs))
+		}
+		b.WriteString(".\n\n")
+	}
+	if link != "" {
+		fmt.Fprintf(&b, "Full report: [%s](%s) (plots with every fault as a band, witnesses, per-tenant and per-consumer tables).\n", link, link)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// mdCell keeps a value from breaking a Markdown table.
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
+
+func fmtNum(v float64) string {
+	if v == float64(int64(v)) && v < 1e15 && v > -1e15 {
+		return fmtInt(int64(v))
+	}
+	return fmtFrac(v)
+}

@@ -1,0 +1,15 @@
+// A witness link puts a cursor at its run time on every timed plot, then the anchor scrolls there.
+document.addEventListener('click', function (e) {
+  var a = e.target.closest ? e.target.closest('a.tl') : null;
+  if (!a) { return; }
+  var t = parseFloat(a.getAttribute('data-t'));
+  document.querySelectorAll('figure.timed').forEach(function (f) {
+    var d = f.dataset, x0 = +d.x0, x1 = +d.x1, w = +d.w, t0 = +d.t0, t1 = +d.t1;
+    var c = f.querySelector('.cursor');
+    if (!c || !(t1 > t0)) { return; }
+    var x = x0 + (t - t0) / (t1 - t0) * (x1 - x0);
+    c.style.left = (100 * x / w) + '%';
+    c.style.display = 'block';
+    c.title = a.textContent;
+  });
+});

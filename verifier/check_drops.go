@@ -1,0 +1,119 @@
+package verifier
+
+import "github.com/seqgate/seqgate/ledger"
+
+// DefaultMaxDroppedFraction is the spec's bound on dropped_fraction when no threshold sets one.
+const DefaultMaxDroppedFraction = 0.01
+
+// dropsCheck counts the arrivals the open model did not send (drop records) against the mutations it
+// sent: dropped_fraction = drops / (drops + mutations), overall and per tenant. A run that did not
+// apply its load has not tested it. Witnesses name each drop's tenant, time and load block.
+type dropsCheck struct {
+	ix     *index
+	w      *witnessSet
+	drops  map[int32]int64
+	muts   []int64 // by tenant index
+	dropT  []int64 // intended_t of every drop, kept only when a threshold names a window
+	mutT   []int64 // intended_t of every mut record, likewise
+	firstT map[int32]int64
+	lastT  map[int32]int64
+}
+
+type dropWitness struct {
+	Tenant     string  `json:"tenant"`
+	IntendedMs float64 `json:"intended_ms"`
+	Block      string  `json:"block,omitempty"`
+}
+
+// dropTenantWitness sums one tenant's drops: how many and over which span of the run.
+type dropTenantWitness struct {
+	Tenant  string  `json:"tenant"`
+	Drops   int64   `json:"drops"`
+	FirstMs float64 `json:"first_intended_ms"`
+	LastMs  float64 `json:"last_intended_ms"`
+}
+
+func newDropsCheck(ix *index, w *witnessSet) *dropsCheck {
+	return &dropsCheck{ix: ix, w: w, drops: map[int32]int64{}, firstT: map[int32]int64{}, lastT: map[int32]int64{}}
+}
+
+func (c *dropsCheck) Observe(r *ledger.Record) {
+	switch r.K {
+	case ledger.KindMut:
+		ti := c.ix.muts.at(c.ix.cur.id).tenant
+		for int(ti) >= len(c.muts) {
+			c.muts = append(c.muts, 0)
+		}
+		c.muts[ti]++
+		if c.ix.windows {
+			c.mutT = append(c.mutT, r.IntendedT)
+		}
+	case ledger.KindDrop:
+		ti := c.ix.tenant(r.Tenant)
+		if c.drops[ti] == 0 || r.IntendedT < c.firstT[ti] {
+			c.firstT[ti] = r.IntendedT
+		}
+		if c.drops[ti] == 0 || r.IntendedT > c.lastT[ti] {
+			c.lastT[ti] = r.IntendedT
+		}
+		c.drops[ti]++
+		c.w.add("drops", dropWitness{Tenant: r.Tenant, IntendedMs: ms(r.IntendedT), Block: r.Block})
+		if c.ix.windows {
+			c.dropT = append(c.dropT, r.IntendedT)
+		}
+	}
+}
+
+func (c *dropsCheck) Finish(s *Summary) {
+	for ti, n := range c.muts {
+		if n > 0 {
+			s.Mutations += n
+			s.tenant(c.ix.tenantName(int32(ti))).Mutations += n
+		}
+	}
+	for ti, n := range c.drops {
+		s.Drops += n
+		s.tenant(c.ix.tenantName(ti)).Drops += n
+	}
+	for ti := range int32(len(c.ix.tenantNames)) {
+		if n := c.drops[ti]; n > 0 {
+			c.w.add("drops_by_tenant", dropTenantWitness{Tenant: c.ix.tenantName(ti), Drops: n, FirstMs: ms(c.firstT[ti]), LastMs: ms(c.lastT[ti])})
+		}
+	}
+	for _, st := range append([]*Stats{&s.Stats}, statsOf(s.PerTenant)...) {
+		st.DroppedFraction = fraction(st.Drops, st.Drops+st.Mutations)
+	}
+}
+
+func fraction(n, of int64) float64 {
+	if of == 0 {
+		return 0
+	}
+	return float64(n) / float64(of)
+}
+
+// evidenceCheck summarises the audit records: whether an audit that the run record says is part of
+// the run succeeded (additions of 2026-11-30). The first successful attempt rules; without one, the
+// last attempt is shown with its error.
+type evidenceCheck struct {
+	ix *index
+	a  Audit
+}
+
+func newEvidenceCheck(ix *index) *evidenceCheck { return &evidenceCheck{ix: ix} }
+
+func (c *evidenceCheck) Observe(r *ledger.Record) {
+	if r.K != ledger.KindAudit {
+		return
+	}
+	c.a.Attempts++
+	if c.a.OK {
+		return
+	}
+	c.a.OK, c.a.Tenants, c.a.Rows, c.a.Error = r.OK, r.AuditTenants, r.Rows, r.Error
+}
+
+func (c *evidenceCheck) Finish(s *Summary) {
+	s.Audit = c.a
+	s.Audit.Required = c.ix.run.Audit
+}

@@ -1,0 +1,288 @@
+package verifier
+
+import (
+	"slices"
+	"strconv"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/seqgate/seqgate/ledger"
+	"github.com/seqgate/seqgate/threshold"
+)
+
+// windowCheck follows the faults (additions of 2026-11-30): each fault's span, its recovery_ms (from
+// its stop until every durable consumer of the affected tenants had a cursor at the head seq the
+// tenant had at the stop) and, when a threshold names one, the numbers of each window: fault (inside
+// some fault's span), recovery (from a stop until its recovery ended) and steady (the rest).
+//
+// The head seq at a stop is the highest seq of the tenant's audit rows persisted at or before it
+// (created_unix_ns, else the mutation's ack), known only after the run; so from each stop on, every
+// affected consumer's cursor is logged where it reaches a new high, until a frame of a mutation sent
+// after the stop arrives (its seq is above that head), plus recoveryGrace: a mutation sent before the
+// stop can commit after one sent just after it, and an audit timestamp of whole seconds can count a row
+// committed just after the stop as before it, so the first later frame alone may still be below the
+// head. The log is as long as the backlog a fault leaves plus the grace, not the run. A fault whose target is a tenant id affects that tenant; any other target
+// (a pod, a database, the network) affects every tenant.
+// recoveryGrace is how long after a fault's stop a consumer's cursor keeps being logged once frames of
+// later mutations arrive: longer than a request may take to commit (the harness's request timeout,
+// 10 s by default) plus a second of audit timestamp rounding.
+const recoveryGrace = int64(15 * time.Second)
+
+type windowCheck struct {
+	ix       *index
+	lat      *latencyCheck
+	drops    *dropsCheck
+	spans    []*faultSpan
+	open     map[string]*faultSpan // fault id -> its started, not yet stopped span
+	trackers map[int32][]*tracker  // per consumer, the trackers still logging
+	logging  int                   // trackers still logging, over all consumers
+	all      []*tracker
+	nth      map[string]int // spans per fault id, to name repeats
+}
+
+type faultSpan struct {
+	info        FaultInfo
+	start, stop int64 // stop noTime: never stopped
+	tenants     []int32
+	recoveryEnd int64 // noTime: not computed (no stop)
+}
+
+// tracker logs one consumer's cursor highs after one fault's stop.
+type tracker struct {
+	span    *faultSpan
+	cons    int32
+	log     []cursorHigh
+	logging bool
+}
+
+type cursorHigh struct{ seq, t int64 }
+
+func newWindowCheck(ix *index, lat *latencyCheck, drops *dropsCheck) *windowCheck {
+	return &windowCheck{ix: ix, lat: lat, drops: drops, open: map[string]*faultSpan{}, trackers: map[int32][]*tracker{}, nth: map[string]int{}}
+}
+
+func (c *windowCheck) Observe(r *ledger.Record) {
+	switch r.K {
+	case ledger.KindFault:
+		c.fault(r)
+	case ledger.KindEv, ledger.KindReset, ledger.KindConn:
+		f := c.ix.cur
+		if c.logging == 0 || f.cons < 0 || len(c.trackers[f.cons]) == 0 {
+			return
+		}
+		sentT := int64(noTime) // the send time of the mutation this frame delivers, when known
+		if r.K == ledger.KindEv && f.id >= 0 {
+			if m := c.ix.mutationAt(f.id); m.flags&fHasMut != 0 {
+				sentT = m.t
+			}
+		}
+		ts := c.trackers[f.cons]
+		keep := ts[:0]
+		for _, tr := range ts {
+			if last := tr.log[len(tr.log)-1]; f.after > last.seq {
+				tr.log = append(tr.log, cursorHigh{seq: f.after, t: r.T})
+			}
+			if sentT != noTime && sentT > tr.span.stop+recoveryGrace {
+				tr.logging = false
+				c.logging--
+				continue
+			}
+			keep = append(keep, tr)
+		}
+		clear(ts[len(keep):])
+		c.trackers[f.cons] = keep
+	}
+}
+
+func (c *windowCheck) fault(r *ledger.Record) {
+	switch r.Phase {
+	case "start":
+		if _, ok := c.open[r.ID]; ok {
+			return // started twice: the first start rules
+		}
+		c.nth[r.ID]++
+		name := r.ID
+		if n := c.nth[r.ID]; n > 1 {
+			name += "#" + strconv.Itoa(n)
+		}
+		sp := &faultSpan{info: FaultInfo{ID: name, Kind: r.Kind, Target: r.Target, StartMs: ms(r.T)}, start: r.T, stop: noTime, recoveryEnd: noTime}
+		if ti, ok := c.ix.tenantIDs[r.Target]; ok {
+			sp.tenants = []int32{ti}
+		} else {
+			for ti := range int32(len(c.ix.tenantNames)) {
+				sp.tenants = append(sp.tenants, ti)
+			}
+		}
+		c.open[r.ID] = sp
+		c.spans = append(c.spans, sp)
+	case "stop":
+		sp, ok := c.open[r.ID]
+		if !ok {
+			return // a stop without a start has no span
+		}
+		delete(c.open, r.ID)
+		sp.stop = r.T
+		stop := ms(r.T)
+		sp.info.StopMs = &stop
+		for _, cs := range c.ix.cons {
+			if !slices.Contains(sp.tenants, cs.tenant) {
+				continue
+			}
+			tr := &tracker{span: sp, cons: cs.idx, log: []cursorHigh{{seq: cs.cursor, t: r.T}}, logging: true}
+			c.trackers[cs.idx] = append(c.trackers[cs.idx], tr)
+			c.all = append(c.all, tr)
+			c.logging++
+		}
+	}
+}
+
+func (c *windowCheck) Finish(s *Summary) {
+	ix := c.ix
+	end := ix.lastT
+	if ix.ended {
+		end = max(end, ix.endT)
+	}
+	heads := map[*faultSpan]map[int32]int64{}
+	for _, sp := range c.spans {
+		if _, ok := ix.tenantIDs[sp.info.Target]; ok {
+			sp.info.Tenants = []string{sp.info.Target}
+		} else {
+			sp.info.Tenants = []string{"*"} // every tenant
+		}
+		if sp.stop == noTime {
+			continue
+		}
+		h := map[int32]int64{}
+		for _, ti := range sp.tenants {
+			var head int64
+			for _, row := range ix.audit[ti].rows {
+				if row.seq > head && ix.persistedAt(row) <= sp.stop {
+					head = row.seq
+				}
+			}
+			h[ti] = head
+		}
+		heads[sp] = h
+		sp.recoveryEnd = sp.stop
+		sp.info.Recovered = true
+	}
+	for _, tr := range c.all {
+		cs := ix.cons[tr.cons]
+		if !cs.durable || !cs.hasRecord {
+			continue
+		}
+		sp := tr.span
+		head := heads[sp][cs.tenant]
+		at := int64(noTime)
+		for _, h := range tr.log {
+			if h.seq >= head {
+				at = h.t
+				break
+			}
+		}
+		if at == noTime {
+			sp.info.Recovered = false
+			at = max(end, sp.stop)
+		}
+		sp.recoveryEnd = max(sp.recoveryEnd, at)
+	}
+	for _, sp := range c.spans {
+		if sp.stop != noTime {
+			r := ms(sp.recoveryEnd - sp.stop)
+			sp.info.RecoveryMs = &r
+			s.RecoveryMs[sp.info.ID] = r
+			s.RecoveryMaxMs = max(s.RecoveryMaxMs, r)
+			if !sp.info.Recovered {
+				s.UnrecoveredFaults++
+			}
+		} else {
+			sp.recoveryEnd = noTime
+		}
+		s.Faults = append(s.Faults, sp.info)
+	}
+	if ix.windows {
+		c.windows(s, end)
+	}
+}
+
+// window names the window of time x: fault inside a fault's span, recovery inside a recovery, else
+// steady.
+func (c *windowCheck) window(x, end int64) int {
+	rec := false
+	for _, sp := range c.spans {
+		stop := sp.stop
+		if stop == noTime {
+			stop = end + 1
+		}
+		if x >= sp.start && x < stop {
+			return winFault
+		}
+		if sp.recoveryEnd != noTime && x >= sp.stop && x < sp.recoveryEnd {
+			rec = true
+		}
+	}
+	if rec {
+		return winRecovery
+	}
+	return winSteady
+}
+
+const (
+	winSteady = iota
+	winFault
+	winRecovery
+)
+
+func (c *windowCheck) windows(s *Summary, end int64) {
+	ix := c.ix
+	names := threshold.Windows // steady, fault, recovery: the order of the win constants
+	var ws [3]WindowStats
+	var lat, issue [3]*hdrhistogram.Histogram
+	for i := range 3 {
+		lat[i], issue[i] = newHist(), newHist()
+	}
+	partial := !ix.ended || ix.interrupted
+	for _, t := range c.drops.mutT {
+		ws[c.window(t, end)].Mutations++
+	}
+	for _, t := range c.drops.dropT {
+		ws[c.window(t, end)].Drops++
+	}
+	for id := range int32(ix.muts.len()) {
+		m := ix.muts.at(id)
+		if m.flags&fHasMut == 0 {
+			continue
+		}
+		w := &ws[c.window(m.intendedT, end)]
+		record(issue[c.window(m.intendedT, end)], subSat(m.doneT, m.intendedT))
+		if !m.inW() {
+			continue
+		}
+		w.Acked++
+		if !m.persisted() {
+			if partial {
+				w.Unresolved++
+			} else {
+				w.Lost++
+			}
+		}
+	}
+	for _, smp := range c.lat.samples {
+		m := ix.muts.at(smp.id)
+		wi := c.window(m.intendedT, end)
+		ws[wi].Deliveries++
+		if smp.d == 0 {
+			ws[wi].DeliveredBeforeAck++
+		}
+		record(lat[wi], smp.d)
+	}
+	s.Windows = map[string]*WindowStats{}
+	for i, name := range names {
+		w := ws[i]
+		w.DroppedFraction = fraction(w.Drops, w.Drops+w.Mutations)
+		w.EventLossFraction = fraction(w.Lost, w.Acked)
+		w.LatencyMs, w.IssueLatencyMs = quantiles(lat[i]), quantiles(issue[i])
+		s.Windows[name] = &w
+	}
+}

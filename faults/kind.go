@@ -20,6 +20,9 @@ type (
 	Targets = fault.Targets
 	// Proxies hands out the toxiproxy proxies in front of the databases (see fault.Proxies).
 	Proxies = fault.Proxies
+	// ToxicProxy is one proxy a DB fault acts on, in-process or on a toxiproxy server (see
+	// fault.ToxicProxy).
+	ToxicProxy = fault.ToxicProxy
 	// Pods hands out pod handles and admin endpoints (see fault.Pods).
 	Pods = fault.Pods
 	// Consumers hands out a tenant's SSE consumers (see fault.Consumers).

@@ -70,6 +70,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.pools, "pools", "", `pools file (JSON {"pools":[{"id","role","dsn"}]}); empty: one shared pool "shared_pool" on the meta server`)
 	fs.DurationVar(&c.Retention, "fs-events-retention", time.Hour, "fs_events retention, used by both sweep paths")
 	fs.BoolVar(&c.Admin, "admin", false, "serve the test-only /v1/admin endpoints")
+	fs.StringVar(&c.AdminToken, "admin-token", "", "require this token (header X-Admin-Token or Authorization: Bearer) on /v1/admin; mandatory with --admin when --listen is not loopback")
 	fs.Var(defectList{&o.defects}, "defect", "switch on a seeded defect (repeatable or comma-separated; test-only: needs --test-defects): "+defectNames())
 	fs.BoolVar(&o.testDefects, testDefectsFlag, false, "allow --defect: this pod is a test subject (command line only, never from the environment)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
@@ -202,6 +203,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return fmt.Errorf("--log-level %q: want debug, info, warn or error", o.logLevel)
 	}
+	if err := api.CheckAdminExposure(o.listen, o.cfg.Admin, o.cfg.AdminToken); err != nil {
+		return err
+	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})).With("pod", o.cfg.PodID)
 	o.cfg.Log = log
 	d, err := o.defectSet(stderr, log)
@@ -227,7 +231,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		log.Warn("--meta-dsn carries a password on the command line, where every local user can read it (/proc/PID/cmdline); pass it as EVENTLOGD_META_DSN instead")
 	}
 	log.Info("effective configuration", "fs_events_retention", o.cfg.Retention.String(), "listen", o.listen,
-		"meta_dsn_set", o.cfg.MetaDSN != "", "pools_file", o.pools, "admin", o.cfg.Admin, "defects", d.String())
+		"meta_dsn_set", o.cfg.MetaDSN != "", "pools_file", o.pools, "admin", o.cfg.Admin, "admin_token_set", o.cfg.AdminToken != "", "defects", d.String())
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

@@ -4,8 +4,6 @@ import (
 	"context"
 	"syscall"
 	"time"
-
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
 )
 
 // Env is everything a fault needs from the harness. The harness implements it; tests implement it with
@@ -26,13 +24,27 @@ type Targets interface {
 	PodNames() []string
 }
 
-// Proxies hands out the in-process toxiproxy proxies that sit in front of every database connection.
+// Proxies hands out the toxiproxy proxies that sit in front of every database connection.
 type Proxies interface {
 	// TenantProxy returns the proxy in front of the tenant's DB (for shared-mode tenants: the shared
 	// pool's proxy, which therefore hits every tenant of that pool).
-	TenantProxy(tenant string) (*toxiproxy.Proxy, error)
+	TenantProxy(tenant string) (ToxicProxy, error)
 	// MetaProxy returns the proxy in front of the meta DB.
-	MetaProxy() (*toxiproxy.Proxy, error)
+	MetaProxy() (ToxicProxy, error)
+}
+
+// ToxicProxy is one toxiproxy proxy a DB fault acts on: in-process (kinds.InProcess, harness/proxy) or on a
+// toxiproxy server driven over its HTTP API (harness/proxy with seqgate run --toxiproxy).
+type ToxicProxy interface {
+	// ProxyName names the proxy in errors.
+	ProxyName() string
+	// AddToxic adds one toxic, given as toxiproxy's JSON toxic object.
+	AddToxic(ctx context.Context, toxicJSON []byte) error
+	// RemoveToxic removes the named toxic; one that is already gone is not an error.
+	RemoveToxic(ctx context.Context, name string) error
+	// SetEnabled(false) refuses new connections and breaks the open ones; SetEnabled(true) listens
+	// again on the same address. Both are idempotent.
+	SetEnabled(ctx context.Context, on bool) error
 }
 
 // Pods hands out pod process handles and their admin endpoints.

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
-
 	"github.com/seqgate/seqgate/faults/fault"
 )
 
@@ -37,17 +35,19 @@ func TenantDBDown() fault.Def[DownParams] {
 
 // dbDown takes a DB proxy down for the fault's span.
 type dbDown struct {
-	proxy *toxiproxy.Proxy
+	proxy fault.ToxicProxy
 }
 
-func (d *dbDown) Inject(context.Context) error {
-	d.proxy.Stop()
+func (d *dbDown) Inject(ctx context.Context) error {
+	if err := d.proxy.SetEnabled(ctx, false); err != nil {
+		return fmt.Errorf("proxy %s: stop: %w", d.proxy.ProxyName(), err)
+	}
 	return nil
 }
 
-func (d *dbDown) Heal(context.Context) error {
-	if err := d.proxy.Start(); err != nil && err != toxiproxy.ErrProxyAlreadyStarted {
-		return fmt.Errorf("proxy %s: start again on %s: %w", d.proxy.Name, d.proxy.Listen, err)
+func (d *dbDown) Heal(ctx context.Context) error {
+	if err := d.proxy.SetEnabled(ctx, true); err != nil {
+		return fmt.Errorf("proxy %s: %w", d.proxy.ProxyName(), err)
 	}
 	return nil
 }

@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
-
 	"github.com/seqgate/seqgate/faults/fault"
 )
 
@@ -46,11 +44,11 @@ func TenantDBLatency() fault.Def[LatencyParams] {
 
 // dbLatency delays a DB proxy's traffic for the fault's span.
 type dbLatency struct {
-	proxy  *toxiproxy.Proxy
+	proxy  fault.ToxicProxy
 	toxics []toxic
 }
 
-func newDBLatency(px *toxiproxy.Proxy, kind string, p LatencyParams) *dbLatency {
+func newDBLatency(px fault.ToxicProxy, kind string, p LatencyParams) *dbLatency {
 	l := &dbLatency{proxy: px}
 	for _, stream := range directions(p.Direction) {
 		l.toxics = append(l.toxics, toxic{

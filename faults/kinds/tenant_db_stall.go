@@ -4,8 +4,6 @@ import (
 	"context"
 	"time"
 
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
-
 	"github.com/seqgate/seqgate/faults/fault"
 )
 
@@ -53,11 +51,11 @@ func TenantDBStall() fault.Def[StallParams] {
 
 // dbStall stops a DB proxy's traffic for the fault's span (see the kind's Mechanism).
 type dbStall struct {
-	proxy  *toxiproxy.Proxy
+	proxy  fault.ToxicProxy
 	toxics []toxic
 }
 
-func newDBStall(px *toxiproxy.Proxy, kind, then string) *dbStall {
+func newDBStall(px fault.ToxicProxy, kind, then string) *dbStall {
 	s := &dbStall{proxy: px}
 	for _, stream := range []string{streamUp, streamDown} {
 		t := toxic{Name: toxicName(kind, stream), Stream: stream}

@@ -3,8 +3,6 @@ package run
 import (
 	"fmt"
 
-	toxiproxy "github.com/Shopify/toxiproxy/v2"
-
 	"github.com/seqgate/seqgate/faults"
 	"github.com/seqgate/seqgate/harness/consumer"
 	"github.com/seqgate/seqgate/harness/pods"
@@ -45,7 +43,7 @@ func (e *env) PodNames() []string {
 	return e.fleet.Names()
 }
 
-func (e *env) TenantProxy(tenant string) (*toxiproxy.Proxy, error) {
+func (e *env) TenantProxy(tenant string) (faults.ToxicProxy, error) {
 	pool, ok := e.pool[tenant]
 	if !ok || e.proxies == nil {
 		return nil, fmt.Errorf("no DB proxy for tenant %q (tenants: %v)", tenant, e.tenants)
@@ -54,14 +52,14 @@ func (e *env) TenantProxy(tenant string) (*toxiproxy.Proxy, error) {
 	if p == nil {
 		return nil, fmt.Errorf("no proxy named %q", pool)
 	}
-	return p.Toxi, nil
+	return p, nil
 }
 
-func (e *env) MetaProxy() (*toxiproxy.Proxy, error) {
+func (e *env) MetaProxy() (faults.ToxicProxy, error) {
 	if e.proxies == nil || e.proxies.Get("meta") == nil {
 		return nil, fmt.Errorf("no meta DB proxy (an external target has none)")
 	}
-	return e.proxies.Get("meta").Toxi, nil
+	return e.proxies.Get("meta"), nil
 }
 
 func (e *env) Pod(name string) (faults.Pod, error) {

@@ -64,8 +64,8 @@ type Options struct {
 	// DSN is an existing server; empty starts a private one (or Infra says docker).
 	DSN   string
 	Infra string
-	// Target and APIKey run against an external drive9-compatible service: no pods, no proxies, and
-	// no audit unless DSN is given (then DSN names the service's database server).
+	// Target and APIKey run against an external drive9-compatible service: no pods, no proxies
+	// (unless Toxiproxy), and no audit unless DSN is given (then DSN names the service's database server).
 	Target, APIKey string
 	// TenantID is the id of the tenant APIKey belongs to (the ledger's tenant, and where a profile
 	// that names databases after tenants finds its events); default "external".
@@ -74,7 +74,12 @@ type Options struct {
 	Profile tgt.Options
 	// ReadyTimeout bounds the wait for every provisioned tenant to become active (default 60 s).
 	ReadyTimeout time.Duration
-	Hooks        []Hook
+	// Toxiproxy is a toxiproxy server's API URL: the DB proxies live there instead of in-process.
+	// With harness-started pods the run creates its proxies on it (and deletes them at the end); with
+	// Target it adopts the proxies the server already has, named after the service's pools (meta,
+	// tenant_1, shared_pool...), so DB faults reach an external service's databases.
+	Toxiproxy string
+	Hooks     []Hook
 	// Replay is a previous run directory whose schedule.json is used instead of expanding the
 	// scenario's faults again.
 	Replay string

@@ -6,17 +6,20 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	toxiclient "github.com/Shopify/toxiproxy/v2/client"
 	"go.uber.org/goleak"
 
 	"github.com/seqgate/seqgate/faults"
 	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/internal/dbserver"
+	"github.com/seqgate/seqgate/internal/toxiserver"
 	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
 )
@@ -231,4 +234,98 @@ func TestE2EInterrupted(t *testing.T) {
 	if last.K != ledger.KindEnd || last.Reason != "interrupted" {
 		t.Errorf("last record %+v, want end with reason interrupted", last)
 	}
+}
+
+// TestE2EToxiproxyServer runs the e2e scenario with a 2 s tenant_db_down on tenant_1 through a real
+// toxiproxy server (seqgate run --toxiproxy): the fault is injected and healed over the server's
+// API, mutations of tenant_1 fail while it lasts (the proxy really went down), the byte-counting
+// relay still feeds the proxy records, the run verifies, and the proxies it made are deleted from
+// the server at the end.
+func TestE2EToxiproxyServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs pods, a DB and a toxiproxy server")
+	}
+	if eventlogdBin == "" {
+		t.Fatal("eventlogd did not build")
+	}
+	if _, err := dbserver.FindBinary(); err != nil {
+		t.Skip(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	bin, err := toxiserver.Build(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := toxiserver.Start(ctx, bin, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	sc, err := scenario.Parse("e2e-toxiproxy.yaml", []byte(e2eScenario+"faults:\n  - {at: 3s, for: 2s, kind: tenant_db_down, target: tenant_1}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(ctx, Options{Scenario: sc, Dir: t.TempDir(), Eventlogd: eventlogdBin, Toxiproxy: srv.URL, Log: testWriter{t}, Progress: testWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.FaultErr != nil {
+		t.Fatalf("fault through the toxiproxy server: %v", res.FaultErr)
+	}
+	r, err := ledger.Open(res.Ledger)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var recs []ledger.Record
+	for {
+		rec, err := r.Next()
+		if err != nil {
+			break
+		}
+		recs = append(recs, *rec)
+	}
+	r.Close()
+	var victim string
+	var faultPhases []string
+	var victimErrs, proxyBytes int64
+	for _, rec := range recs {
+		switch rec.K {
+		case ledger.KindRun:
+			victim = rec.Tenants[0].ID // tenant_1, the dedicated hot tenant
+		case ledger.KindFault:
+			if rec.Kind == "tenant_db_down" {
+				faultPhases = append(faultPhases, rec.Phase)
+			}
+		case ledger.KindMut:
+			if rec.Tenant == victim && rec.Res == ledger.ResErr {
+				victimErrs++
+			}
+		case ledger.KindProxy:
+			proxyBytes += rec.BytesUp
+		}
+	}
+	if !slices.Contains(faultPhases, "start") || !slices.Contains(faultPhases, "stop") {
+		t.Errorf("tenant_db_down fault records: %v, want start and stop", faultPhases)
+	}
+	if victimErrs == 0 {
+		t.Error("no mutation of tenant_1 failed: the proxy on the toxiproxy server did not go down")
+	}
+	if proxyBytes == 0 {
+		t.Error("proxy records count no bytes: the relay behind the server's proxies is missing")
+	}
+	rd, _ := ledger.Open(res.Ledger)
+	defer rd.Close()
+	s, err := verifier.Verify(rd, verifier.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Verdict != verifier.VerdictPass {
+		t.Errorf("verdict %s, failed %v", s.Verdict, s.FailedChecks)
+	}
+	ps, err := toxiclient.NewClient(srv.URL).Proxies()
+	if err != nil || len(ps) != 0 {
+		t.Errorf("proxies left on the toxiproxy server after the run: %v (%v)", ps, err)
+	}
+	t.Logf("tenant_1 mutations failed during the outage: %d; verdict %s", victimErrs, s.Verdict)
 }

@@ -26,7 +26,7 @@ type target interface {
 func targetFor(o Options) target {
 	if o.Target != "" {
 		return &externalTarget{url: strings.TrimRight(o.Target, "/"), dsn: o.DSN, apiKey: o.APIKey, tenantID: o.TenantID,
-			profile: o.Profile, readyTimeout: o.ReadyTimeout}
+			profile: o.Profile, readyTimeout: o.ReadyTimeout, toxiproxy: o.Toxiproxy}
 	}
 	return eventlogdTarget{}
 }

@@ -19,7 +19,8 @@ import (
 )
 
 // eventlogdTarget is the reference service run by the harness: a DB server (private, docker or
-// --dsn), one proxy per database, and the scenario's eventlogd pods.
+// --dsn), one proxy per database (in-process, or on the --toxiproxy server), and the scenario's
+// eventlogd pods.
 type eventlogdTarget struct{}
 
 func (eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *system) error {
@@ -48,7 +49,16 @@ func (eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *
 		d.SetMaxOpenConns(4)
 		sys.direct[name] = d
 	}
-	sys.proxies = proxy.NewSet()
+	if s.o.Toxiproxy != "" {
+		set, err := proxy.NewServerSet(s.o.Toxiproxy)
+		if err != nil {
+			return err
+		}
+		sys.proxies = set
+		log.Info("DB proxies on a toxiproxy server", "toxiproxy", s.o.Toxiproxy)
+	} else {
+		sys.proxies = proxy.NewSet()
+	}
 	type poolJSON struct {
 		ID   string `json:"id"`
 		Role string `json:"role"`

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
+	"github.com/seqgate/seqgate/harness/proxy"
 	tgt "github.com/seqgate/seqgate/harness/target"
 )
 
@@ -13,13 +15,15 @@ import (
 // "provisioning" for about 3 s).
 const DefaultReadyTimeout = 60 * time.Second
 
-// externalTarget is a drive9-compatible service the run does not start: no pods, no proxies, and
-// an audit only when dsn names the service's database server. Its profile (package harness/target)
-// says how it provisions tenants, reports them active, and where their events live.
+// externalTarget is a drive9-compatible service the run does not start: no pods, no proxies unless
+// toxiproxy names a toxiproxy server in front of its databases (then the run adopts that server's
+// proxies, named after the service's pools), and an audit only when dsn names the service's
+// database server. Its profile (package harness/target) says how it provisions tenants, reports
+// them active, and where their events live.
 type externalTarget struct {
-	url, dsn, apiKey, tenantID string
-	profile                    tgt.Options
-	readyTimeout               time.Duration
+	url, dsn, apiKey, tenantID, toxiproxy string
+	profile                               tgt.Options
+	readyTimeout                          time.Duration
 
 	p      *tgt.Profile // resolved by up
 	server *tgt.Server  // --dsn, when given
@@ -35,8 +39,17 @@ func (t *externalTarget) up(ctx context.Context, s *state, log *slog.Logger, sys
 	if s.sc.Pods.Count > 0 {
 		log.Warn("pods: is ignored with --target (the service runs its own)")
 	}
+	if t.toxiproxy != "" {
+		set, err := proxy.AdoptServerSet(t.toxiproxy)
+		if err != nil {
+			return err
+		}
+		sys.proxies = set
+		log.Info("external target: DB faults through the toxiproxy server's proxies",
+			"toxiproxy", t.toxiproxy, "proxies", strings.Join(set.Names(), ","))
+	}
 	if t.dsn == "" {
-		log.Info("external target: no pods, no proxies, no audit", "target", s.o.Target, "profile", p.Name)
+		log.Info("external target: no pods, no audit", "target", s.o.Target, "profile", p.Name, "toxiproxy", t.toxiproxy != "")
 		return nil
 	}
 	if t.server, err = tgt.ParseServer(t.dsn); err != nil {
@@ -73,6 +86,9 @@ func (t *externalTarget) provision(ctx context.Context, s *state, log *slog.Logg
 			if err != nil {
 				return nil, err
 			}
+			// The service chose the pool (eventlogd names it; else it is the one asked for): DB
+			// faults hit the toxiproxy proxy of that name, and with --dsn the profile finds the
+			// tenant's events in that pool's database (eventlogd's {pool}).
 			slot.Pool = tn.Pool
 			out = append(out, tenant{Tenant: slot, ID: tn.ID, Key: tn.Key})
 		}

@@ -25,6 +25,9 @@ type Config struct {
 	Admin     bool             // serve /v1/admin/*
 	Defects   defect.Set
 
+	// AdminToken, when set, is required on every /v1/admin/* request (admin_auth.go).
+	AdminToken string
+
 	EventInsertTimeout time.Duration // hot-path insert bound [2s]
 	Buffer             events.BufferConfig
 	Stream             sse.Config

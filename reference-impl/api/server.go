@@ -395,7 +395,7 @@ func (s *Server) routes() {
 	mux.HandleFunc("POST /v1/provision", s.handleProvision)
 	mux.HandleFunc("GET /v1/events", s.withTenant(s.guardStream(s.handleEvents)))
 	if s.cfg.Admin {
-		s.adminRoutes(mux)
+		s.mountAdmin(mux) // admin_auth.go: behind Config.AdminToken
 	}
 	s.mux = mux
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/seqgate/seqgate/faults/fault"
+	"github.com/seqgate/seqgate/faults/kinds"
 	"github.com/seqgate/seqgate/internal/dbserver"
 )
 
@@ -123,17 +124,17 @@ func (e *Env) Tenants() []string { return e.TenantNames }
 func (e *Env) PodNames() []string { return e.PodOrder }
 
 // TenantProxy returns the tenant's proxy.
-func (e *Env) TenantProxy(tenant string) (*toxiproxy.Proxy, error) {
+func (e *Env) TenantProxy(tenant string) (fault.ToxicProxy, error) {
 	if p, ok := e.Proxies[tenant]; ok && tenant != "meta" {
-		return p, nil
+		return kinds.InProcess(p), nil
 	}
 	return nil, fmt.Errorf("no proxy for tenant %q", tenant)
 }
 
 // MetaProxy returns the meta DB's proxy.
-func (e *Env) MetaProxy() (*toxiproxy.Proxy, error) {
+func (e *Env) MetaProxy() (fault.ToxicProxy, error) {
 	if p, ok := e.Proxies["meta"]; ok {
-		return p, nil
+		return kinds.InProcess(p), nil
 	}
 	return nil, errors.New("no meta proxy")
 }

@@ -17,6 +17,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/seqgate/seqgate/live"
 	"go.yaml.in/yaml/v3"
 
 	"github.com/seqgate/seqgate/reference-impl/metrics"
@@ -114,6 +116,11 @@ func registered() nameRecorder {
 	r := nameRecorder{"up": true, "ALERTS": true, "ALERTS_FOR_STATE": true}
 	m := metrics.New(r)
 	r.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// seqgate run --metrics-addr's own metrics, which the run dashboard shows beside the pods'.
+	if _, err := live.NewMetrics(r); err != nil {
+		panic(err)
+	}
+	r["seqgate_schedule_slip_seconds_bucket"], r["seqgate_schedule_slip_seconds_sum"], r["seqgate_schedule_slip_seconds_count"] = true, true, true
 	hist := nameRecorder{}
 	v := reflect.ValueOf(m).Elem()
 	for i := range v.NumField() {

@@ -7,11 +7,13 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 )
 
-// faultAnnotations mark where a run's faults show in the system under test's own metrics, one
-// annotation query per kind of effect: seqgate's schedule itself is not exported (it has no
-// --metrics-addr metrics yet), so a fault is drawn from what it does to the pods.
+// faultAnnotations mark a run's faults: where seqgate injected them (its schedule, from `seqgate run
+// --metrics-addr`, when Prometheus scrapes it) and, one query per kind of effect, where they show in
+// the system under test's own metrics (which also works for a run seqgate's metrics do not reach).
 func faultAnnotations() []*dashboard.AnnotationQueryBuilder {
 	return []*dashboard.AnnotationQueryBuilder{
+		promAnnotation("Faults injected by seqgate", "dark-red", `seqgate_faults_active > 0`,
+			"fault {{kind}}", "{{kind}} active (seqgate's schedule)"),
 		promAnnotation("Pod down (crash, pause)", "purple", `up{job="eventlogd"} == 0`,
 			"pod down", "{{instance}} not scraped (pod_crash, pod_pause, pod_restart)"),
 		promAnnotation("Pod restarted", "blue", `changes(process_start_time_seconds{job="eventlogd"}[1m]) > 0`,
@@ -68,5 +70,16 @@ func Run() *dashboard.DashboardBuilder {
 		WithPanel(series("SSE connections", "Open event streams per pod (consumers fail over across pods).", "short",
 			query{`drive9_sse_inflight_connections{` + sel + `}`, "{{instance}}"})).
 		WithPanel(series("Outbox oldest-row age", "Signal-plane health during meta-DB and poller faults.", "s",
-			query{`drive9_tenant_outbox_backlog_oldest_age_seconds{` + sel + `}`, "{{instance}}"}))
+			query{`drive9_tenant_outbox_backlog_oldest_age_seconds{` + sel + `}`, "{{instance}}"})).
+		WithRow(dashboard.NewRowBuilder("seqgate (seqgate run --metrics-addr)")).
+		WithPanel(series("Offered, acked, failed, dropped", "Mutations per second as the harness sees them: offered by the schedule, acked, failed, and dropped by the open model (no free request slot).", "ops",
+			query{`rate(seqgate_mutations_offered_total[$__rate_interval])`, "offered"},
+			query{`rate(seqgate_mutations_acked_total[$__rate_interval])`, "acked"},
+			query{`sum by (result) (rate(seqgate_mutations_failed_total[$__rate_interval]))`, "failed {{result}}"},
+			query{`rate(seqgate_mutations_dropped_total[$__rate_interval])`, "dropped"})).
+		WithPanel(series("Delivered events and consumer lag", "Events delivered to seqgate's consumers per second, and the largest consumer lag in events.", "short",
+			query{`rate(seqgate_events_delivered_total[$__rate_interval])`, "delivered/s"},
+			query{`seqgate_consumer_lag_events`, "max lag (events)"})).
+		WithPanel(series("Schedule slip p99", "How late the harness sent mutations after their intended time: a harness that falls behind shows here, not as service latency.", "s",
+			query{`histogram_quantile(0.99, sum by (le) (rate(seqgate_schedule_slip_seconds_bucket[$__rate_interval])))`, "p99"}))
 }

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/defaults"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seqgate/seqgate/reference-impl/defect"
@@ -68,37 +70,32 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	def(&c.Retention, time.Hour)
-	def(&c.EventInsertTimeout, 2*time.Second)
-	def(&c.OutboxCoalesce, 200*time.Millisecond)
-	def(&c.OutboxPoll, 200*time.Millisecond)
-	def(&c.OutboxRetention, time.Hour)
-	def(&c.OutboxCursorMaxAge, 10*time.Minute)
-	def(&c.OutboxPruneEvery, 10*time.Second)
-	def(&c.PodHeartbeat, 5*time.Second)
-	def(&c.PodStaleAfter, 30*time.Second)
-	def(&c.SweepInterval, time.Hour)
-	def(&c.SharedSweepInterval, 30*time.Minute)
-	def(&c.MaintenanceInterval, 10*time.Minute)
-	def(&c.ShutdownBudget, 10*time.Second)
+	defaults.Positive(&c.Retention, time.Hour)
+	defaults.Positive(&c.EventInsertTimeout, 2*time.Second)
+	defaults.Positive(&c.OutboxCoalesce, 200*time.Millisecond)
+	defaults.Positive(&c.OutboxPoll, 200*time.Millisecond)
+	defaults.Positive(&c.OutboxRetention, time.Hour)
+	defaults.Positive(&c.OutboxCursorMaxAge, 10*time.Minute)
+	defaults.Positive(&c.OutboxPruneEvery, 10*time.Second)
+	defaults.Positive(&c.PodHeartbeat, 5*time.Second)
+	defaults.Positive(&c.PodStaleAfter, 30*time.Second)
+	defaults.Positive(&c.SweepInterval, time.Hour)
+	defaults.Positive(&c.SharedSweepInterval, 30*time.Minute)
+	defaults.Positive(&c.MaintenanceInterval, 10*time.Minute)
+	defaults.Positive(&c.ShutdownBudget, 10*time.Second)
 	if c.StreamCloseRate == 0 {
 		c.StreamCloseRate = 1000
 	}
-	def(&c.StreamCloseMax, 5*time.Second)
-	def(&c.AuthCacheTTL, 5*time.Second)
-	def(&c.AuthStaleMax, time.Minute)
+	defaults.Positive(&c.StreamCloseMax, 5*time.Second)
+	defaults.Positive(&c.AuthCacheTTL, 5*time.Second)
+	defaults.Positive(&c.AuthStaleMax, time.Minute)
 	if c.SweepBatch <= 0 {
 		c.SweepBatch = 5000
 	}
 	if c.SweepMaxBatches <= 0 {
 		c.SweepMaxBatches = 20
 	}
-	def(&c.RequestTimeout, 30*time.Second)
+	defaults.Positive(&c.RequestTimeout, 30*time.Second)
 	if c.MaxBody <= 0 {
 		c.MaxBody = 16 << 20
 	}

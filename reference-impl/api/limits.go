@@ -17,6 +17,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/defaults"
+
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -51,33 +53,21 @@ type Limits struct {
 }
 
 func (l *Limits) defaults(authTTL time.Duration) {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
-	defInt := func(n *int, v int) {
-		if *n <= 0 {
-			*n = v
-		}
-	}
-	def(&l.HeaderTimeout, 10*time.Second)
-	def(&l.IdleTimeout, 2*time.Minute)
-	def(&l.BodyReadTimeout, time.Minute)
-	defInt(&l.MaxInflight, 512)
-	if l.MaxBodyBytes <= 0 {
-		l.MaxBodyBytes = 64 << 20
-	}
-	defInt(&l.MaxStreams, 10000)
-	defInt(&l.MaxTenantStreams, 200)
-	def(&l.RetryAfter, time.Second)
+	defaults.Positive(&l.HeaderTimeout, 10*time.Second)
+	defaults.Positive(&l.IdleTimeout, 2*time.Minute)
+	defaults.Positive(&l.BodyReadTimeout, time.Minute)
+	defaults.Positive(&l.MaxInflight, 512)
+	defaults.Positive(&l.MaxBodyBytes, 64<<20)
+	defaults.Positive(&l.MaxStreams, 10000)
+	defaults.Positive(&l.MaxTenantStreams, 200)
+	defaults.Positive(&l.RetryAfter, time.Second)
 	if l.ProvisionRate <= 0 {
 		l.ProvisionRate = 20
 	}
-	defInt(&l.ProvisionBurst, 100)
-	def(&l.AuthNegativeTTL, 5*time.Second)
-	defInt(&l.AuthCacheMax, 100000)
-	def(&l.StreamAuthEvery, authTTL)
+	defaults.Positive(&l.ProvisionBurst, 100)
+	defaults.Positive(&l.AuthNegativeTTL, 5*time.Second)
+	defaults.Positive(&l.AuthCacheMax, 100000)
+	defaults.Positive(&l.StreamAuthEvery, authTTL)
 }
 
 // limiter is a pod's admission state: the request and body-byte budgets, the open streams by

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/defaults"
+
 	"github.com/seqgate/seqgate/reference-impl/metrics"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
@@ -53,11 +55,6 @@ type BufferConfig struct {
 }
 
 func (c *BufferConfig) defaults() {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
 	if c.GlobalCap <= 0 {
 		c.GlobalCap = 10000
 	}
@@ -67,11 +64,11 @@ func (c *BufferConfig) defaults() {
 	if c.Concurrency <= 0 {
 		c.Concurrency = 8
 	}
-	def(&c.InsertTimeout, 30*time.Second)
-	def(&c.BackoffMin, time.Second)
-	def(&c.BackoffMax, 5*time.Minute)
-	def(&c.MaxAge, time.Hour)
-	def(&c.Tick, 50*time.Millisecond)
+	defaults.Positive(&c.InsertTimeout, 30*time.Second)
+	defaults.Positive(&c.BackoffMin, time.Second)
+	defaults.Positive(&c.BackoffMax, 5*time.Minute)
+	defaults.Positive(&c.MaxAge, time.Hour)
+	defaults.Positive(&c.Tick, 50*time.Millisecond)
 }
 
 // MaxAgeFor is the retry max age for a retention: the retention clamped to [1h, 24h].

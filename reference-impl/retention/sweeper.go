@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/defaults"
+
 	"github.com/seqgate/seqgate/internal/sleep"
 	"github.com/seqgate/seqgate/reference-impl/metrics"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -46,15 +48,10 @@ func (s *Sweeper) Busy() bool { return s.busy.Load() > 0 }
 
 func (s *Sweeper) init() {
 	s.once.Do(func() {
-		def := func(d *time.Duration, v time.Duration) {
-			if *d <= 0 {
-				*d = v
-			}
-		}
-		def(&s.Retention, time.Hour)
-		def(&s.Interval, time.Hour)
-		def(&s.SharedInterval, 30*time.Minute)
-		def(&s.Maintenance, 10*time.Minute)
+		defaults.Positive(&s.Retention, time.Hour)
+		defaults.Positive(&s.Interval, time.Hour)
+		defaults.Positive(&s.SharedInterval, 30*time.Minute)
+		defaults.Positive(&s.Maintenance, 10*time.Minute)
 		if s.Batch <= 0 {
 			s.Batch = 5000
 		}

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/defaults"
+
 	"github.com/seqgate/seqgate/reference-impl/metrics"
 	"github.com/seqgate/seqgate/reference-impl/signal"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -38,11 +40,6 @@ type Config struct {
 }
 
 func (c *Config) defaults() {
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
-		}
-	}
 	if c.PageSize <= 0 {
 		c.PageSize = 1000
 	}
@@ -55,14 +52,14 @@ func (c *Config) defaults() {
 	if c.QueueSize <= 0 {
 		c.QueueSize = 1024
 	}
-	def(&c.ReplayHeartbeatEvery, 5*time.Second)
-	def(&c.Heartbeat, 15*time.Second)
-	def(&c.CatchUpDelay, 10*time.Millisecond)
-	def(&c.BackoffMin, 10*time.Millisecond)
-	def(&c.BackoffMax, time.Second)
-	def(&c.QueueWait, 2*time.Second)
-	def(&c.WriteTimeout, 30*time.Second)
-	def(&c.QueryTimeout, 10*time.Second)
+	defaults.Positive(&c.ReplayHeartbeatEvery, 5*time.Second)
+	defaults.Positive(&c.Heartbeat, 15*time.Second)
+	defaults.Positive(&c.CatchUpDelay, 10*time.Millisecond)
+	defaults.Positive(&c.BackoffMin, 10*time.Millisecond)
+	defaults.Positive(&c.BackoffMax, time.Second)
+	defaults.Positive(&c.QueueWait, 2*time.Second)
+	defaults.Positive(&c.WriteTimeout, 30*time.Second)
+	defaults.Positive(&c.QueryTimeout, 10*time.Second)
 }
 
 // Streamer serves event streams of one pod.

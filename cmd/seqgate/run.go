@@ -50,7 +50,7 @@ func newRunCmd() *cobra.Command {
 		Long: `run brings up a private MySQL-compatible server (or uses --dsn), one toxiproxy proxy per database,
 the scenario's eventlogd pods, consumers and open-model load; injects the scenario's faults; drains,
 audits the DB, writes the ledger and verifies it. Everything goes to the run directory
-(runs/<scenario>-<time>/ unless --out): ledger.jsonl.gz, summary.json, report.html, summary.md, run.log, pods/*.log,
+(runs/<scenario>-<time>/ unless --out): ledger.jsonl.gz, summary.json, summary.txt, report.html, summary.md, run.log, pods/*.log,
 scenario.yaml (resolved), schedule.json, pools.json.
 
 Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could not complete
@@ -210,7 +210,7 @@ func readScenario(path string, f runFlags) (*scenario.Scenario, error) {
 	return scenario.Parse(path+" (with --set/--seed/--duration)", out)
 }
 
-// verifyRun judges the ledger the run wrote and saves summary.json (and JUnit) next to it.
+// verifyRun judges the ledger the run wrote and saves summary.json and summary.txt (and JUnit) next to it.
 func verifyRun(res *run.Result, f runFlags) (*verifier.Summary, error) {
 	r, err := ledger.Open(res.Ledger)
 	if err != nil {
@@ -226,6 +226,14 @@ func verifyRun(res *run.Result, f runFlags) (*verifier.Summary, error) {
 		return nil, err
 	}
 	if err := writeFile(summary, s, verifier.WriteJSON); err != nil {
+		return nil, err
+	}
+	// The human summary, as printed, kept beside the JSON: run.log ends before the verdict.
+	text, err := run.CreateFile(res.Dir, "summary.txt", 0o644)
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFile(text, s, verifier.WriteText); err != nil {
 		return nil, err
 	}
 	if f.junit != "" {

@@ -59,6 +59,10 @@ faults:
 			t.Errorf("report.html lacks %q", want)
 		}
 	}
+	txt, err := os.ReadFile(filepath.Join(runDir, "summary.txt"))
+	if err != nil || !strings.HasPrefix(string(txt), "verdict: PASS") {
+		t.Errorf("summary.txt: %v %.80q, want the human summary starting with the verdict", err, txt)
+	}
 	md, err := os.ReadFile(filepath.Join(runDir, "summary.md"))
 	if err != nil {
 		t.Fatal(err)

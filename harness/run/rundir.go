@@ -15,13 +15,13 @@ import (
 // writes there is written through a symbolic link planted in its place: a link named ledger.jsonl.gz
 // pointing at a file elsewhere would otherwise have that file overwritten. Files the run opens
 // itself are opened with O_NOFOLLOW; before anything starts, every name of the layout is checked,
-// which also covers files other packages write (schedule.json, db.log, pods/*.log, summary.json).
+// which also covers files other packages write (schedule.json, db.log, pods/*.log, summary.json, summary.txt).
 // O_EXCL is not used: a reused run directory's regular files are replaced, as before.
 
 // runDirNames lists the files and directories a run creates in its directory (pods is the count).
 func runDirNames(pods int) []string {
 	names := []string{"pods", "run.log", "scenario.yaml", "ledger.jsonl.gz", "pools.json", "result.json",
-		faults.ScheduleFile, faults.ScheduleFile + ".tmp", "db.log", "summary.json"}
+		faults.ScheduleFile, faults.ScheduleFile + ".tmp", "db.log", "summary.json", "summary.txt"}
 	for i := 1; i <= pods; i++ {
 		names = append(names, filepath.Join("pods", fmt.Sprintf("pod-%d.log", i)))
 	}

@@ -11,6 +11,11 @@ import (
 	"github.com/seqgate/seqgate/threshold"
 )
 
+// recoveryGrace is how long after a fault's stop a consumer's cursor keeps being logged once frames of
+// later mutations arrive: longer than a request may take to commit (the harness's request timeout,
+// 10 s by default) plus a second of audit timestamp skew or rounding.
+const recoveryGrace = int64(15 * time.Second)
+
 // windowCheck follows the faults (additions of 2026-11-30): each fault's span, its recovery_ms (from
 // its stop until every durable consumer of the affected tenants had a cursor at the head seq the
 // tenant had at the stop) and, when a threshold names one, the numbers of each window: fault (inside
@@ -20,15 +25,12 @@ import (
 // (created_unix_ns, else the mutation's ack), known only after the run; so from each stop on, every
 // affected consumer's cursor is logged where it reaches a new high, until a frame of a mutation sent
 // after the stop arrives (its seq is above that head), plus recoveryGrace: a mutation sent before the
-// stop can commit after one sent just after it, and an audit timestamp of whole seconds can count a row
+// stop can commit after one sent just after it, and an audit timestamp (the service's clock, taken
+// when it made the event, before the commit; some servers keep whole seconds) can count a row
 // committed just after the stop as before it, so the first later frame alone may still be below the
-// head. The log is as long as the backlog a fault leaves plus the grace, not the run. A fault whose target is a tenant id affects that tenant; any other target
-// (a pod, a database, the network) affects every tenant.
-// recoveryGrace is how long after a fault's stop a consumer's cursor keeps being logged once frames of
-// later mutations arrive: longer than a request may take to commit (the harness's request timeout,
-// 10 s by default) plus a second of audit timestamp rounding.
-const recoveryGrace = int64(15 * time.Second)
-
+// head. The log is as long as the backlog a fault leaves plus the grace, not the run. A fault whose
+// target is a tenant id affects that tenant; any other target (a pod, a database, the network)
+// affects every tenant.
 type windowCheck struct {
 	ix       *index
 	lat      *latencyCheck

@@ -6,7 +6,8 @@ import (
 	"testing"
 )
 
-// TestRecoveryAcrossTheStopBoundary: the audit dates rows in whole seconds, so two rows committed just
+// TestRecoveryAcrossTheStopBoundary: the audit's created_unix_ns is the service's clock before the commit
+// (whole seconds on some servers), so two rows committed just
 // after a fault's stop can count as persisted before it, and the head at the stop is then the later
 // of them. The first frame of a post-stop mutation (seq 1) is below that head; the consumer reaches
 // it one frame later. Recovery must follow the cursor past that first frame (a gate run with seed

@@ -5,18 +5,15 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"runtime"
 	"strconv"
-	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/helperproc"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -28,12 +25,7 @@ func TestFanInServer(t *testing.T) {
 	if n == 0 {
 		t.Skip("helper process of BenchmarkSSEFanIn")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Println(ln.Addr().String())
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	helperproc.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
 		fl := w.(http.Flusher)
 		bw := bufio.NewWriterSize(w, 32<<10)
@@ -52,27 +44,7 @@ func TestFanInServer(t *testing.T) {
 				fl.Flush()
 			}
 		}
-	})}
-	go srv.Serve(ln)
-	io.Copy(io.Discard, os.Stdin)
-	srv.Close()
-}
-
-func startFanInServer(b *testing.B, events int) string {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestFanInServer$")
-	cmd.Env = append(os.Environ(), "FANIN_SERVER="+strconv.Itoa(events))
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdin, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { stdin.Close(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		b.Fatal(err)
-	}
-	return "http://" + strings.TrimSpace(line)
+	}))
 }
 
 // BenchmarkSSEFanIn measures how many concurrent SSE consumers one seqgate process holds and how many
@@ -81,7 +53,7 @@ func startFanInServer(b *testing.B, events int) string {
 // (complete_fraction < 1 when not every event arrived within 60 s: the limit of this machine).
 func BenchmarkSSEFanIn(b *testing.B) {
 	const events = 1000
-	url := startFanInServer(b, events)
+	url := helperproc.Start(b, "TestFanInServer", "FANIN_SERVER="+strconv.Itoa(events))
 	for _, n := range []int{100, 1000, 4000} {
 		b.Run(fmt.Sprintf("consumers=%d", n), func(b *testing.B) {
 			for range b.N {

@@ -1,16 +1,11 @@
 package load
 
 import (
-	"bufio"
 	"context"
-	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
-	"os/exec"
 	"slices"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +13,7 @@ import (
 	vegeta "github.com/tsenart/vegeta/v12/lib"
 
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/internal/helperproc"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -28,35 +24,10 @@ func TestBenchServer(t *testing.T) {
 	if os.Getenv("LOADBENCH_SERVER") != "1" {
 		t.Skip("helper process of BenchmarkLoadVsVegeta")
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	fmt.Println(ln.Addr().String())
-	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	helperproc.Serve(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Write([]byte(`{"status":"ok"}`))
-	})}
-	go srv.Serve(ln)
-	io.Copy(io.Discard, os.Stdin)
-	srv.Close()
-}
-
-func startBenchServer(b *testing.B) string {
-	cmd := exec.Command(os.Args[0], "-test.run=^TestBenchServer$")
-	cmd.Env = append(os.Environ(), "LOADBENCH_SERVER=1")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	stdin, _ := cmd.StdinPipe()
-	out, _ := cmd.StdoutPipe()
-	if err := cmd.Start(); err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { stdin.Close(); cmd.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if err != nil {
-		b.Fatal(err)
-	}
-	return "http://" + strings.TrimSpace(line)
+	}))
 }
 
 // genResult is one generator at one rate: the p99 of (send time - intended time) and the CPU of this
@@ -126,7 +97,7 @@ func runVegeta(url string, rate int, dur time.Duration) genResult {
 // from 500/s; each step lasts 2 s. On a busy machine neither may hold 1 ms: the per-rate lines still
 // compare them side by side.
 func BenchmarkLoadVsVegeta(b *testing.B) {
-	url := startBenchServer(b)
+	url := helperproc.Start(b, "TestBenchServer", "LOADBENCH_SERVER=1")
 	const dur = 2 * time.Second
 	best := map[string]genResult{}
 	byRate := map[int][2]genResult{}

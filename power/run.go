@@ -2,8 +2,6 @@ package power
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -148,7 +146,7 @@ func runArm(ctx context.Context, src []byte, seed int64, defect string, e Entry,
 		return arm, err
 	}
 	arm.Exit = cr.Exit
-	if err := readSummary(filepath.Join(arm.Dir, "summary.json"), &arm); err != nil {
+	if err := readSummary(arm.Dir, &arm); err != nil {
 		arm.Verdict = "none"
 		arm.Error = err.Error()
 	}
@@ -160,22 +158,13 @@ func runArm(ctx context.Context, src []byte, seed int64, defect string, e Entry,
 	return arm, nil
 }
 
-func readSummary(path string, arm *Arm) error {
-	b, err := os.ReadFile(path)
+func readSummary(dir string, arm *Arm) error {
+	sum, err := child.ReadSummary(dir)
+	if sum != nil {
+		arm.Verdict, arm.Failed = sum.Verdict, sum.Failed
+	}
 	if err != nil {
-		return fmt.Errorf("no summary (the run did not complete): %w", err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(b, &doc); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	arm.Verdict, _ = doc["verdict"].(string)
-	if fc, ok := doc["failed_checks"].([]any); ok {
-		for _, c := range fc {
-			if s, ok := c.(string); ok {
-				arm.Failed = append(arm.Failed, s)
-			}
-		}
+		return err
 	}
 	arm.Numbers = map[string]float64{}
 	paths := numbers
@@ -187,31 +176,11 @@ func readSummary(path string, arm *Arm) error {
 		}
 	}
 	for _, p := range paths {
-		if v, ok := lookup(doc, p); ok {
+		if v, ok := sum.Number(p); ok {
 			arm.Numbers[p] = v
 		}
 	}
-	if arm.Verdict == "" {
-		return errors.New("summary has no verdict")
-	}
 	return nil
-}
-
-// lookup reads the number at a dotted summary path; map keys may contain dots (metric names do not).
-func lookup(doc map[string]any, path string) (float64, bool) {
-	var cur any = doc
-	for _, part := range strings.Split(path, ".") {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return 0, false
-		}
-		cur, ok = m[part]
-		if !ok {
-			return 0, false
-		}
-	}
-	v, ok := cur.(float64)
-	return v, ok
 }
 
 func failedList(f []string) string {

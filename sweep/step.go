@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/seqgate/seqgate/harness/child"
+
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -56,31 +58,18 @@ type Limits struct {
 // measure fills a step from its run directory: summary.json (the verdict), result.json (the load) and
 // the ledger (slip and concurrency, from the mutation records in one streaming pass).
 func measure(st *Step, lim Limits) error {
-	var sum map[string]any
-	if err := readJSON(filepath.Join(st.Dir, "summary.json"), &sum); err != nil {
-		return fmt.Errorf("no summary (the run did not complete): %w", err)
+	sum, err := child.ReadSummary(st.Dir)
+	if err != nil {
+		return err
 	}
-	st.Verdict, _ = sum["verdict"].(string)
-	if fc, ok := sum["failed_checks"].([]any); ok {
-		for _, c := range fc {
-			if s, ok := c.(string); ok {
-				st.Failed = append(st.Failed, s)
-			}
-		}
-	}
-	st.P50Ms = num(sum, "latency_ms", "p50")
-	st.P99Ms = num(sum, "latency_ms", "p99")
-	st.Lost = num(sum, "lost")
-	st.Projection = num(sum, "projection", "fraction")
-	st.BufferMax = num(sum, "metrics", "max", "drive9_sse_event_retry_buffer_depth")
-	if m, ok := sum["lost_by_reason"].(map[string]any); ok {
-		st.LostByReason = map[string]float64{}
-		for k, v := range m {
-			if f, ok := v.(float64); ok && f != 0 {
-				st.LostByReason[k] = f
-			}
-		}
-	}
+	st.Verdict, st.Failed = sum.Verdict, sum.Failed
+	num := func(path string) float64 { v, _ := sum.Number(path); return v }
+	st.P50Ms = num("latency_ms.p50")
+	st.P99Ms = num("latency_ms.p99")
+	st.Lost = num("lost")
+	st.Projection = num("projection.fraction")
+	st.BufferMax = num("metrics.max.drive9_sse_event_retry_buffer_depth")
+	st.LostByReason = sum.Numbers("lost_by_reason")
 	var res struct {
 		Offered     int64   `json:"offered"`
 		Dropped     int64   `json:"dropped"`
@@ -197,17 +186,4 @@ func readJSON(path string, v any) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	return nil
-}
-
-func num(doc map[string]any, path ...string) float64 {
-	var cur any = doc
-	for _, p := range path {
-		m, ok := cur.(map[string]any)
-		if !ok {
-			return 0
-		}
-		cur = m[p]
-	}
-	f, _ := cur.(float64)
-	return f
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
 	"strings"
@@ -140,6 +141,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.Defects.On(defect.SilentFanoutDrop) {
 		s.poller.FanoutCap = 2
 	}
+	if cfg.Defects.On(defect.MassCloseOnLag) {
+		s.poller.OnLag = s.closeAllStreams
+	}
 	s.registry = &signal.Registry{Meta: s.meta, PodID: cfg.PodID, Every: cfg.PodHeartbeat, StaleAfter: cfg.PodStaleAfter, Metrics: s.m, Log: log}
 	s.sweeper = &retention.Sweeper{Retention: cfg.Retention, Interval: cfg.SweepInterval, SharedInterval: cfg.SharedSweepInterval,
 		Maintenance: cfg.MaintenanceInterval, Batch: cfg.SweepBatch, MaxBatches: cfg.SweepMaxBatches,
@@ -258,6 +262,16 @@ func (s *Server) StopStreams() {
 		}
 	}
 	s.stopStreams()
+}
+
+// closeAllStreams is defect mass-close-on-lag: every open stream of the pod ends in the same
+// instant, and every client reconnects at once (seed 004's #9195 closer without its pacing).
+func (s *Server) closeAllStreams() {
+	cancels := s.streams.take(math.MaxInt)
+	for _, c := range cancels {
+		c()
+	}
+	s.m.LagCloses.Add(float64(len(cancels)))
 }
 
 // streamSet is the pod's open streams, for the paced close at shutdown.

@@ -34,6 +34,11 @@ type Metrics struct {
 	ResumesAtHead  prometheus.Counter
 	ShutdownCloses prometheus.Histogram // streams closed per paced batch at shutdown
 	ReplayHandoffs prometheus.Counter
+	FanoutLag      *prometheus.CounterVec // reason=poll_gap|backlog
+	SignalLost     *prometheus.CounterVec // reason=outbox_pruned|poller_start|shutdown
+	RecoveryWakes  prometheus.Counter
+	DrainRearms    *prometheus.CounterVec // reason=catch_up|error
+	LagCloses      prometheus.Counter     // defect mass-close-on-lag only
 }
 
 // New builds the instruments and registers them on reg.
@@ -91,10 +96,21 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help: "Streams closed per paced batch (every 10 ms) at shutdown.", Buckets: prometheus.ExponentialBuckets(1, 2, 12)}),
 		ReplayHandoffs: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_sse_replay_handoffs_total",
 			Help: "Replays ended at the per-connection replay budget (the client resumes from its cursor)."}),
+		FanoutLag: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_fanout_lag_total",
+			Help: "Outbox reads that found the cross-pod fan-out behind, by reason (poll_gap: more than 2 s since the previous read; backlog: rows left for the next tick). Their wakes arrive late; nothing is skipped or closed."}, []string{"reason"}),
+		SignalLost: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_fanout_signal_lost_total",
+			Help: "Times this pod knew cross-pod wakes were lost, by reason (outbox_pruned, poller_start: every local stream was woken to re-read from its cursor; shutdown: this pod's last hints could not be written, counted per tenant)."}, []string{"reason"}),
+		RecoveryWakes: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_fanout_recovery_wakes_total",
+			Help: "Local streams woken to re-read from their cursor after a known signal loss."}),
+		DrainRearms: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_sse_drain_rearms_total",
+			Help: "Live drains that stopped short and re-armed a timer, by reason (catch_up: the page budget per wake was spent with rows left; error: a read failed, retried with backoff)."}, []string{"reason"}),
+		LagCloses: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_fanout_lag_closed_streams_total",
+			Help: "Streams closed because the fan-out lagged (only the seeded defect mass-close-on-lag closes any)."}),
 	}
 	reg.MustRegister(m.InsertAttempts, m.InsertResults, m.InsertDuration, m.FlushResults, m.BufferDepth, m.Dropped,
 		m.Residency, m.Resets, m.EventsSent, m.Heartbeats, m.Connections, m.Inflight, m.OutboxInserts, m.OutboxPolls,
 		m.OutboxAge, m.OutboxPruned, m.OutboxStalled, m.FSEventsRows, m.FSEventsPruned, m.Sweeps, m.TenantQueries,
-		m.PodsSwept, m.Mutations, m.ResumesAtHead, m.ShutdownCloses, m.ReplayHandoffs)
+		m.PodsSwept, m.Mutations, m.ResumesAtHead, m.ShutdownCloses, m.ReplayHandoffs, m.FanoutLag, m.SignalLost,
+		m.RecoveryWakes, m.DrainRearms, m.LagCloses)
 	return m
 }

@@ -79,6 +79,25 @@ func (b *Bus) Publish(tenant string) {
 	}
 }
 
+// PublishAll wakes every stream of every tenant on this pod and returns how many it woke: the
+// recovery after a known signal loss whose tenants are unknown. Each woken stream re-reads from its
+// cursor (one query; a stream with nothing new reads an empty page), so nothing is closed.
+func (b *Bus) PublishAll() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := 0
+	for _, m := range b.subs {
+		for s := range m {
+			n++
+			select {
+			case s.C <- struct{}{}:
+			default:
+			}
+		}
+	}
+	return n
+}
+
 // Subscribers returns how many streams tenant has on this pod.
 func (b *Bus) Subscribers(tenant string) int {
 	b.mu.Lock()

@@ -71,15 +71,26 @@ func (n *Notifier) Run(ctx context.Context) {
 	for {
 		select {
 		case <-ctx.Done():
-			n.flush(context.Background())
+			n.last()
 			return
 		case <-n.wake:
 		}
 		n.flush(ctx)
 		if !sleep.For(ctx, n.Window) {
-			n.flush(context.Background())
+			n.last()
 			return
 		}
+	}
+}
+
+// last is the shutdown's one attempt. Hints it cannot write are lost for good (no window follows):
+// the other pods' streams of those tenants get the events with the tenant's next write, a reconnect
+// or the liveness poll. Counted per tenant (reason shutdown), never silent.
+func (n *Notifier) last() {
+	n.flush(context.Background())
+	if left := n.Pending(); left > 0 {
+		n.Metrics.SignalLost.WithLabelValues("shutdown").Add(float64(left))
+		n.Log.Error("outbox hints lost at shutdown: the meta DB did not take them", "tenants", left)
 	}
 }
 

@@ -25,13 +25,24 @@ type Poller struct {
 	// FanoutCap, when > 0, is defect silent-fanout-drop: each read wakes at most this many tenants and
 	// drops the other wakes without a count or a signal (a bounded broadcast that fell behind).
 	FanoutCap int
-	Metrics   *metrics.Metrics
-	Log       *slog.Logger
+	// OnLag, when set, is defect mass-close-on-lag: it runs on every lagged read (see LagAfter) and
+	// closes every stream of the pod at once. The correct build has no use for it: a wake carries no
+	// data and each stream reads from its own cursor, so a late wake is only late.
+	OnLag   func()
+	Metrics *metrics.Metrics
+	Log     *slog.Logger
 
 	mu         sync.Mutex
 	stallUntil time.Time
 	cursor     int64
+	lastRead   time.Time // the last successful read (poll loop only)
+	unchecked  int64     // cursor not yet compared with the prune mark (poll loop only)
 }
+
+// LagAfter is how long after the previous successful read a read counts as lagged (reason
+// poll_gap): seed 004's delivery deadline. A meta-DB stall or a stalled poller puts every pod's
+// reads past it at once; the wakes of such a read are late, never lost.
+const LagAfter = 2 * time.Second
 
 // Stall stops polling (and cursor refreshes) for d, as a stuck poller would.
 func (p *Poller) Stall(d time.Duration) {
@@ -119,12 +130,29 @@ func (p *Poller) start(ctx context.Context) bool {
 	p.mu.Lock()
 	p.cursor = c
 	p.mu.Unlock()
+	p.unchecked = c
+	p.lastRead = time.Now()
+	// A stream that connected before this start (the meta DB was down, or the listener came first)
+	// read its tenant before hints this start will never read (a new pod starts at the head).
+	p.lost("poller_start")
 	return true
+}
+
+// lost wakes every local stream to re-read after a known loss of wakes whose tenants are unknown,
+// and counts it when there was a stream to lose them.
+func (p *Poller) lost(reason string) {
+	if n := p.Bus.PublishAll(); n > 0 {
+		p.Metrics.SignalLost.WithLabelValues(reason).Inc()
+		p.Metrics.RecoveryWakes.Add(float64(n))
+		p.Log.Warn("cross-pod wakes lost; every local stream re-reads from its cursor", "reason", reason, "streams", n)
+	}
 }
 
 func (p *Poller) poll(ctx context.Context) {
 	cur := p.Cursor()
-	// A bounded number of full batches per tick keeps a large backlog moving without monopolizing.
+	backlog := false
+	// A bounded number of full batches per tick keeps a large backlog moving without monopolizing;
+	// rows left over are read next tick (counted as lag, reason backlog).
 	for i := 0; i < 10; i++ {
 		qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		rows, err := p.Meta.OutboxSince(qctx, cur, p.Batch)
@@ -150,11 +178,40 @@ func (p *Poller) poll(ctx context.Context) {
 		if len(rows) < p.Batch {
 			break
 		}
+		backlog = i == 9
 	}
+	p.lagged(backlog)
 	qctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
+	// Read after the rows: the prune raises the mark before it deletes, so a row deleted before this
+	// poll's reads could see it is under the mark read now.
+	if mark, err := p.Meta.OutboxPruneMark(qctx); err == nil {
+		if mark > p.unchecked {
+			p.lost("outbox_pruned")
+		}
+		p.unchecked = cur
+	}
 	if err := p.Meta.UpsertCursor(qctx, p.PodID, cur); err != nil {
 		p.Log.Warn("outbox cursor upsert failed", "err", err)
+	}
+}
+
+// lagged counts a read that came late or left a backlog, and runs OnLag (the defect) on it.
+func (p *Poller) lagged(backlog bool) {
+	now := time.Now()
+	gap := now.Sub(p.lastRead)
+	p.lastRead = now
+	lag := false
+	if gap > LagAfter {
+		p.Metrics.FanoutLag.WithLabelValues("poll_gap").Inc()
+		lag = true
+	}
+	if backlog {
+		p.Metrics.FanoutLag.WithLabelValues("backlog").Inc()
+		lag = true
+	}
+	if lag && p.OnLag != nil {
+		p.OnLag()
 	}
 }
 

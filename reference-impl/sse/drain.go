@@ -81,6 +81,7 @@ func (x *stream) drain(ctx context.Context) (rearm, bool) {
 		evs, tooOld, err := x.page(ctx)
 		if err != nil {
 			x.log.Warn("sse drain query failed", "tenant_id", x.st.TenantID, "cursor", x.cursor, "err", err)
+			x.m.DrainRearms.WithLabelValues("error").Inc()
 			return rearmError, true
 		}
 		if tooOld {
@@ -100,6 +101,7 @@ func (x *stream) drain(ctx context.Context) (rearm, bool) {
 			return rearmNone, true
 		}
 		if pages++; pages >= x.cfg.MaxPagesPerWake {
+			x.m.DrainRearms.WithLabelValues("catch_up").Inc()
 			return rearmCatchUp, true
 		}
 	}

@@ -334,12 +334,35 @@ func (m *Meta) PruneOutbox(ctx context.Context, retention, maxCursorAge time.Dur
 	if err != nil || !floor.Valid {
 		return 0, err
 	}
+	cutoff := now.Add(-retention)
+	// The prune mark is raised to the highest id this delete may remove before anything is deleted,
+	// so a poller that reads the mark after its rows sees every gap the prune made (OutboxPruneMark).
+	var through sql.NullInt64
+	if err := m.DB.QueryRowContext(ctx, `SELECT MAX(id) FROM (SELECT id FROM tenant_notify_outbox
+		WHERE id <= ? AND created_at < ? ORDER BY id LIMIT ?) AS doomed`, floor.Int64, cutoff, limit).Scan(&through); err != nil {
+		return 0, err
+	}
+	if !through.Valid {
+		return 0, nil
+	}
+	if _, err := m.DB.ExecContext(ctx, `UPDATE tenant_notify_outbox_prune_mark
+		SET pruned_through = GREATEST(pruned_through, ?) WHERE id = 1`, through.Int64); err != nil {
+		return 0, err
+	}
 	res, err := m.DB.ExecContext(ctx, `DELETE FROM tenant_notify_outbox WHERE id <= ? AND created_at < ? ORDER BY id LIMIT ?`,
-		floor.Int64, now.Add(-retention), limit)
+		through.Int64, cutoff, limit)
 	if err != nil {
 		return 0, err
 	}
 	return res.RowsAffected()
+}
+
+// OutboxPruneMark returns the highest outbox id the prune gate may have deleted (0 when none): a
+// poller whose cursor is below it may have missed rows it never read.
+func (m *Meta) OutboxPruneMark(ctx context.Context) (int64, error) {
+	var through sql.NullInt64
+	err := m.DB.QueryRowContext(ctx, `SELECT MAX(pruned_through) FROM tenant_notify_outbox_prune_mark`).Scan(&through)
+	return through.Int64, err
 }
 
 // Heartbeat registers podID or refreshes its heartbeat.

@@ -41,6 +41,14 @@ var metaSchema = []string{
 		n BIGINT NOT NULL
 	)`,
 	`INSERT IGNORE INTO tenant_notify_outbox_order (id, n) VALUES (1, 0)`,
+	// The highest outbox id the prune gate may have deleted, raised before each delete: a poller
+	// whose cursor is below it may have lost wakes (it was stalled past the cursor age bound, or swept
+	// as a stale pod) and wakes every local stream to re-read (signal.Poller).
+	`CREATE TABLE IF NOT EXISTS tenant_notify_outbox_prune_mark (
+		id TINYINT NOT NULL PRIMARY KEY,
+		pruned_through BIGINT NOT NULL
+	)`,
+	`INSERT IGNORE INTO tenant_notify_outbox_prune_mark (id, pruned_through) VALUES (1, 0)`,
 	`CREATE TABLE IF NOT EXISTS tenant_seq_head (
 		tenant_id VARCHAR(64) NOT NULL PRIMARY KEY,
 		head BIGINT NOT NULL,

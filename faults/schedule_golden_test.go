@@ -16,12 +16,12 @@ import (
 var update = flag.Bool("update", false, "rewrite the golden schedules in testdata/schedules")
 
 // goldenScenarios are the scenarios whose schedules are pinned: every shipped scenario with faults
-// (scenarios/*.yaml, scenarios/ci/*.yaml) and testdata/all-kinds.yaml, which gives every kind
+// (scenarios/*.yaml, scenarios/ci/*.yaml, scenarios/incidents/*.yaml) and testdata/all-kinds.yaml, which gives every kind
 // non-default params.
 func goldenScenarios(t *testing.T) []string {
 	t.Helper()
 	var files []string
-	for _, pattern := range []string{"../scenarios/*.yaml", "../scenarios/ci/*.yaml", "testdata/all-kinds.yaml"} {
+	for _, pattern := range []string{"../scenarios/*.yaml", "../scenarios/ci/*.yaml", "../scenarios/incidents/*.yaml", "testdata/all-kinds.yaml"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)

@@ -34,3 +34,17 @@ func TestEveryFlagIsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestRunbookNamesEverySweepFlag: docs/runbook.md's table names every flag of `eventlogd sweep`.
+func TestRunbookNamesEverySweepFlag(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/runbook.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var o sweepOptions
+	sweepFlags(&o, io.Discard).VisitAll(func(f *flag.Flag) {
+		if !strings.Contains(string(doc), "| `--"+f.Name+"` |") {
+			t.Errorf("eventlogd sweep --%s is not in the flag table of docs/runbook.md", f.Name)
+		}
+	})
+}

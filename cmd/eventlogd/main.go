@@ -1,5 +1,5 @@
 // Command eventlogd is the reference event log of design 000 (one process = one pod); see
-// docs/eventlogd.md. Every flag can also be given as an environment variable
+// docs/eventlogd.md. `eventlogd sweep --before TIME` is the operator sweep of docs/runbook.md. Every flag can also be given as an environment variable
 // EVENTLOGD_<FLAG_UPPER_SNAKE> (a flag on the command line wins).
 package main
 
@@ -187,6 +187,9 @@ func (o *options) defectSet(stderr io.Writer, log *slog.Logger) (defect.Set, err
 }
 
 func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "sweep" {
+		return runSweep(args[1:], stdout, stderr)
+	}
 	var o options
 	fs := flags(&o, stderr)
 	if err := fs.Parse(args); err != nil {

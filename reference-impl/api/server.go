@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -80,12 +79,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, errors.New("meta DSN is required (--meta-dsn)")
 	}
 	if len(cfg.Pools) == 0 {
-		mc, err := mysql.ParseDSN(cfg.MetaDSN)
-		if err != nil {
-			return nil, fmt.Errorf("--meta-dsn: %w", err)
+		var err error
+		if cfg.Pools, err = store.DefaultPools(cfg.MetaDSN); err != nil {
+			return nil, err
 		}
-		mc.DBName = "shared_pool"
-		cfg.Pools = []store.PoolSpec{{ID: "shared_pool", Role: store.RoleShared, DSN: mc.FormatDSN()}}
 	}
 	if err := store.CheckPools(cfg.Pools); err != nil {
 		return nil, err

@@ -46,6 +46,17 @@ func LoadPools(path string) ([]PoolSpec, error) {
 	return f.Pools, nil
 }
 
+// DefaultPools is the pool set of a pod started without a pools file: one shared pool,
+// database shared_pool on the meta DB's server.
+func DefaultPools(metaDSN string) ([]PoolSpec, error) {
+	mc, err := mysql.ParseDSN(metaDSN)
+	if err != nil {
+		return nil, fmt.Errorf("--meta-dsn: %w", err)
+	}
+	mc.DBName = "shared_pool"
+	return []PoolSpec{{ID: "shared_pool", Role: RoleShared, DSN: mc.FormatDSN()}}, nil
+}
+
 // CheckPools validates specs: ids unique and non-empty, role dedicated|shared, DSN parseable.
 func CheckPools(specs []PoolSpec) error {
 	if len(specs) == 0 {

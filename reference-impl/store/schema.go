@@ -223,6 +223,20 @@ func OpenDB(ctx context.Context, dsn string) (*sql.DB, error) {
 	return db, nil
 }
 
+// OpenExisting opens dsn like OpenDB and pings it, but never creates its database: for an operator
+// command that must not leave an empty database behind a typo.
+func OpenExisting(ctx context.Context, dsn string) (*sql.DB, error) {
+	db, err := openLazy(ctx, dsn)
+	if err != nil {
+		return nil, err
+	}
+	if err := db.PingContext(ctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("connect %s: %w", redact(dsn), err)
+	}
+	return db, nil
+}
+
 // openLazy is OpenDB without the ping: no connection is made until the first query (for a pool
 // whose database and schema are known to exist).
 func openLazy(_ context.Context, dsn string) (*sql.DB, error) {

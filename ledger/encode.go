@@ -163,7 +163,7 @@ var fieldOrder = map[string][]uint64{
 	KindRun: {fV, fRunID, fScenario, fSeed, fStartUnixNs, fBudget, fTenants, fPods, fTarget,
 		fCrashesPerPodYear, fPodsInFleet, fThresholds, fAudit, fProfile},
 	KindMut:       {fMID, fTenant, fOp, fPath, fSrc, fIntendedT, fT, fDoneT, fRes, fStatus, fPod},
-	KindEv:        {fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fPod},
+	KindEv:        {fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fSrc, fPod},
 	KindReset:     {fConsumer, fTenant, fConn, fT, fSeq, fReason, fPath, fOp},
 	KindConn:      {fConsumer, fTenant, fConn, fT, fPhase, fPod, fSince, fErr},
 	KindFault:     {fID, fKind, fTarget, fPhase, fT, fParams},

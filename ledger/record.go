@@ -71,7 +71,7 @@ type Record struct {
 	Phase    string `json:"phase,omitempty"`
 	Err      string `json:"err,omitempty"`
 
-	// mut
+	// mut (src is also on an ev of a structural op: its payload's old_path)
 	MID       string `json:"mid,omitempty"`
 	Src       string `json:"src,omitempty"`
 	IntendedT int64  `json:"intended_t,omitempty"`

@@ -23,8 +23,8 @@ func newDuplicatesCheck(ix *index, w *witnessSet) *duplicatesCheck {
 }
 
 func (c *duplicatesCheck) Observe(r *ledger.Record) {
-	if r.K != ledger.KindEv || c.ix.cur.first {
-		return
+	if r.K != ledger.KindEv || c.ix.cur.first || c.ix.cur.id < 0 {
+		return // a first delivery, or a structural op's file_changed (check_structural.go)
 	}
 	for int(c.ix.cur.cons) >= len(c.perCons) {
 		c.perCons = append(c.perCons, 0)

@@ -158,7 +158,45 @@ func TestCheckers(t *testing.T) {
 			edit: edit{drop: []string{"evA2", "persA2"}, after: map[string][]string{
 				"evA2":   {`{"k":"mut","mid":"m6","tenant":"A","op":"delete","path":"/x/A/m2","intended_t":7000000,"t":7000000,"done_t":7500000,"res":"ok","pod":"p1"}`},
 				"persB3": {`{"k":"persisted","tenant":"A","seq":3,"op":"delete","path":"/x/A/m2"}`}}},
-			want: map[string]float64{"lost": 1, "lost_by_reason.silent": 1}, failed: []string{CheckLossBudget, CheckSilent}},
+			// the delete reached no consumer in either form: the structural check fails too
+			want: map[string]float64{"lost": 1, "lost_by_reason.silent": 1, "structural.missing": 1}, failed: []string{CheckLossBudget, CheckSilent, CheckStructural}},
+		// Structural ops (design 000 item 5): each reaches each durable consumer as a reset, as the
+		// detailed file_changed, or both; a miss fails with a witness.
+		{name: "structural op in the reset form", verdict: VerdictPass,
+			edit: edit{after: map[string][]string{
+				"evA2":   {`{"k":"mut","mid":"m7","tenant":"A","op":"rename","path":"/x/A/r7","src":"/x/A/m1","intended_t":6500000,"t":6500000,"done_t":7000000,"res":"ok","pod":"p1"}`, `{"k":"reset","consumer":"cA","tenant":"A","conn":"c1","t":7500000,"seq":3,"reason":"structural_change","path":"/x/A/r7","op":"rename"}`},
+				"persA2": {`{"k":"persisted","tenant":"A","seq":3,"op":"rename","path":"/x/A/r7"}`}}},
+			want: map[string]float64{"structural.expected": 1, "structural.reset": 1, "structural.file_changed": 0, "structural.both": 0, "structural.missing": 0}},
+		{name: "structural op in the file_changed form", verdict: VerdictPass,
+			edit: edit{after: map[string][]string{
+				"evA2":   {`{"k":"mut","mid":"m7","tenant":"A","op":"rename","path":"/x/A/r7","src":"/x/A/m1","intended_t":6500000,"t":6500000,"done_t":7000000,"res":"ok","pod":"p1"}`, `{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":7500000,"seq":3,"op":"rename","path":"/x/A/r7","src":"/x/A/m1","pod":"p1"}`},
+				"persA2": {`{"k":"persisted","tenant":"A","seq":3,"op":"rename","path":"/x/A/r7"}`}}},
+			want: map[string]float64{"structural.expected": 1, "structural.file_changed": 1, "structural.reset": 0, "deliveries": 3}},
+		{name: "structural op in both forms (dual emit)", verdict: VerdictPass,
+			edit: edit{after: map[string][]string{
+				"evA2": {`{"k":"mut","mid":"m7","tenant":"A","op":"mkdir","path":"/x/A/d7","intended_t":6500000,"t":6500000,"done_t":7000000,"res":"ok","pod":"p1"}`,
+					`{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":7500000,"seq":3,"op":"mkdir","path":"/x/A/d7","pod":"p1"}`,
+					`{"k":"reset","consumer":"cA","tenant":"A","conn":"c1","t":7500001,"seq":3,"reason":"structural_change","path":"/x/A/d7","op":"mkdir"}`},
+				"persA2": {`{"k":"persisted","tenant":"A","seq":3,"op":"mkdir","path":"/x/A/d7"}`}}},
+			want: map[string]float64{"structural.expected": 1, "structural.both": 1}},
+		{name: "a delete's file_changed is no second delivery of its file's write", verdict: VerdictPass,
+			edit: edit{after: map[string][]string{
+				"evA2":   {`{"k":"mut","mid":"m7","tenant":"A","op":"delete","path":"/x/A/m1","intended_t":6500000,"t":6500000,"done_t":7000000,"res":"ok","pod":"p1"}`, `{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":7500000,"seq":3,"op":"delete","path":"/x/A/m1","pod":"p1"}`},
+				"persA2": {`{"k":"persisted","tenant":"A","seq":3,"op":"delete","path":"/x/A/m1"}`}}},
+			want: map[string]float64{"structural.file_changed": 1, "deliveries": 3}},
+		{name: "structural op missed in both forms", verdict: VerdictFail,
+			edit: edit{after: map[string][]string{
+				"evA2":   {`{"k":"mut","mid":"m7","tenant":"A","op":"copy","path":"/x/A/c7","src":"/x/A/m1","intended_t":6500000,"t":6500000,"done_t":7000000,"res":"ok","pod":"p1"}`},
+				"persA2": {`{"k":"persisted","tenant":"A","seq":3,"op":"copy","path":"/x/A/c7"}`}}},
+			want:   map[string]float64{"structural.expected": 1, "structural.missing": 1},
+			failed: []string{CheckStructural},
+			wit:    map[string]map[string]any{"structural": {"consumer": "cA", "seq": 3.0, "op": "copy", "path": "/x/A/c7"}}},
+		{name: "a reset of another op on the same path does not deliver a structural op", verdict: VerdictFail,
+			edit: edit{after: map[string][]string{
+				"evA2":   {`{"k":"mut","mid":"m7","tenant":"A","op":"delete","path":"/x/A/m1","intended_t":6500000,"t":6500000,"done_t":7000000,"res":"ok","pod":"p1"}`, `{"k":"reset","consumer":"cA","tenant":"A","conn":"c1","t":7500000,"seq":3,"reason":"structural_change","path":"/x/A/m1","op":"rename"}`},
+				"persA2": {`{"k":"persisted","tenant":"A","seq":3,"op":"delete","path":"/x/A/m1"}`}}},
+			want:   map[string]float64{"structural.expected": 1, "structural.missing": 1},
+			failed: []string{CheckStructural}},
 		// Issue 16 point 1: matching is by (tenant, path), never by seq.
 		{name: "frame at a row's seq with a path no mutation wrote does not deliver it", verdict: VerdictFail,
 			edit:   edit{replace: map[string]string{"evA1": `{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":3000000,"seq":1,"op":"write","path":"/x/A/ghost","pod":"p1"}`}},

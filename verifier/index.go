@@ -443,6 +443,12 @@ func (ix *index) observeEv(r *ledger.Record) error {
 		return err
 	}
 	c.sawFrame = true
+	if classifyOp(r.Op) == opStructural {
+		// The detailed file_changed form of a structural op (design 000 item 5): the structural check
+		// judges it. It delivers no event-producing mutation (a delete shares its file's path).
+		ix.advance(c, r.Seq, r.Conn)
+		return nil
+	}
 	id := ix.intern(r.Tenant, r.Path)
 	m := ix.muts.at(id)
 	m.flags |= fDelivered

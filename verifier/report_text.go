@@ -59,6 +59,10 @@ func WriteText(w io.Writer, s *Summary) error {
 	fmt.Fprintf(&b, "issue latency ms (from intended_t): p50 %g, p99 %g, max %g\n", q.P50, q.P99, q.Max)
 	fmt.Fprintf(&b, "reorder: overtaken %d, max %g ms; reconnects: %d, max %d opens/s; cold wakeups %d; resets%s\n",
 		s.Reorder.Overtaken, s.Reorder.MaxMs, s.Reconnects.Total, s.Reconnects.MaxPerS, s.ColdWakeups, reasons(s.ResetsByReason))
+	if st := s.Structural; st.Expected > 0 {
+		fmt.Fprintf(&b, "structural ops: expected %d, as reset %d, as file_changed %d, both %d, reset-covered %d, missing %d\n",
+			st.Expected, st.Reset, st.FileChanged, st.Both, st.ResetCovered, st.Missing)
+	}
 	if len(s.Faults) > 0 {
 		fmt.Fprintf(&b, "faults: %s; recovery max %g ms, unrecovered %d\n", recoveryLine(s), s.RecoveryMaxMs, s.UnrecoveredFaults)
 	}

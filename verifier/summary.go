@@ -41,6 +41,9 @@ type Summary struct {
 	RecoveryMaxMs     float64            `json:"recovery_max_ms"`
 	UnrecoveredFaults int64              `json:"unrecovered_faults"`
 
+	// Structural counts how structural ops reached the durable consumers (check_structural.go).
+	Structural Structural `json:"structural"`
+
 	// Windows holds the windowed numbers (steady, fault, recovery) when a threshold names one.
 	Windows map[string]*WindowStats `json:"windows,omitempty"`
 
@@ -94,6 +97,19 @@ type Stats struct {
 
 	// Metrics summarises the scraped metric records (metrics.max.<family> in thresholds).
 	Metrics Metrics `json:"metrics"`
+}
+
+// Structural counts, over durable consumers and the structural rows of the audit past each one's
+// first cursor, the form each op reached the consumer in: reset(structural_change) only, the detailed
+// file_changed only, or both (design 000 item 5's dual-emit window); reset-covered ones (a seq_too_old
+// after the row) and missing ones (a failure).
+type Structural struct {
+	Expected     int64 `json:"expected"`
+	Reset        int64 `json:"reset"`
+	FileChanged  int64 `json:"file_changed"`
+	Both         int64 `json:"both"`
+	ResetCovered int64 `json:"reset_covered"`
+	Missing      int64 `json:"missing"`
 }
 
 // Audit summarises the audit records.

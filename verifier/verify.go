@@ -57,6 +57,7 @@ func checkers(ix *index, w *witnessSet) []checker {
 		newConfidenceCheck(),
 		newSkippedCheck(ix, w),
 		newUndeliveredCheck(ix, w),
+		newStructuralCheck(ix, w),
 		newSpuriousCheck(ix, w),
 		drops,
 		newEvidenceCheck(ix),

@@ -107,6 +107,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.DurationVar(&c.Stream.ReplayHeartbeatEvery, "sse-replay-heartbeat-interval", 5*time.Second, "replay: or every T")
 	fs.IntVar(&c.Stream.MaxPagesPerWake, "sse-max-pages-per-wake", 10, "live drain: full pages per wake before a short re-arm")
 	fs.DurationVar(&c.Stream.CatchUpDelay, "sse-catchup-delay", 10*time.Millisecond, "live drain: re-arm delay after the page cap")
+	fs.StringVar(&c.Stream.StructuralEvents, "structural-events", "dual", "how rename, delete, mkdir and copy are sent: reset (drive9's reset(structural_change) only), dual (file_changed with old and new path, then the reset: the migration window), file_changed (the detailed form only)")
 	fs.IntVar(&c.Stream.QueueSize, "sse-queue-size", 1024, "frames in each connection's send queue")
 	fs.DurationVar(&c.Stream.QueueWait, "sse-queue-wait", 2*time.Second, "a send queue full this long ends the connection with reset(slow_consumer)")
 	fs.DurationVar(&c.Stream.WriteTimeout, "sse-write-timeout", 30*time.Second, "per socket write deadline")

@@ -55,6 +55,7 @@ func TestBadInputIsNamed(t *testing.T) {
 		{[]string{"--defect", "nope", "--meta-dsn", "root@tcp(127.0.0.1:1)/m"}, `--defect "nope": unknown (allowed: drop-on-insert-failure`},
 		{[]string{"--pools", bad, "--meta-dsn", "root@tcp(127.0.0.1:1)/m"}, `pools[0].role: "primary" (allowed: dedicated, shared)`},
 		{[]string{"--log-level", "loud"}, `--log-level "loud"`},
+		{[]string{"--structural-events", "both", "--meta-dsn", "root@tcp(127.0.0.1:1)/m"}, `--structural-events "both": allowed reset, dual, file_changed`},
 		{[]string{"--admin", "--listen", "0.0.0.0:0", "--meta-dsn", "root@tcp(127.0.0.1:1)/m"}, `--admin on --listen 0.0.0.0:0 (beyond loopback) needs --admin-token`},
 	}
 	for _, c := range cases {

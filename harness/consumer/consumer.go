@@ -213,10 +213,13 @@ func (c *Consumer) backoff(attempt int) time.Duration {
 }
 
 type frame struct {
-	Seq    *int64 `json:"seq"`
-	Path   string `json:"path"`
-	Op     string `json:"op"`
-	Reason string `json:"reason"`
+	Seq     *int64 `json:"seq"`
+	Path    string `json:"path"`
+	Op      string `json:"op"`
+	Reason  string `json:"reason"`
+	Payload *struct {
+		OldPath string `json:"old_path"`
+	} `json:"payload"` // a structural op's detail in the file_changed form (design 000 item 5)
 }
 
 // connect runs one connection: it reports whether the stream opened, how many frames it carried,
@@ -326,8 +329,12 @@ func (c *Consumer) handle(ev eventstream.Event, conn, pod string, firstFrame boo
 	switch ev.Type {
 	case "file_changed":
 		c.events.Add(1)
-		_ = c.cfg.Sink.Write(&ledger.Record{K: ledger.KindEv, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn,
-			T: t, Seq: seq, Op: f.Op, Path: f.Path, Pod: pod})
+		rec := &ledger.Record{K: ledger.KindEv, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn,
+			T: t, Seq: seq, Op: f.Op, Path: f.Path, Pod: pod}
+		if f.Payload != nil {
+			rec.Src = f.Payload.OldPath
+		}
+		_ = c.cfg.Sink.Write(rec)
 	case "reset":
 		c.resets.Add(1)
 		_ = c.cfg.Sink.Write(&ledger.Record{K: ledger.KindReset, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn,

@@ -297,3 +297,28 @@ func TestChunkReaderBoundsReads(t *testing.T) {
 		}
 	}
 }
+
+// TestStructuralFramesInBothForms: a dual-emit stream (design 000 item 5) records the detailed
+// file_changed as an ev with the structural op and its payload's old path in src, and the reset as a
+// reset; a plain write carries no src.
+func TestStructuralFramesInBothForms(t *testing.T) {
+	renamed := "event: file_changed\ndata: {\"seq\":3,\"path\":\"/new\",\"op\":\"rename\",\"ts\":1,\"payload\":{\"old_path\":\"/old\",\"new_path\":\"/new\"}}\n\n"
+	reset := "event: reset\ndata: {\"seq\":3,\"reason\":\"structural_change\",\"path\":\"/new\",\"op\":\"rename\"}\n\n"
+	sc := &script{frames: [][]string{{initSync, ev1, renamed, reset}}, hold: true}
+	srv := httptest.NewServer(sc)
+	defer srv.Close()
+	_, s := run(t, []Endpoint{{"pod-1", srv.URL}}, Config{Durable: true}, func(c *Consumer) bool { return c.Cursor() == 3 && c.Frames() == 4 })
+	var got []string
+	for _, r := range s.Records() {
+		switch r.K {
+		case ledger.KindEv:
+			got = append(got, fmt.Sprintf("ev %s %s src=%q", r.Op, r.Path, r.Src))
+		case ledger.KindReset:
+			got = append(got, fmt.Sprintf("reset %s %s %s", r.Reason, r.Op, r.Path))
+		}
+	}
+	want := []string{`reset initial_sync  `, `ev write /a src=""`, `ev rename /new src="/old"`, `reset structural_change rename /new`}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("records %q, want %q", got, want)
+	}
+}

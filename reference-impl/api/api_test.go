@@ -91,9 +91,11 @@ func TestCrossTenantLeakDefectIsVisible(t *testing.T) {
 	}
 }
 
+// TestMutationsAndFrames checks drive9's own form (--structural-events=reset); the other modes are
+// TestStructuralEventModes.
 func TestMutationsAndFrames(t *testing.T) {
 	e := newEnv(t)
-	p := e.pod("p1", nil)
+	p := e.pod("p1", func(c *api.Config) { c.Stream.StructuralEvents = "reset" })
 	_, k := p.provision(t, "")
 	sub := p.subscribe(t, k, 0).start()
 	if got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" }); !ok || got[0].Type != "reset" || got[0].Reason != "initial_sync" {

@@ -82,7 +82,7 @@ func (s *Server) handleFS(w http.ResponseWriter, r *http.Request) {
 			s.fsError(w, "write", err)
 			return
 		}
-		s.mutated(r, st, path, "write")
+		s.mutated(r, st, store.Event{Path: path, Op: "write"})
 		writeJSON(w, http.StatusOK, map[string]any{"revision": rev, "status": "ok"})
 	case http.MethodDelete:
 		_, recursive := q["recursive"]
@@ -90,7 +90,7 @@ func (s *Server) handleFS(w http.ResponseWriter, r *http.Request) {
 			s.fsError(w, "delete", err)
 			return
 		}
-		s.mutated(r, st, path, "delete")
+		s.mutated(r, st, store.Event{Path: path, Op: "delete"})
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 	case http.MethodPost:
 		var op string
@@ -112,6 +112,7 @@ func (s *Server) handleFS(w http.ResponseWriter, r *http.Request) {
 func (s *Server) post(w http.ResponseWriter, r *http.Request, st *store.TenantStore, path, op string) {
 	ctx := r.Context()
 	var err error
+	var src string // a rename's or copy's source: the structural payload's old path
 	resp := map[string]any{"status": "ok"}
 	switch op {
 	case "mkdir":
@@ -124,7 +125,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request, st *store.TenantSt
 		if op == "copy" {
 			hdr = "X-Dat9-Copy-Source"
 		}
-		src := cleanPath(r.Header.Get(hdr))
+		src = cleanPath(r.Header.Get(hdr))
 		if perr := checkPath(src); perr != nil {
 			writeErr(w, http.StatusBadRequest, "header "+hdr+": "+perr.Error())
 			return
@@ -157,7 +158,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request, st *store.TenantSt
 		s.fsError(w, op, err)
 		return
 	}
-	s.mutated(r, st, path, op)
+	s.mutated(r, st, store.Event{Path: path, Op: op, Src: src})
 	writeJSON(w, http.StatusOK, resp)
 }
 
@@ -183,12 +184,13 @@ func chmodMode(r *http.Request) (int, error) {
 }
 
 // mutated runs the publish path for a committed mutation; it never fails the mutation.
-func (s *Server) mutated(r *http.Request, st *store.TenantStore, path, op string) {
-	s.m.Mutations.WithLabelValues(op, "ok").Inc()
+func (s *Server) mutated(r *http.Request, st *store.TenantStore, ev store.Event) {
+	s.m.Mutations.WithLabelValues(ev.Op, "ok").Inc()
 	if s.cfg.AfterMutation != nil {
 		s.cfg.AfterMutation(st.TenantID)
 	}
-	s.publisher.Publish(r.Context(), st, store.Event{Path: path, Op: op, CreatedAt: time.Now()})
+	ev.CreatedAt = time.Now()
+	s.publisher.Publish(r.Context(), st, ev)
 }
 
 func (s *Server) fsError(w http.ResponseWriter, op string, err error) {

@@ -211,6 +211,7 @@ type frame struct {
 	Reason string `json:"reason"`
 	Path   string `json:"path"`
 	Op     string `json:"op"`
+	Data   string `json:"-"` // the raw data line
 }
 
 // subscriber is one SSE client collecting frames on a channel.
@@ -270,7 +271,7 @@ func (s *subscriber) start() *subscriber {
 				s.err = err
 				return
 			}
-			f := frame{Type: ev.Type}
+			f := frame{Type: ev.Type, Data: ev.Data}
 			_ = json.Unmarshal([]byte(ev.Data), &f)
 			select { // a full channel must not pin this goroutine past close
 			case s.frames <- f:

@@ -87,6 +87,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := store.CheckPools(cfg.Pools); err != nil {
 		return nil, err
 	}
+	if m := cfg.Stream.StructuralEvents; m != "" && !slices.Contains(sse.StructuralModes, m) {
+		return nil, fmt.Errorf("--structural-events %q: allowed %s", m, strings.Join(sse.StructuralModes, ", "))
+	}
 	warnUnsafeCharsets(cfg)
 	metaDB, err := openMeta(ctx, cfg)
 	if err != nil {

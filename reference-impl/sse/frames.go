@@ -27,7 +27,19 @@ type frame struct {
 	data []byte
 }
 
-// structural ops surface as reset(structural_change), as in drive9.
+// Structural-event modes (--structural-events): how rename, delete, mkdir and copy reach clients.
+// The design's dual-emit window sends both forms, so a client that knows only drive9's
+// reset(structural_change) keeps working while new clients move to the detailed file_changed.
+const (
+	StructuralReset       = "reset"        // drive9's form only: reset(structural_change)
+	StructuralDual        = "dual"         // file_changed with its payload, then the reset (the default)
+	StructuralFileChanged = "file_changed" // the window is over: file_changed with its payload only
+)
+
+// StructuralModes lists the allowed --structural-events values.
+var StructuralModes = []string{StructuralReset, StructuralDual, StructuralFileChanged}
+
+// structural ops surface as reset(structural_change) in drive9.
 func isStructural(op string) bool {
 	switch op {
 	case "rename", "delete", "mkdir", "copy":
@@ -36,24 +48,61 @@ func isStructural(op string) bool {
 	return false
 }
 
-func eventFrame(e store.Event) (frame, bool) {
-	if isStructural(e.Op) {
+// Payload is the machine-readable detail of a structural file_changed (additive: a client that
+// ignores unknown fields sees drive9's file_changed). OldPath is what the op took away or copied
+// from (rename and copy: the source; delete: the deleted path), NewPath what it made (rename and
+// copy: the destination; mkdir: the directory).
+type Payload struct {
+	OldPath string `json:"old_path,omitempty"`
+	NewPath string `json:"new_path,omitempty"`
+}
+
+func payloadOf(e store.Event) *Payload {
+	switch e.Op {
+	case "rename", "copy":
+		return &Payload{OldPath: e.Src, NewPath: e.Path}
+	case "delete":
+		return &Payload{OldPath: e.Path}
+	case "mkdir":
+		return &Payload{NewPath: e.Path}
+	}
+	return nil
+}
+
+// eventFrames turns one row into its frames under mode: one file_changed for an ordinary op; for a
+// structural op the reset, the detailed file_changed, or both (file_changed first; both carry the
+// row's seq). It reports how many of each it made.
+func eventFrames(e store.Event, mode string) (out []frame, changed, resets int) {
+	if !isStructural(e.Op) {
+		return []frame{changedFrame(e, nil)}, 1, 0
+	}
+	if mode != StructuralReset {
+		out = append(out, changedFrame(e, payloadOf(e)))
+		changed++
+	}
+	if mode != StructuralFileChanged {
 		b, _ := json.Marshal(struct {
 			Seq    int64  `json:"seq"`
 			Reason string `json:"reason"`
 			Path   string `json:"path"`
 			Op     string `json:"op"`
 		}{e.Seq, ReasonStructuralChange, e.Path, e.Op})
-		return frame{seq: e.Seq, data: wrap("reset", b)}, true
+		out = append(out, frame{seq: e.Seq, data: wrap("reset", b)})
+		resets++
 	}
+	return out, changed, resets
+}
+
+func changedFrame(e store.Event, p *Payload) frame {
 	b, _ := json.Marshal(struct {
-		Seq   int64  `json:"seq"`
-		Path  string `json:"path"`
-		Op    string `json:"op"`
-		Actor string `json:"actor,omitempty"`
-		Ts    int64  `json:"ts"`
-	}{e.Seq, e.Path, e.Op, e.Actor, e.CreatedAt.UnixMilli()})
-	return frame{seq: e.Seq, data: wrap("file_changed", b)}, false
+		Seq     int64    `json:"seq"`
+		Path    string   `json:"path"`
+		Op      string   `json:"op"`
+		Actor   string   `json:"actor,omitempty"`
+		Ts      int64    `json:"ts"`
+		Payload *Payload `json:"payload,omitempty"`
+	}{e.Seq, e.Path, e.Op, e.Actor, e.CreatedAt.UnixMilli(), p})
+	return frame{seq: e.Seq, data: wrap("file_changed", b)}
 }
 
 func resetFrame(seq int64, reason string) frame {

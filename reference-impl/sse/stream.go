@@ -34,9 +34,12 @@ type Config struct {
 	// huge backlog cannot hold one connection (and one pod) for minutes. 0 = no cap [0, 0].
 	ReplayBudgetEvents int
 	ReplayBudgetTime   time.Duration
-	SinglePageReplay   bool // defect single-page-replay
-	UnsignalledDrop    bool // defect unsignalled-queue-drop
-	SpuriousSeqTooOld  bool // defect spurious-seq-too-old
+	// StructuralEvents is how structural ops are sent: StructuralReset, StructuralDual or
+	// StructuralFileChanged [dual].
+	StructuralEvents  string
+	SinglePageReplay  bool // defect single-page-replay
+	UnsignalledDrop   bool // defect unsignalled-queue-drop
+	SpuriousSeqTooOld bool // defect spurious-seq-too-old
 }
 
 func (c *Config) defaults() {
@@ -51,6 +54,9 @@ func (c *Config) defaults() {
 	}
 	if c.QueueSize <= 0 {
 		c.QueueSize = 1024
+	}
+	if c.StructuralEvents == "" {
+		c.StructuralEvents = StructuralDual
 	}
 	defaults.Positive(&c.ReplayHeartbeatEvery, 5*time.Second)
 	defaults.Positive(&c.Heartbeat, 15*time.Second)
@@ -166,14 +172,13 @@ func (x *stream) heartbeat(ctx context.Context) bool {
 
 func (x *stream) sendEvents(ctx context.Context, evs []store.Event) bool {
 	for _, e := range evs {
-		f, structural := eventFrame(e)
-		if structural {
-			x.m.Resets.WithLabelValues(x.st.TenantID, ReasonStructuralChange).Inc()
-		} else {
-			x.m.EventsSent.WithLabelValues(x.st.TenantID).Inc()
-		}
-		if !x.put(ctx, f) {
-			return false
+		fs, changed, resets := eventFrames(e, x.cfg.StructuralEvents)
+		x.m.Resets.WithLabelValues(x.st.TenantID, ReasonStructuralChange).Add(float64(resets))
+		x.m.EventsSent.WithLabelValues(x.st.TenantID).Add(float64(changed))
+		for _, f := range fs {
+			if !x.put(ctx, f) {
+				return false
+			}
 		}
 		x.cursor = e.Seq
 	}

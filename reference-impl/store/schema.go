@@ -78,10 +78,11 @@ var metaSchema = []string{
 
 // TenantSchemaVersion names the tenant schema below; bump it whenever tenantSchema changes, so pods
 // migrate pools that an older eventlogd recorded in pool_schema.
-const TenantSchemaVersion = 2
+const TenantSchemaVersion = 3
 
 // Version 2: fs_events.path is VARBINARY like files.path (it was a VARCHAR in the server's default
 // charset, which refused non-ASCII paths the files table had accepted).
+// Version 3: fs_events.src_path, the source of a rename or copy (the structural payload's old path).
 
 // tenantSchema is the same in a dedicated and a shared tenant DB: every row is keyed by tenant_id.
 // fs_event_seq_lock is the per-tenant row an event insert locks before it takes its AUTO_INCREMENT
@@ -98,6 +99,7 @@ var tenantSchema = []string{
 		op VARCHAR(32) NOT NULL,
 		actor VARCHAR(64) NOT NULL DEFAULT '',
 		created_at DATETIME(6) NOT NULL,
+		src_path VARBINARY(1024) NOT NULL DEFAULT '',
 		KEY idx_fs_events_tenant_seq (tenant_id, seq),
 		KEY idx_fs_events_created (created_at)
 	) /*T![auto_id_cache] AUTO_ID_CACHE=1 */`,
@@ -133,7 +135,12 @@ func MigrateMeta(ctx context.Context, db *sql.DB) error {
 	if err := migrate(ctx, db, metaSchema); err != nil {
 		return err
 	}
-	for _, c := range metaColumns {
+	return addColumns(ctx, db, metaColumns)
+}
+
+// addColumns adds each column its table lacks (idempotent; another pod may add it first).
+func addColumns(ctx context.Context, db *sql.DB, cols []struct{ table, column, def string }) error {
+	for _, c := range cols {
 		var n int
 		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?`,
 			c.table, c.column).Scan(&n); err != nil {
@@ -151,6 +158,11 @@ func MigrateMeta(ctx context.Context, db *sql.DB) error {
 	return nil
 }
 
+// tenantColumns are tenant-table columns added after the table's first version.
+var tenantColumns = []struct{ table, column, def string }{
+	{"fs_events", "src_path", "VARBINARY(1024) NOT NULL DEFAULT ''"},
+}
+
 // tenantColumnTypes are column types changed after a table's first version: MigrateTenant
 // modifies a column whose DATA_TYPE differs.
 var tenantColumnTypes = []struct{ table, column, dataType, def string }{
@@ -162,6 +174,9 @@ var tenantColumnTypes = []struct{ table, column, dataType, def string }{
 // date; it is idempotent and safe to run from several pods at once.
 func MigrateTenant(ctx context.Context, db *sql.DB) error {
 	if err := migrate(ctx, db, tenantSchema); err != nil {
+		return err
+	}
+	if err := addColumns(ctx, db, tenantColumns); err != nil {
 		return err
 	}
 	for _, c := range tenantColumnTypes {

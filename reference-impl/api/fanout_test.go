@@ -114,3 +114,28 @@ func TestPrunedWakesAreRecovered(t *testing.T) {
 		t.Fatalf("no recovery wake counted (%v)", n)
 	}
 }
+
+// TestHintsLostAtShutdownAreCounted: a pod whose last outbox hint the meta DB refuses at shutdown
+// cannot signal it any more; the loss is counted (reason shutdown), never silent. With the meta DB
+// up the same shutdown writes the hint and counts nothing.
+func TestHintsLostAtShutdownAreCounted(t *testing.T) {
+	for _, metaDown := range []bool{false, true} {
+		t.Run(map[bool]string{false: "meta up", true: "meta down"}[metaDown], func(t *testing.T) {
+			e := newEnv(t).withMetaProxy()
+			a := e.pod("a", nil)
+			_, k := a.provision(t, "")
+			a.write(t, k, "/x", "1") // caches the key: writes go on without the meta DB
+			ctx := testCtx(t)
+			waitFor(t, 10*time.Second, "the first hint", func() bool { return a.srv.SignalIdle(ctx) })
+			if metaDown {
+				e.metaProxy.Stop()
+			}
+			a.write(t, k, "/y", "2")
+			mustWithin(t, time.Minute, "the pod to close", a.close)
+			got := counter(t, a, "eventlogd_fanout_signal_lost_total", map[string]string{"reason": "shutdown"})
+			if want := map[bool]float64{false: 0, true: 1}[metaDown]; got != want {
+				t.Fatalf("hints lost at shutdown counted %v, want %v", got, want)
+			}
+		})
+	}
+}

@@ -94,3 +94,32 @@ func TestIsPermanent(t *testing.T) {
 func ctxErr() error {
 	return fmt.Errorf("query: %w", errors.New("context deadline exceeded"))
 }
+
+// TestMigrateTenantAddsSourcePath: a pool created before tenant schema 3 has no fs_events.src_path,
+// so an insert carrying a rename's source fails; MigrateTenant adds the column (twice is a no-op)
+// and the source then round-trips through EventsPage.
+func TestMigrateTenantAddsSourcePath(t *testing.T) {
+	ctx := testCtx(t)
+	db := tenantDB(t)
+	if _, err := db.ExecContext(ctx, `ALTER TABLE fs_events DROP COLUMN src_path`); err != nil {
+		t.Fatal(err)
+	}
+	st := &store.TenantStore{DB: db, TenantID: "t"}
+	ev := store.Event{Path: "/new", Op: "rename", Src: "/old", CreatedAt: time.Now()}
+	if _, err := st.InsertEvent(ctx, ev, true); err == nil {
+		t.Fatal("negative control: a schema-2 table took src_path")
+	}
+	for i := 0; i < 2; i++ {
+		if err := store.MigrateTenant(ctx, db); err != nil {
+			t.Fatalf("migration %d: %v", i+1, err)
+		}
+	}
+	seq, err := st.InsertEvent(ctx, ev, true)
+	if err != nil {
+		t.Fatalf("after migration: %v", err)
+	}
+	evs, _, err := st.EventsPage(ctx, seq-1, 10)
+	if err != nil || len(evs) != 1 || evs[0].Src != "/old" || evs[0].Path != "/new" {
+		t.Fatalf("read back %+v (%v), want src /old", evs, err)
+	}
+}

@@ -74,13 +74,7 @@ func TestProcessServesAndStopsOnSIGTERM(t *testing.T) {
 	}
 	// Every step below is bounded by this deadline: the build, the process (killed at the
 	// deadline, which also ends a blocked stdout read) and the HTTP calls.
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srv, err := dbserver.Start(ctx, dbserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	ctx, srv := privateDB(t)
 	bin := filepath.Join(t.TempDir(), "eventlogd")
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
@@ -131,4 +125,18 @@ func TestProcessServesAndStopsOnSIGTERM(t *testing.T) {
 	if !strings.Contains(stderr.String(), "fs_events_retention=1h0m0s") {
 		t.Fatalf("effective retention not logged:\n%s", stderr.String())
 	}
+}
+
+// privateDB starts a throwaway MariaDB for one test, stopped at its end, and a context that bounds
+// every step of the test (2 minutes).
+func privateDB(t *testing.T) (context.Context, *dbserver.Server) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	srv, err := dbserver.Start(ctx, dbserver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	return ctx, srv
 }

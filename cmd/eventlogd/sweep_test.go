@@ -2,7 +2,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -10,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
@@ -48,13 +46,7 @@ func TestParseBefore(t *testing.T) {
 // seq_too_old); a pool whose database does not exist is reported, not created, and one without
 // the schema is reported.
 func TestSweepCommand(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	srv, err := dbserver.Start(ctx, dbserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
+	ctx, srv := privateDB(t)
 	specs := []store.PoolSpec{
 		{ID: "d1", Role: store.RoleDedicated, DSN: srv.DSN("sweep_d1")},
 		{ID: "d2", Role: store.RoleDedicated, DSN: srv.DSN("sweep_d2")},

@@ -97,7 +97,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		ReplayHandoffs: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_sse_replay_handoffs_total",
 			Help: "Replays ended at the per-connection replay budget (the client resumes from its cursor)."}),
 		FanoutLag: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_fanout_lag_total",
-			Help: "Outbox reads that found the cross-pod fan-out behind, by reason (poll_gap: more than 2 s since the previous read; backlog: rows left for the next tick). Their wakes arrive late; nothing is skipped or closed."}, []string{"reason"}),
+			Help: "Outbox reads that found the cross-pod fan-out behind, by reason (poll_gap: more than 2 s, or two poll intervals, since the previous read; backlog: rows left for the next tick). Their wakes arrive late; nothing is skipped or closed."}, []string{"reason"}),
 		SignalLost: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_fanout_signal_lost_total",
 			Help: "Times this pod knew cross-pod wakes were lost, by reason (outbox_pruned, poller_start: every local stream was woken to re-read from its cursor; shutdown: this pod's last hints could not be written, counted per tenant)."}, []string{"reason"}),
 		RecoveryWakes: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_fanout_recovery_wakes_total",

@@ -40,7 +40,7 @@ type Poller struct {
 }
 
 // LagAfter is how long after the previous successful read a read counts as lagged (reason
-// poll_gap): seed 004's delivery deadline. A meta-DB stall or a stalled poller puts every pod's
+// poll_gap; two poll intervals when that is longer): seed 004's delivery deadline. A meta-DB stall or a stalled poller puts every pod's
 // reads past it at once; the wakes of such a read are late, never lost.
 const LagAfter = 2 * time.Second
 
@@ -202,7 +202,7 @@ func (p *Poller) lagged(backlog bool) {
 	gap := now.Sub(p.lastRead)
 	p.lastRead = now
 	lag := false
-	if gap > LagAfter {
+	if gap > max(LagAfter, 2*p.Interval) { // a slow configured period alone is no lag
 		p.Metrics.FanoutLag.WithLabelValues("poll_gap").Inc()
 		lag = true
 	}

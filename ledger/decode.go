@@ -300,6 +300,9 @@ func (d *decoder) field(key []byte, rec *Record) error {
 	case "profile":
 		bit = fProfile
 		rec.Profile, err = d.str(true)
+	case "shard":
+		bit = fShard
+		err = d.nested(&rec.Shard)
 	case "pods":
 		bit = fPods
 		rec.Pods, err = d.idList()

@@ -154,6 +154,8 @@ func buildEncoders() (encoders [64]fieldEnc) {
 	set(fError, strField("error", func(r *Record) string { return r.Error }))
 	set(fAudit, boolField("audit", func(r *Record) bool { return r.Audit }))
 	set(fProfile, strField("profile", func(r *Record) string { return r.Profile }))
+	set(fShard, jsonField("shard", func(r *Record) bool { return r.Shard == nil },
+		func(r *Record) any { return r.Shard }))
 	return encoders
 }
 
@@ -161,7 +163,7 @@ func buildEncoders() (encoders [64]fieldEnc) {
 // included); fields a record sets outside its kind's list follow in presence-bit order.
 var fieldOrder = map[string][]uint64{
 	KindRun: {fV, fRunID, fScenario, fSeed, fStartUnixNs, fBudget, fTenants, fPods, fTarget,
-		fCrashesPerPodYear, fPodsInFleet, fThresholds, fAudit, fProfile},
+		fCrashesPerPodYear, fPodsInFleet, fThresholds, fAudit, fProfile, fShard},
 	KindMut:       {fMID, fTenant, fOp, fPath, fSrc, fIntendedT, fT, fDoneT, fRes, fStatus, fPod},
 	KindEv:        {fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fSrc, fPod},
 	KindReset:     {fConsumer, fTenant, fConn, fT, fSeq, fReason, fPath, fOp},

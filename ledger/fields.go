@@ -62,6 +62,7 @@ const (
 	fError
 	fAudit
 	fProfile
+	fShard
 	fCount // number of fields; keep last
 )
 
@@ -73,6 +74,7 @@ var fieldNames = [...]string{
 	"reason", "since", "id", "kind", "params", "pid", "signal", "code", "name", "labels", "value",
 	"conns", "bytes_up", "bytes_down", "created_unix_ns", "from_t", "to_t", "first_since",
 	"final_cursor", "durable", "drained", "block", "ok", "tenants", "rows", "error", "audit", "profile",
+	"shard",
 }
 
 // kindSpec is one row of the spec's table: the fields a kind must carry and the allowed values of
@@ -160,6 +162,9 @@ func validate(r *Record, spec *kindSpec, present uint64) (field, msg string) {
 		}
 		if !oneOf(r.Target, targets) {
 			return "target", "want one of " + list(targets) + ", got " + quote(r.Target)
+		}
+		if r.Shard != nil && (r.Shard.N < 1 || r.Shard.N > MaxShards || r.Shard.K < 1 || r.Shard.K > r.Shard.N) {
+			return "shard", "want {\"k\": K, \"n\": N} with 1 <= K <= N <= " + itoa(MaxShards) + ", got k " + itoa(int64(r.Shard.K)) + " n " + itoa(int64(r.Shard.N))
 		}
 		for i, t := range r.Tenants {
 			if t.ID == "" {

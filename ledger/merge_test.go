@@ -20,7 +20,7 @@ func shard(t *testing.T, dir, name, runID, tenant string, times []int64, withEnd
 	if err != nil {
 		t.Fatal(err)
 	}
-	recs := []Record{{K: KindRun, V: 1, RunID: runID, Scenario: "s", Budget: ptrF(1e-4), Target: "eventlogd",
+	recs := []Record{{K: KindRun, V: 1, RunID: runID, Scenario: "s", Seed: 1, Budget: ptrF(1e-4), Target: "eventlogd",
 		Tenants: []Tenant{{ID: tenant, Mode: "shared"}}, Pods: []string{"p-" + tenant}}}
 	for i, ts := range times {
 		if i%2 == 0 {

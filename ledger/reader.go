@@ -19,12 +19,13 @@ type Reader struct {
 	h    srcHeap // active sources of the run phase, by head time
 	last *source // the source whose head Next returned last: advanced on the next call
 
-	post     int       // post phase: index of the source being drained
-	ends     []Record  // post phase: each file's end record
-	merged   Record    // post phase: the merged end
-	warnings []Warning // first maxWarnings warnings
-	dropped  int       // warnings beyond maxWarnings
-	err      error     // sticky: once Next fails it keeps failing
+	post      int       // post phase: index of the source being drained
+	ends      []Record  // post phase: each file's end record
+	merged    Record    // post phase: the merged audit, then the merged end
+	auditDone bool      // post phase: the merged audit was returned (or there is none)
+	warnings  []Warning // first maxWarnings warnings
+	dropped   int       // warnings beyond maxWarnings
+	err       error     // sticky: once Next fails it keeps failing
 }
 
 const (
@@ -134,8 +135,10 @@ func (r *Reader) next() (*Record, error) {
 	return nil, io.EOF
 }
 
-// header reads every file's first record, which must be a run record with the same run_id, and
-// returns one header (tenants and pods united, for ledgers sharded by tenant).
+// header reads every file's first record, which must be a run record, and returns one header. With
+// several files they must be the ledgers of one run (shardset.go): the same run, disjoint tenants and,
+// when sharded, every shard exactly once; the header unites their tenants and pods, starts at the
+// earliest start_unix_ns, and each file's times are shifted onto that clock.
 func (r *Reader) header() (*Record, error) {
 	for i, s := range r.srcs {
 		rec, err := s.next()
@@ -148,29 +151,21 @@ func (r *Reader) header() (*Record, error) {
 		if rec.K != KindRun {
 			return nil, &LineError{File: s.name, Line: s.line, Field: "k", Msg: `first record must be k "run", got ` + quote(rec.K)}
 		}
+		s.hdr = *rec
+		s.hdr.Tenants = slices.Clone(rec.Tenants)
+		s.hdr.Pods = slices.Clone(rec.Pods)
 		if i == 0 {
-			r.hdr = *rec
+			r.hdr = s.hdr
 			r.hdr.Tenants = slices.Clone(rec.Tenants)
 			r.hdr.Pods = slices.Clone(rec.Pods)
-			continue
 		}
-		if rec.RunID != r.hdr.RunID {
-			return nil, &LineError{File: s.name, Line: s.line, Field: "run_id",
-				Msg: quote(rec.RunID) + " differs from " + quote(r.hdr.RunID) + " in " + r.srcs[0].name + ": ledgers of different runs"}
-		}
-		for _, t := range rec.Tenants {
-			if !slices.ContainsFunc(r.hdr.Tenants, func(u Tenant) bool { return u.ID == t.ID }) {
-				r.hdr.Tenants = append(r.hdr.Tenants, t)
-			}
-		}
-		for _, p := range rec.Pods {
-			if !slices.Contains(r.hdr.Pods, p) {
-				r.hdr.Pods = append(r.hdr.Pods, p)
-			}
-		}
+	}
+	if err := r.checkSet(); err != nil {
+		return nil, err
 	}
 	r.state = stateRun
 	if len(r.srcs) > 1 {
+		r.unite()
 		for _, s := range r.srcs {
 			if err := r.advance(s); err != nil {
 				return nil, err
@@ -217,8 +212,9 @@ func orderKey(rec *Record) int64 {
 }
 
 // advance reads s's next record; a source whose head is a post-run record (or EOF) leaves the heap.
+// Audit records are held back for the merged audit (shardset.go).
 func (r *Reader) advance(s *source) error {
-	rec, err := s.next()
+	rec, err := s.nextHeld()
 	if err == io.EOF {
 		s.eof = true
 		s.rec = Record{}
@@ -278,7 +274,7 @@ func (r *Reader) nextPost() (*Record, error) {
 			// s's parked head was returned by the previous call: read on.
 			r.last = nil
 			var err error
-			if rec, err = s.next(); err == io.EOF {
+			if rec, err = s.nextHeld(); err == io.EOF {
 				r.post++
 				continue
 			} else if err != nil {
@@ -298,6 +294,9 @@ func (r *Reader) nextPost() (*Record, error) {
 			r.ends = append(r.ends, *rec)
 			continue
 		}
+		return rec, nil
+	}
+	if rec := r.mergedAudit(); rec != nil {
 		return rec, nil
 	}
 	r.state = stateDone

@@ -37,6 +37,14 @@ type Tenant struct {
 	Cold bool   `json:"cold"`
 }
 
+// Shard is the run record's shard field: this ledger is agent K's of the run's N (1 <= K <= N).
+// The N ledgers of one run are merged by Open into one run; a set with a shard missing or given
+// twice is refused.
+type Shard struct {
+	K int `json:"k"`
+	N int `json:"n"`
+}
+
 // Record is one ledger line. It is a flat union of every kind's fields so that one decode serves all
 // kinds on the hot path; which fields are meaningful depends on K (see the spec table). Times are
 // nanoseconds since the run started on the harness's monotonic clock.
@@ -58,6 +66,9 @@ type Record struct {
 	Thresholds        map[string][]string `json:"thresholds,omitempty"`
 	Audit             bool                `json:"audit,omitempty"`   // an audit of the events table is part of this run
 	Profile           string              `json:"profile,omitempty"` // the target profile's name
+	// Shard says which of the run's load agents wrote this ledger (seqgate's addition: seqgate run
+	// --shard K/N); nil for a run driven by one agent.
+	Shard *Shard `json:"shard,omitempty"`
 
 	// shared by several kinds
 	T        int64  `json:"t"`

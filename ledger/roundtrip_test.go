@@ -22,7 +22,7 @@ func sampleRecords() []Record {
 		{K: KindRun, V: 1, RunID: "r1", Scenario: "smoke", Seed: 7, StartUnixNs: 1700000000000000000, Budget: ptrF(1e-4),
 			Tenants: []Tenant{{ID: "t1", Mode: "dedicated"}, {ID: "t2", Mode: "shared", Cold: true}},
 			Pods:    []string{"pod-0", "pod-1"}, Target: "eventlogd", CrashesPerPodYear: ptrF(12), PodsInFleet: ptrI(20),
-			Thresholds: map[string][]string{"latency_ms.p99": {"< 500"}, "duplicates": {"== 0"}}, Audit: true, Profile: "drive9-v2.5"},
+			Thresholds: map[string][]string{"latency_ms.p99": {"< 500"}, "duplicates": {"== 0"}}, Audit: true, Profile: "drive9-v2.5", Shard: &Shard{K: 1, N: 1}},
 		{K: KindPod, Pod: "pod-0", Phase: "start", T: 0, PID: 42},
 		{K: KindConn, Consumer: "c1", Tenant: "t1", Conn: "c1-1", T: 5, Phase: "open", Pod: "pod-0", Since: 0},
 		{K: KindReset, Consumer: "c1", Tenant: "t1", Conn: "c1-1", T: 6, Seq: 0, Reason: "initial_sync"},

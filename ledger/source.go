@@ -24,6 +24,9 @@ type source struct {
 	idx    int  // position among the Reader's files (merge tie-break)
 	rec    Record
 	dec    decoder
+	hdr    Record // its run record (several files: checked against the others')
+	shift  int64  // added to its times: its start_unix_ns minus the earliest of the run's files
+	audit  auditOutcome
 	r      *Reader // for warnings and the shared interner
 }
 

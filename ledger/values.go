@@ -35,6 +35,8 @@ func want(bit uint64) string {
 		return "list of names"
 	case fParams, fThresholds:
 		return "object"
+	case fShard:
+		return `object {"k","n"}`
 	}
 	return "integer"
 }

@@ -40,6 +40,8 @@ type runFlags struct {
 	duration  string
 	metrics   string
 	toxiproxy string
+	shard     string
+	runID     string
 }
 
 func newRunCmd() *cobra.Command {
@@ -78,6 +80,8 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field, PATH=VALUE (repeatable), e.g. --set load[0].rate=600 --set pods.count=5; the run directory's scenario.yaml records the result")
 	fl.StringVar(&f.seed, "seed", "", "override the scenario's seed (same as --set seed=N)")
 	fl.StringVar(&f.duration, "duration", "", "override the scenario's duration (same as --set duration=D)")
+	fl.StringVar(&f.shard, "shard", "", "be agent K of N of one run (K/N, 1 <= K <= N): drive only this agent's share of the scenario's tenants against --target and write its own ledger; no faults, no verdict (seqgate verify merges the N ledgers; docs/scale-out.md)")
+	fl.StringVar(&f.runID, "run-id", "", "the run's id (letters, digits, '.', '_', '-'; at most 64); default <scenario>-<UTC time>, or with --shard <scenario>-s<seed>-<digest of the resolved scenario>, the same for every agent")
 	fl.StringVar(&f.metrics, "metrics-addr", "", "serve seqgate's own Prometheus metrics of the run at http://ADDR/metrics while it goes on (e.g. 127.0.0.1:9464)")
 	return cmd
 }
@@ -117,6 +121,13 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 			return &exitError{exitUnusable, fmt.Errorf("--target-profile %s finds a tenant's events by its id (%s): give --tenant-id with --api-key, or drop --dsn to run without an audit", p.Name, p.Layout())}
 		}
 	}
+	sh, runID, err := shardOf(sc, f)
+	if err != nil {
+		return &exitError{exitUnusable, err}
+	}
+	if err := run.CheckShard(run.Options{Scenario: sc, Target: f.target, APIKey: f.apiKey, Replay: f.replay, Toxiproxy: f.toxiproxy, Shard: sh}); err != nil {
+		return &exitError{exitUnusable, err}
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
@@ -127,7 +138,13 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 		stop() // the first signal stops the run cleanly; a second one kills seqgate (and, by Pdeathsig, its children)
 	}()
 	dir := f.out
-	if dir == "" {
+	switch {
+	case dir != "":
+	case sh.Sharded():
+		dir = filepath.Join("runs", fmt.Sprintf("%s.shard-%d-of-%d", runID, sh.K, sh.N))
+	case runID != "":
+		dir = filepath.Join("runs", runID)
+	default:
 		dir = filepath.Join("runs", fmt.Sprintf("%s-%s", sc.Name, time.Now().UTC().Format("20060102T150405")))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -135,7 +152,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	}
 	opts := run.Options{Scenario: sc, Dir: dir, DSN: f.dsn, Infra: f.infra, Target: f.target, APIKey: f.apiKey, TenantID: f.tenantID,
 		Profile: target.Options{Profile: f.profile, AuditDB: f.auditDB, TenantColumn: f.tenantCol}, ReadyTimeout: f.ready, Replay: f.replay, Toxiproxy: f.toxiproxy,
-		Log: stderr, Progress: stderr, Terminal: isTerminal(stderr)}
+		Log: stderr, Progress: stderr, Terminal: isTerminal(stderr), Shard: sh, RunID: runID}
 	if f.metrics != "" {
 		observe, stopLive, err := serveLive(f.metrics, stderr)
 		if err != nil {
@@ -155,6 +172,9 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	res, err := run.Run(ctx, opts)
 	if err != nil {
 		return &exitError{exitUnusable, fmt.Errorf("run %s: %w (run directory %s)", sc.Name, err, dir)}
+	}
+	if sh.Sharded() {
+		return shardDone(stdout, res, sh)
 	}
 	s, err := verifyRun(res, f)
 	if err != nil {

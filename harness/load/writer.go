@@ -28,6 +28,10 @@ type Tenant struct {
 	ID    string // the service's tenant_id (the ledger's tenant)
 	Key   string // API key
 	Index int    // 1-based slot in the scenario, seeds its streams
+	// Phase shifts its arrivals by this fraction of an interval (0 <= Phase < 1), so the tenants of a
+	// group do not all fire at the same instant. The run sets it from the tenant's place in its whole
+	// group, so a tenant keeps its schedule whichever agent of a sharded run drives it.
+	Phase float64
 }
 
 // Block is one scenario load block bound to its tenants.
@@ -119,12 +123,12 @@ func (d *Driver) Path(tenant, mid string) string {
 func (d *Driver) Run(ctx context.Context, loadStart time.Time, blocks []Block) {
 	var sched, inflight sync.WaitGroup
 	for _, b := range blocks {
-		for ti, t := range b.Tenants {
+		for _, t := range b.Tenants {
 			sem := make(chan struct{}, b.Load.MaxInFlight)
 			sched.Add(1)
 			go func() {
 				defer sched.Done()
-				d.schedule(ctx, loadStart, b, ti, t, sem, &inflight)
+				d.schedule(ctx, loadStart, b, t, sem, &inflight)
 			}()
 		}
 	}
@@ -132,8 +136,8 @@ func (d *Driver) Run(ctx context.Context, loadStart time.Time, blocks []Block) {
 	inflight.Wait()
 }
 
-func (d *Driver) schedule(ctx context.Context, loadStart time.Time, b Block, ti int, t Tenant, sem chan struct{}, inflight *sync.WaitGroup) {
-	pace := NewPacer(b.Load, float64(ti)/float64(len(b.Tenants)))
+func (d *Driver) schedule(ctx context.Context, loadStart time.Time, b Block, t Tenant, sem chan struct{}, inflight *sync.WaitGroup) {
+	pace := NewPacer(b.Load, t.Phase)
 	mix := NewMix(b.Load.Mix, uint64(d.cfg.Seed), uint64(t.Index)<<16|uint64(b.Index))
 	begin := loadStart.Add(b.Load.Start.D())
 	timer := time.NewTimer(0)

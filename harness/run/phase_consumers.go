@@ -27,7 +27,11 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 		}
 		return out
 	}
-	n := 0
+	driven := map[int]tenant{}
+	for _, t := range s.tenants {
+		driven[t.Index] = t
+	}
+	n, started := 0, 0
 	for _, spec := range s.sc.Consumers {
 		client := streamClient
 		if spec.RcvBuf > 0 {
@@ -45,8 +49,15 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 				return sleep.Until(ctx, s.clock.at.Add(at))
 			}
 		}
-		for _, t := range s.tenants {
-			if spec.Tenants != "" && spec.Tenants != t.Group {
+		for _, slot := range s.sc.Expand() {
+			if spec.Tenants != "" && spec.Tenants != slot.Group {
+				continue
+			}
+			// n counts the consumers of every tenant of the scenario, also those another agent of a
+			// sharded run drives, so a consumer's seed and home are the same whichever agent runs it.
+			t, mine := driven[slot.Index]
+			if !mine {
+				n += spec.Count
 				continue
 			}
 			for i := 0; i < spec.Count; i++ {
@@ -59,6 +70,7 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 					Resume: spec.Since != nil, Since: deref(spec.Since), ReadChunk: spec.RcvBuf,
 					Endpoints: endpoints,
 				})
+				started++
 				cs.all = append(cs.all, c)
 				cs.late[c] = spec.Start > 0
 				s.env.consumers[t.Name()] = append(s.env.consumers[t.Name()], c)
@@ -67,7 +79,7 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 			}
 		}
 	}
-	log.Info("consumers started", "count", n)
+	log.Info("consumers started", "count", started)
 	ok := audit.Wait(ctx, 10*time.Second, 20*time.Millisecond, func(context.Context) bool {
 		for _, c := range cs.all {
 			if c.Frames() == 0 && !cs.late[c] {

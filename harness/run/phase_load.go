@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/harness/load"
+	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/internal/sleep"
 )
 
@@ -21,9 +22,21 @@ func loadPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	var blocks []load.Block
 	for i, l := range s.sc.Load {
 		b := load.Block{Index: i, Load: l}
+		// A tenant's phase is its place in its whole group (not among the tenants this agent drives),
+		// so its schedule is the same in a sharded run as in a single-agent one.
+		phase := map[int]float64{}
+		var group []scenario.Tenant
+		for _, t := range s.sc.Expand() {
+			if t.Group == l.Tenants {
+				group = append(group, t)
+			}
+		}
+		for pos, t := range group {
+			phase[t.Index] = float64(pos) / float64(len(group))
+		}
 		for _, t := range s.tenants {
 			if t.Group == l.Tenants {
-				b.Tenants = append(b.Tenants, load.Tenant{ID: t.ID, Key: t.Key, Index: t.Index})
+				b.Tenants = append(b.Tenants, load.Tenant{ID: t.ID, Key: t.Key, Index: t.Index, Phase: phase[t.Index]})
 			}
 		}
 		blocks = append(blocks, b)

@@ -31,6 +31,9 @@ func provisionPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	for _, t := range s.tenants {
 		rec.Tenants = append(rec.Tenants, ledger.Tenant{ID: t.ID, Mode: t.Mode, Cold: t.Cold})
 	}
+	if sh := s.o.Shard; sh.Sharded() {
+		rec.Shard = &ledger.Shard{K: sh.K, N: sh.N}
+	}
 	return s.sink.header(rec)
 }
 

@@ -44,6 +44,7 @@ import (
 
 	"github.com/seqgate/seqgate/faults"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/harness/shard"
 	tgt "github.com/seqgate/seqgate/harness/target"
 )
 
@@ -89,6 +90,11 @@ type Options struct {
 	Terminal bool
 	// Observe, when set, sees every ledger record as it is written (seqgate run --metrics-addr).
 	Observe func(*ledger.Record)
+	// RunID is the run's id; empty: <scenario>-<UTC time>. The agents of a sharded run share one.
+	RunID string
+	// Shard, when set, makes this run agent K of N: it drives only its share of the tenants
+	// (shard.Assign), injects no faults, and says so in its run record (CheckShard).
+	Shard shard.Shard
 }
 
 // Result is what a run produced.
@@ -115,6 +121,9 @@ type Result struct {
 // path, also when ctx is cancelled; on cancel the ledger is still finished, with end.reason
 // "interrupted". The error is for runs that could not produce a ledger worth verifying.
 func Run(ctx context.Context, o Options) (*Result, error) {
+	if err := CheckShard(o); err != nil {
+		return nil, err
+	}
 	s, closeLog, err := newState(o)
 	if err != nil {
 		return nil, err

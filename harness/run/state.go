@@ -24,7 +24,7 @@ type state struct {
 	o          Options
 	sc         *scenario.Scenario
 	target     target
-	id         string    // run id: <scenario>-<UTC time>
+	id         string    // run id: Options.RunID, else <scenario>-<UTC time>
 	wall       time.Time // when Run was called (result.json's wall time)
 	start      time.Time // the ledger's clock origin
 	w          *ledger.Writer
@@ -110,7 +110,10 @@ func newState(o Options) (s *state, closeLog func(), err error) {
 	if o.Log != nil {
 		out = io.MultiWriter(o.Log, logf)
 	}
-	s.id = fmt.Sprintf("%s-%s", s.sc.Name, s.wall.UTC().Format("20060102T150405"))
+	s.id = o.RunID
+	if s.id == "" {
+		s.id = fmt.Sprintf("%s-%s", s.sc.Name, s.wall.UTC().Format("20060102T150405"))
+	}
 	// every line names its run, then its phase
 	s.log = slog.New(slog.NewTextHandler(out, &slog.HandlerOptions{ReplaceAttr: dropTime})).With("run", s.id)
 	s.res = Result{RunID: s.id, Dir: o.Dir, Ledger: filepath.Join(o.Dir, "ledger.jsonl.gz")}

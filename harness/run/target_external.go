@@ -69,7 +69,7 @@ func (t *externalTarget) up(ctx context.Context, s *state, log *slog.Logger, sys
 // (the service picks the pool); then it waits until the service says every tenant is active and,
 // with --dsn, opens each tenant's database and checks its events table, all before any load.
 func (t *externalTarget) provision(ctx context.Context, s *state, log *slog.Logger) ([]tenant, error) {
-	slots := s.sc.Expand()
+	slots := s.slots()
 	var out []tenant
 	if t.apiKey != "" {
 		if len(slots) != 1 {

@@ -197,7 +197,14 @@ func TestManifestsFit(t *testing.T) {
 		}
 	}
 
-	// The scenario is one seqgate accepts for N agents against a target.
+	// The scenario is the shipped one, and seqgate accepts it for N agents against a target.
+	shipped, err := os.ReadFile("../../scenarios/scale-out.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Data["scenario.yaml"] != string(shipped) {
+		t.Errorf("seqgate-run scenario.yaml differs from scenarios/scale-out.yaml:\n%s", cfg.Data["scenario.yaml"])
+	}
 	sc, err := scenario.Parse("seqgate-run scenario.yaml", []byte(cfg.Data["scenario.yaml"]))
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +20,7 @@ import (
 	_ "github.com/go-sql-driver/mysql"
 
 	"github.com/seqgate/seqgate/internal/dbserver"
+	"github.com/seqgate/seqgate/internal/eventlogdtest"
 )
 
 // asSeqgate makes the test binary run seqgate's main instead of the tests (TestMain): the agents of
@@ -237,41 +237,6 @@ func startService(t *testing.T) service {
 	if err := os.WriteFile(poolsPath, pools, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port, err := dbserver.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	logPath := filepath.Join(dir, "eventlogd.log")
-	logf, err := os.Create(logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--listen", addr, "--meta-dsn", srv.DSN("meta"), "--pools", poolsPath, "--pod", "ext-1")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		logf.Close()
-	})
-	url := "http://" + addr
-	for i := 0; ; i++ {
-		resp, err := http.Get(url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
-		}
-		if i == 200 {
-			b, _ := os.ReadFile(logPath)
-			t.Fatalf("eventlogd not ready: %v\n%s", err, b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	url := eventlogdtest.Start(t, bin, "--meta-dsn", srv.DSN("meta"), "--pools", poolsPath, "--pod", "ext-1")
 	return service{url: url, dsn: "root@tcp(" + srv.Addr + ")/"}
 }

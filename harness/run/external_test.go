@@ -4,13 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"fmt"
-	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -18,6 +14,7 @@ import (
 	"github.com/seqgate/seqgate/harness/scenario"
 	tgt "github.com/seqgate/seqgate/harness/target"
 	"github.com/seqgate/seqgate/internal/dbserver"
+	"github.com/seqgate/seqgate/internal/eventlogdtest"
 	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
 )
@@ -76,41 +73,7 @@ func startExternal(t *testing.T) *externalService {
 	if err := os.WriteFile(poolsPath, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	port, err := dbserver.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	cmd := exec.Command(eventlogdBin, "--listen", addr, "--meta-dsn", srv.DSN("meta"), "--pools", poolsPath, "--pod", "ext-1")
-	logf, err := os.Create(filepath.Join(dir, "eventlogd.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		logf.Close()
-	})
-	url := "http://" + addr
-	for i := 0; ; i++ {
-		resp, err := http.Get(url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == 200 {
-				break
-			}
-		}
-		if i == 200 {
-			b, _ := os.ReadFile(filepath.Join(dir, "eventlogd.log"))
-			t.Fatalf("eventlogd not ready: %v\n%s", err, b)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	url := eventlogdtest.Start(t, eventlogdBin, "--meta-dsn", srv.DSN("meta"), "--pools", poolsPath, "--pod", "ext-1")
 	// The user's DSN names the server only, without parseTime: seqgate adds what it needs.
 	return &externalService{URL: url, ServerDSN: "root@tcp(" + srv.Addr + ")/", root: root}
 }

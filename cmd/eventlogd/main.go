@@ -135,6 +135,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.provisionTokenFile, "provision-token-file", "", "file holding a token POST /v1/provision must carry (Authorization: Bearer TOKEN or X-Provision-Token); empty: provisioning is open")
 	fs.IntVar(&c.DB.MaxOpen, "db-max-open", 32, "open connections per tenant DB")
 	fs.IntVar(&c.DB.StreamMaxOpen, "db-stream-max-open", 0, "connections event streams may hold per tenant DB, on a handle of their own (0: db-max-open/4)")
+	fs.IntVar(&c.DB.StreamTenantMax, "db-stream-tenant-max", 0, "stream reads one tenant may run at once on that handle; the rest of its reads queue on the tenant, not on the handle (0: db-stream-max-open/4, at least 1; -1: no per-tenant bound)")
 	fs.DurationVar(&c.DB.ConnMaxIdle, "db-conn-max-idle", 5*time.Minute, "idle connection lifetime")
 	fs.DurationVar(&c.DB.IdleClose, "pool-idle-close", 0, "close a tenant DB handle unused this long (0: never)")
 	return fs

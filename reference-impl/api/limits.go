@@ -319,7 +319,7 @@ func (s *Server) guardStream(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		sst := *st
-		sst.DB = db
+		sst.DB, sst.Gate = db, s.pools.StreamGate(st.PoolID, st.TenantID)
 		h(w, r.WithContext(context.WithValue(ctx, storeKey, &sst)))
 	}
 }
@@ -334,7 +334,7 @@ func (s *Server) resolveStream(ctx context.Context, tenant string) (*store.Tenan
 	if err != nil {
 		return nil, err
 	}
-	st.DB = db
+	st.DB, st.Gate = db, s.pools.StreamGate(st.PoolID, st.TenantID)
 	return st, nil
 }
 

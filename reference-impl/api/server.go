@@ -124,6 +124,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		auth:         newAuthCache(cfg.AuthCacheTTL, cfg.AuthStaleMax, cfg.Limits.AuthNegativeTTL, cfg.Limits.AuthCacheMax),
 		notifierDone: make(chan struct{})}
 	s.lim = newLimiter(cfg.Limits, cfg.MaxBody, reg)
+	reg.MustRegister(newStreamStats(pools))
 	// Process-wide (the store counts every tenant DB statement of this process): a pod is a process.
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "eventlogd_tx_conflict_retries_total",
 		Help: "Tenant DB statements or transactions run again after a deadlock (1213) or lock wait timeout (1205)."},

@@ -18,6 +18,9 @@ type TenantStore struct {
 	// LeakAcrossTenants drops the tenant_id filter from event reads (the cross-tenant-leak seeded
 	// defect). Never set it outside a defect run.
 	LeakAcrossTenants bool
+	// Gate, when set, bounds this tenant's concurrent reads (EventsPage, Bounds) on a shared handle:
+	// event streams read through their pool's stream handle under their tenant's gate.
+	Gate *ReadGate
 }
 
 // Event is one row of fs_events.
@@ -87,6 +90,11 @@ func (s *TenantStore) EventsPage(ctx context.Context, since int64, limit int) ([
 		q = `SELECT seq, path, op, actor, created_at, src_path, ` + mark + ` FROM fs_events WHERE seq > ? ORDER BY seq LIMIT ?`
 		args = []any{s.TenantID, since, limit}
 	}
+	release, err := s.enter(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer release()
 	rows, err := s.DB.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, 0, err
@@ -107,6 +115,11 @@ func (s *TenantStore) EventsPage(ctx context.Context, since int64, limit int) ([
 // Bounds returns the tenant's newest seq (0 when it has none) and the highest seq of its rows a
 // sweep has deleted (0 when none).
 func (s *TenantStore) Bounds(ctx context.Context) (head, swept int64, err error) {
+	release, err := s.enter(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer release()
 	var h sql.NullInt64
 	if err := s.DB.QueryRowContext(ctx, `SELECT MAX(seq) FROM fs_events WHERE tenant_id = ?`, s.TenantID).Scan(&h); err != nil {
 		return 0, 0, err

@@ -90,6 +90,10 @@ type PoolOptions struct {
 	// through a handle of their own, so streams (however many one tenant opens) can never take the
 	// connections mutations of the pool's tenants need (0: max(1, MaxOpen/4)).
 	StreamMaxOpen int
+	// StreamTenantMax bounds the stream reads one tenant runs at once on that handle (its ReadGate),
+	// so one tenant's many streams cannot take every connection of the handle from the other tenants
+	// of the pool (0: max(1, StreamMaxOpen/4); < 0: no per-tenant bound).
+	StreamTenantMax int
 }
 
 // Pools opens tenant DBs on demand and may close idle ones; a closed handle is reopened by the
@@ -104,6 +108,9 @@ type Pools struct {
 	streams  map[string]*sql.DB // stream-read handles (AcquireStream)
 	migrated map[string]bool
 	known    map[string]bool // schema known current (MarkMigrated): open without touching the DB
+
+	gateMu sync.Mutex
+	gates  gateMap // pool + tenant -> the tenant's stream read gate (StreamGate)
 }
 
 // MarkMigrated tells Pools that these pools' schema is current (recorded in the meta DB by an
@@ -135,8 +142,11 @@ func NewPools(specs []PoolSpec, opts PoolOptions) *Pools {
 	if opts.StreamMaxOpen <= 0 {
 		opts.StreamMaxOpen = max(1, opts.MaxOpen/4)
 	}
+	if opts.StreamTenantMax == 0 {
+		opts.StreamTenantMax = max(1, opts.StreamMaxOpen/4)
+	}
 	p := &Pools{opts: opts, specs: map[string]PoolSpec{}, dbs: map[string]*poolDB{}, streams: map[string]*sql.DB{},
-		migrated: map[string]bool{}, known: map[string]bool{}, order: specs}
+		migrated: map[string]bool{}, known: map[string]bool{}, order: specs, gates: gateMap{}}
 	for _, s := range specs {
 		p.specs[s.ID] = s
 	}

@@ -3,12 +3,15 @@ package faults
 import (
 	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -363,11 +366,32 @@ func SaveSchedule(path string, s Schedule) error {
 	if err != nil {
 		return err
 	}
+	// Nothing is written through a symbolic link (a run directory may be shared with other local
+	// users): the schedule and its temp file are refused when they are links, a stale temp file is
+	// removed, and the new one is created exclusively without following links.
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+	for _, p := range []string{path, tmp} {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return fmt.Errorf("%s is a symbolic link; the schedule is not written through links", p)
+		}
+	}
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	return os.Rename(tmp, path)
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o644)
+	if err != nil {
+		return err // EEXIST: something was put there since the remove; nothing written
+	}
+	if _, err := f.Write(append(b, '\n')); err != nil {
+		f.Close()
+		_ = os.Remove(tmp)
+		return err
+	}
+	if err := f.Close(); err != nil {
+		_ = os.Remove(tmp)
+		return err
+	}
+	return os.Rename(tmp, path) // replaces path itself, never a file a link at path names
 }
 
 // LoadSchedule reads a schedule written by SaveSchedule and checks every instance against the registry

@@ -308,3 +308,61 @@ nemesis:
 		t.Fatalf("rebind onto fewer tenants: %v", err)
 	}
 }
+
+// TestSaveScheduleRefusesLinks: SaveSchedule never writes through a symbolic link, at schedule.json
+// or at its temp file: the link is refused, named, and the file it points to is untouched. A stale
+// regular temp file and an existing schedule are replaced (the controls).
+func TestSaveScheduleRefusesLinks(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		plant   func(t *testing.T, path, victim string)
+		wantErr string // "" = saved
+	}{
+		{name: "link at the schedule", plant: func(t *testing.T, path, victim string) { symlink(t, victim, path) },
+			wantErr: ScheduleFile + " is a symbolic link"},
+		{name: "link at the temp file", plant: func(t *testing.T, path, victim string) { symlink(t, victim, path+".tmp") },
+			wantErr: ScheduleFile + ".tmp is a symbolic link"},
+		{name: "stale temp file", plant: func(t *testing.T, path, _ string) { writeTestFile(t, path+".tmp", "stale") }},
+		{name: "earlier schedule", plant: func(t *testing.T, path, _ string) { writeTestFile(t, path, "{}") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path, victim := filepath.Join(dir, ScheduleFile), filepath.Join(dir, "victim")
+			writeTestFile(t, victim, "precious")
+			tc.plant(t, path, victim)
+			err := SaveSchedule(path, Schedule{Scenario: "s", Seed: 1, RunDuration: "1m0s"})
+			if b, _ := os.ReadFile(victim); string(b) != "precious" {
+				t.Fatalf("the file a link pointed to was written: %q", b)
+			}
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("SaveSchedule = %v, want an error containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, err := LoadSchedule(path); err != nil || got.Scenario != "s" {
+				t.Fatalf("LoadSchedule = %+v, %v", got, err)
+			}
+			if _, err := os.Lstat(path + ".tmp"); err == nil {
+				t.Error("the temp file was left behind")
+			}
+		})
+	}
+}
+
+func symlink(t *testing.T, target, link string) {
+	t.Helper()
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeTestFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

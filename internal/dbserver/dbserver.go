@@ -117,7 +117,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	}
 	// The owner file lets a later Start remove this directory if our process dies by SIGKILL (the
 	// server dies with us through Pdeathsig, but nothing else would remove its files).
-	if err := os.WriteFile(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+	if err := writeNew(filepath.Join(dir, ownerFile), []byte(strconv.Itoa(os.Getpid()))); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("dbserver: temp dir: %w", err)
 	}
@@ -165,7 +165,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if logPath == "" {
 		logPath = filepath.Join(dir, "server.log")
 	}
-	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	// The log may be in a run directory other local users can write to: never append through a link.
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
+	if errors.Is(err, syscall.ELOOP) {
+		return fail(fmt.Errorf("dbserver: log %s is a symbolic link; the server's log is not written through links", logPath))
+	}
 	if err != nil {
 		return fail(err)
 	}
@@ -253,4 +257,17 @@ func lastLines(s string, n int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.Join(lines, "\n")
+}
+
+// writeNew creates path, which must not exist (not even as a symbolic link), and writes data to it.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }

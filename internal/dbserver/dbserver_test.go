@@ -7,7 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 )
@@ -80,6 +82,35 @@ func TestRemoveStale(t *testing.T) {
 	for _, d := range []string{alive, unowned} {
 		if _, err := os.Stat(d); err != nil {
 			t.Errorf("%s was removed: %v", d, err)
+		}
+	}
+}
+
+// TestStartRefusesLogLink: a server log path that is a symbolic link is refused, named, before any
+// server starts, and the file it points to is untouched; the temp directory is removed. The control,
+// a regular log file, gets past the log (the stand-in binary then fails the readiness wait).
+func TestStartRefusesLogLink(t *testing.T) {
+	for _, link := range []bool{true, false} {
+		dir := t.TempDir()
+		victim, logPath := filepath.Join(dir, "victim"), filepath.Join(dir, "db.log")
+		if err := os.WriteFile(victim, []byte("precious"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if link {
+			if err := os.Symlink(victim, logPath); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := Start(context.Background(), Options{Binary: "/bin/false", LogPath: logPath, ReadyTimeout: 2 * time.Second})
+		if b, _ := os.ReadFile(victim); string(b) != "precious" {
+			t.Fatalf("link %v: the file the log link pointed to was written: %q", link, b)
+		}
+		isLinkErr := err != nil && strings.Contains(err.Error(), logPath+" is a symbolic link")
+		if isLinkErr != link || err == nil {
+			t.Errorf("link %v: Start = %v, want the link refused exactly when there is one (and /bin/false to fail anyway)", link, err)
+		}
+		if fi, err := os.Lstat(logPath); !link && (err != nil || !fi.Mode().IsRegular()) {
+			t.Errorf("control: log %s not created as a regular file: %v", logPath, err)
 		}
 	}
 }

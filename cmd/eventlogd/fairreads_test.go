@@ -3,12 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -21,7 +19,6 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 
-	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/internal/eventlogdtest"
 )
 
@@ -37,27 +34,14 @@ func TestStreamReadsFairAcrossTenants(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds eventlogd and runs it against a private MariaDB")
 	}
-	if _, err := dbserver.FindBinary(); err != nil {
-		t.Skip(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	srv, err := dbserver.Start(ctx, dbserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
 	bin := filepath.Join(t.TempDir(), "eventlogd")
 	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
-	root, err := sql.Open("mysql", srv.DSN(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
 
-	for i, tc := range []struct {
+	for _, tc := range []struct {
 		name           string
 		flags          []string
 		wantPoolWaits  bool // reads waited for a connection of the stream handle
@@ -67,19 +51,10 @@ func TestStreamReadsFairAcrossTenants(t *testing.T) {
 		{name: "no per-tenant bound (control)", flags: []string{"--db-stream-tenant-max", "-1"}, wantPoolWaits: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			meta, pool := fmt.Sprintf("meta%d", i), fmt.Sprintf("pool%d", i)
-			for _, db := range []string{meta, pool} {
-				if _, err := root.Exec("CREATE DATABASE " + db); err != nil {
-					t.Fatal(err)
-				}
-			}
-			pools, _ := json.Marshal(map[string]any{"pools": []map[string]string{{"id": pool, "role": "shared", "dsn": srv.DSN(pool)}}})
-			poolsPath := filepath.Join(t.TempDir(), "pools.json")
-			if err := os.WriteFile(poolsPath, pools, 0o600); err != nil {
-				t.Fatal(err)
-			}
-			url := eventlogdtest.Start(t, bin, append([]string{"--meta-dsn", srv.DSN(meta), "--pools", poolsPath, "--pod", "fair",
-				"--db-max-open", "32", "--db-stream-max-open", "8"}, tc.flags...)...)
+			const pool = "shared_pool"
+			svc := eventlogdtest.StartService(t, bin, []eventlogdtest.Pool{{ID: pool, Role: "shared"}},
+				append([]string{"--pod", "fair", "--db-max-open", "32", "--db-stream-max-open", "8"}, tc.flags...)...)
+			url := svc.URL
 			f := &fairness{url: url, client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 200}}}
 			defer f.client.CloseIdleConnections()
 			noisy, quiet := f.provision(t), f.provision(t)

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -19,7 +18,6 @@ import (
 
 	_ "github.com/go-sql-driver/mysql"
 
-	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/internal/eventlogdtest"
 )
 
@@ -205,38 +203,14 @@ func readSummary(t *testing.T, path string) verdictNumbers {
 
 type service struct{ url, dsn string }
 
-// startService starts a private MariaDB and one eventlogd on it, outside seqgate: the external
-// service the agents share. Every tenant goes to its shared pool.
+// startService starts one eventlogd on a private MariaDB, outside seqgate: the external service the
+// agents share. Every tenant goes to its shared pool.
 func startService(t *testing.T) service {
 	t.Helper()
-	if _, err := dbserver.FindBinary(); err != nil {
-		t.Skip(err)
-	}
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "eventlogd")
+	bin := filepath.Join(t.TempDir(), "eventlogd")
 	if out, err := exec.Command("go", "build", "-o", bin, "../eventlogd").CombinedOutput(); err != nil {
 		t.Fatalf("build eventlogd: %v\n%s", err, out)
 	}
-	srv, err := dbserver.Start(context.Background(), dbserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	root, err := sql.Open("mysql", srv.DSN(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer root.Close()
-	for _, db := range []string{"meta", "shared_pool"} {
-		if _, err := root.Exec("CREATE DATABASE " + db); err != nil {
-			t.Fatal(err)
-		}
-	}
-	pools, _ := json.Marshal(map[string]any{"pools": []map[string]string{{"id": "shared_pool", "role": "shared", "dsn": srv.DSN("shared_pool")}}})
-	poolsPath := filepath.Join(dir, "pools.json")
-	if err := os.WriteFile(poolsPath, pools, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	url := eventlogdtest.Start(t, bin, "--meta-dsn", srv.DSN("meta"), "--pools", poolsPath, "--pod", "ext-1")
-	return service{url: url, dsn: "root@tcp(" + srv.Addr + ")/"}
+	svc := eventlogdtest.StartService(t, bin, []eventlogdtest.Pool{{ID: "shared_pool", Role: "shared"}}, "--pod", "ext-1")
+	return service{url: svc.URL, dsn: svc.ServerDSN}
 }

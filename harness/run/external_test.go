@@ -3,8 +3,6 @@ package run
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,7 +11,6 @@ import (
 	"github.com/seqgate/seqgate/faults"
 	"github.com/seqgate/seqgate/harness/scenario"
 	tgt "github.com/seqgate/seqgate/harness/target"
-	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/internal/eventlogdtest"
 	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
@@ -44,38 +41,10 @@ func startExternal(t *testing.T) *externalService {
 	if eventlogdBin == "" {
 		t.Fatal("eventlogd did not build")
 	}
-	if _, err := dbserver.FindBinary(); err != nil {
-		t.Skip(err)
-	}
-	ctx := context.Background()
-	srv, err := dbserver.Start(ctx, dbserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Stop() })
-	root, err := sql.Open("mysql", srv.DSN(""))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { root.Close() })
-	var pools []map[string]string
-	for _, db := range []string{"meta", "tenant_1", "tenant_2"} {
-		if _, err := root.Exec("CREATE DATABASE " + db); err != nil {
-			t.Fatal(err)
-		}
-		if db != "meta" {
-			pools = append(pools, map[string]string{"id": db, "role": "dedicated", "dsn": srv.DSN(db)})
-		}
-	}
-	dir := t.TempDir()
-	b, _ := json.Marshal(map[string]any{"pools": pools})
-	poolsPath := filepath.Join(dir, "pools.json")
-	if err := os.WriteFile(poolsPath, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	url := eventlogdtest.Start(t, eventlogdBin, "--meta-dsn", srv.DSN("meta"), "--pools", poolsPath, "--pod", "ext-1")
+	svc := eventlogdtest.StartService(t, eventlogdBin, []eventlogdtest.Pool{{ID: "tenant_1", Role: "dedicated"}, {ID: "tenant_2", Role: "dedicated"}},
+		"--pod", "ext-1")
 	// The user's DSN names the server only, without parseTime: seqgate adds what it needs.
-	return &externalService{URL: url, ServerDSN: "root@tcp(" + srv.Addr + ")/", root: root}
+	return &externalService{URL: svc.URL, ServerDSN: svc.ServerDSN, root: svc.Root}
 }
 
 // tenantViews gives each tenant database a twin database (ev_tenant_N) whose fs_events is a view

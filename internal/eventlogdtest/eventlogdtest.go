@@ -1,8 +1,11 @@
-// Package eventlogdtest starts an eventlogd binary for a test, outside any harness: the "service
-// someone else runs" that external-target tests drive.
+// Package eventlogdtest starts an eventlogd binary for a test, outside any harness (the "service
+// someone else runs" that external-target tests drive), alone or with a private MariaDB of its own.
 package eventlogdtest
 
 import (
+	"context"
+	"database/sql"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"os"
@@ -11,6 +14,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	_ "github.com/go-sql-driver/mysql" // the test server's driver
 
 	"github.com/seqgate/seqgate/internal/dbserver"
 )
@@ -57,4 +62,54 @@ func Start(t testing.TB, bin string, args ...string) string {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// Pool is one pool of a test service: a database named ID on the service's server.
+type Pool struct {
+	ID   string
+	Role string // dedicated | shared
+}
+
+// Service is an eventlogd on a private MariaDB of its own.
+type Service struct {
+	URL       string           // eventlogd's base URL
+	ServerDSN string           // the DB server, as a user names it: root@tcp(host:port)/
+	DB        *dbserver.Server // the private server
+	Root      *sql.DB          // a connection to it without a database, closed at cleanup
+}
+
+// StartService starts a private MariaDB (the test is skipped where none is installed), creates the
+// meta database and one database per pool, writes the pools file (0600) and starts bin on them
+// with args (Start). Everything stops at the test's cleanup.
+func StartService(t testing.TB, bin string, pools []Pool, args ...string) *Service {
+	t.Helper()
+	if _, err := dbserver.FindBinary(); err != nil {
+		t.Skip(err)
+	}
+	srv, err := dbserver.Start(context.Background(), dbserver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Stop() })
+	root, err := sql.Open("mysql", srv.DSN(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { root.Close() })
+	specs := []map[string]string{}
+	for _, db := range append([]Pool{{ID: "meta"}}, pools...) {
+		if _, err := root.Exec("CREATE DATABASE " + db.ID); err != nil {
+			t.Fatal(err)
+		}
+		if db.Role != "" {
+			specs = append(specs, map[string]string{"id": db.ID, "role": db.Role, "dsn": srv.DSN(db.ID)})
+		}
+	}
+	b, _ := json.Marshal(map[string]any{"pools": specs})
+	poolsPath := filepath.Join(t.TempDir(), "pools.json")
+	if err := os.WriteFile(poolsPath, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	url := Start(t, bin, append([]string{"--meta-dsn", srv.DSN("meta"), "--pools", poolsPath}, args...)...)
+	return &Service{URL: url, ServerDSN: "root@tcp(" + srv.Addr + ")/", DB: srv, Root: root}
 }

@@ -3,6 +3,8 @@ package audit
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -10,41 +12,34 @@ import (
 // so the audit never reads a backlog row and no consumer expects one.
 const BacklogPrefix = "/seqgate-backlog/"
 
-// Backlog writes rows events rows for tenant, all created at createdAt, with paths under
-// BacklogPrefix: the old rows a retention sweep must delete while a run writes. It doubles the rows
-// with INSERT ... SELECT (a few statements for millions of rows) rather than sending each one. It
-// writes the columns eventlogd's table needs (a table whose other columns have no default, as
-// drive9's `ts`, refuses it: eventlogd pods only).
+// backlogBatch is the rows of one backlog INSERT (about 60 KB of statement).
+const backlogBatch = 2000
+
+// Backlog writes rows events rows for tenant, all created at createdAt, each under a path of its own
+// below BacklogPrefix: the old rows a retention sweep must delete while a run writes. It sends them
+// as multi-row INSERTs (INSERT ... SELECT from the same table would need the server's temporary
+// tables). It writes the columns eventlogd's table needs: a table whose other columns have no
+// default, as drive9's `ts`, refuses it (eventlogd pods only).
 func (t Table) Backlog(ctx context.Context, tenant string, rows int, createdAt time.Time) error {
-	if rows < 1 {
-		return nil
-	}
-	cols, vals, args := "path, op, created_at", "?, 'write', ?", []any{BacklogPrefix + "0", createdAt.UTC()}
+	cols, row := "path, op, created_at", "(?, 'write', ?)"
 	if t.TenantColumn != "" {
-		cols, vals, args = quote(t.TenantColumn)+", "+cols, "?, "+vals, append([]any{tenant}, args...)
+		cols, row = quote(t.TenantColumn)+", "+cols, "(?, ?, 'write', ?)"
 	}
-	if _, err := t.DB.ExecContext(ctx, "INSERT INTO "+EventsTable+" ("+cols+") VALUES ("+vals+")", args...); err != nil {
-		return fmt.Errorf("database %s: backlog of tenant %s: %w", t.Database, tenant, err)
-	}
-	// Each round copies up to as many backlog rows as there are, with the same created_at, each under a
-	// path of its own: the prefix, the source row's seq and the round (a row is copied once a round).
-	sel := "?, CONCAT(?, seq, '-', ?), op, created_at"
-	if t.TenantColumn == "" {
-		sel = "CONCAT(?, seq, '-', ?), op, created_at"
-	}
-	for have, round := 1, 1; have < rows; round++ {
-		n := min(have, rows-have)
-		w, wargs := t.where(tenant, "path LIKE ?", likePrefix(BacklogPrefix))
-		var qargs []any
-		if t.TenantColumn != "" {
-			qargs = append(qargs, tenant)
+	at := createdAt.UTC()
+	for done := 0; done < rows; {
+		n := min(backlogBatch, rows-done)
+		args := make([]any, 0, 3*n)
+		for i := done; i < done+n; i++ {
+			if t.TenantColumn != "" {
+				args = append(args, tenant)
+			}
+			args = append(args, BacklogPrefix+strconv.Itoa(i), at)
 		}
-		qargs = append(append(qargs, BacklogPrefix, round), wargs...)
-		q := "INSERT INTO " + EventsTable + " (" + cols + ") SELECT " + sel + " FROM " + EventsTable + w + " LIMIT ?"
-		if _, err := t.DB.ExecContext(ctx, q, append(qargs, n)...); err != nil {
-			return fmt.Errorf("database %s: backlog of tenant %s (%d of %d rows written): %w", t.Database, tenant, have, rows, err)
+		q := "INSERT INTO " + EventsTable + " (" + cols + ") VALUES " + strings.TrimSuffix(strings.Repeat(row+", ", n), ", ")
+		if _, err := t.DB.ExecContext(ctx, q, args...); err != nil {
+			return fmt.Errorf("database %s: backlog of tenant %s (%d of %d rows written): %w", t.Database, tenant, done, rows, err)
 		}
-		have += n
+		done += n
 	}
 	return nil
 }

@@ -30,8 +30,8 @@ func TestBacklogWritesOldRowsTheAuditIgnores(t *testing.T) {
 		want   int // the tenant's backlog rows after this step
 	}{
 		{"t_1", 1, 1},
-		{"t_1", 1000, 1001}, // a second backlog adds its own rows (it does not count the first)
-		{"t_3", 4097, 4097},
+		{"t_1", 1000, 1001}, // a second backlog adds rows (its paths repeat the first one's)
+		{"t_3", 4097, 4097}, // two full statements and one row
 		{"t_4", 0, 0},
 	}
 	for _, tc := range tests {

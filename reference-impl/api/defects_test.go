@@ -99,10 +99,7 @@ func TestUnboundedSweepDefect(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
 			p := e.pod("p", func(cfg *api.Config) {
-				cfg.Retention = time.Second
-				cfg.SweepInterval = 300 * time.Millisecond
-				cfg.SweepBatch = 2
-				cfg.SweepMaxBatches = 2
+				tinySweep(cfg)
 				if c.defect {
 					cfg.Defects = defect.Set{defect.UnboundedSweep: true}
 				}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/seqgate/seqgate/harness/child"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/reference-impl/defect"
 )
 
 func TestCaught(t *testing.T) {
@@ -107,9 +108,16 @@ func TestShippedMatrix(t *testing.T) {
 	for _, e := range ci {
 		names = append(names, e.Defect)
 	}
-	for _, want := range []string{"cross-tenant-leak", "drop-on-insert-failure", "uncounted-drop", "spurious-seq-too-old"} {
+	for _, want := range []string{"late-commit-skip", "cross-tenant-leak", "drop-on-insert-failure", "uncounted-drop", "spurious-seq-too-old"} {
 		if !strings.Contains(strings.Join(names, ","), want) {
 			t.Errorf("CI subset %v lacks %s", names, want)
+		}
+	}
+	// Every defect eventlogd can switch on has its exposing scenario (a defect without one is a claim
+	// nobody measures).
+	for _, d := range defect.All {
+		if _, err := m.Select([]string{string(d)}, false); err != nil {
+			t.Errorf("defect %s: %v", d, err)
 		}
 	}
 	if _, err := m.Select([]string{"nope"}, false); err == nil || !strings.Contains(err.Error(), "late-commit-skip") {

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/seqgate/seqgate/harness/audit"
 	"github.com/seqgate/seqgate/harness/infra"
@@ -115,7 +116,17 @@ func (eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logger
 			return nil, err
 		}
 		out = append(out, tenant{Tenant: slot, ID: t.ID, Key: t.Key})
-		s.sys.tables[t.ID] = audit.Table{DB: s.sys.direct[slot.Pool], Database: s.sys.db.Name(slot.Pool), TenantColumn: p.TenantColumn}
+		tb := audit.Table{DB: s.sys.direct[slot.Pool], Database: s.sys.db.Name(slot.Pool), TenantColumn: p.TenantColumn}
+		s.sys.tables[t.ID] = tb
+		if b := slot.Backlog; b != nil {
+			// Written directly, before any load or consumer: no stream has a cursor yet, so the rows sit
+			// below every consumer's starting head, and the first write finds them old.
+			t0 := time.Now()
+			if err := tb.Backlog(ctx, t.ID, b.Rows, t0.Add(-b.Age.D())); err != nil {
+				return nil, err
+			}
+			log.Info("backlog written", "tenant", t.ID, "rows", b.Rows, "age", b.Age.D().String(), "took", time.Since(t0).Round(time.Millisecond).String())
+		}
 	}
 	log.Info("tenants provisioned", "count", len(out))
 	return out, nil

@@ -39,6 +39,13 @@ func (t *externalTarget) up(ctx context.Context, s *state, log *slog.Logger, sys
 	if s.sc.Pods.Count > 0 {
 		log.Warn("pods: is ignored with --target (the service runs its own)")
 	}
+	for _, g := range s.sc.Tenants {
+		if g.Backlog != nil {
+			// A backlog is written into the events table of a database the harness runs; a service's
+			// own table may need columns seqgate does not know.
+			return fmt.Errorf("tenant group %q: backlog: only with eventlogd pods, not with --target", g.Group)
+		}
+	}
 	if t.toxiproxy != "" {
 		set, err := proxy.AdoptServerSet(t.toxiproxy)
 		if err != nil {

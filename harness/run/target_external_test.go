@@ -123,3 +123,34 @@ func TestExternalProvisionAdoptsTheServicePool(t *testing.T) {
 		})
 	}
 }
+
+// TestExternalRefusesABacklog: a backlog is written into a database the harness runs; against
+// --target the run refuses it before any request, naming the group (the control: the same scenario
+// without a backlog comes up).
+func TestExternalRefusesABacklog(t *testing.T) {
+	for _, c := range []struct {
+		name, backlog, want string
+	}{
+		{"backlog", "    backlog: {rows: 10, age: 2h}\n", `tenant group "hot": backlog: only with eventlogd pods`},
+		{"none", "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			src := "name: b\nseed: 1\nduration: 1s\ntenants:\n  - group: hot\n    count: 1\n" + c.backlog +
+				"load:\n  - {tenants: hot, executor: constant-arrival-rate, rate: 1}\nconsumers:\n  - count: 1\n"
+			sc, err := scenario.Parse("b.yaml", []byte(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			tg := &externalTarget{url: "http://127.0.0.1:1"}
+			s := &state{o: Options{Target: tg.url}, sc: sc, sys: &system{direct: map[string]*sql.DB{}}}
+			defer s.sys.close(nil)
+			err = tg.up(context.Background(), s, slog.New(slog.DiscardHandler), s.sys)
+			switch {
+			case c.want == "" && err != nil:
+				t.Fatalf("no backlog: %v", err)
+			case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+				t.Fatalf("error %v, want %q", err, c.want)
+			}
+		})
+	}
+}

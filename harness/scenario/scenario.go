@@ -38,6 +38,16 @@ type TenantGroup struct {
 	Count int    `yaml:"count"`
 	Mode  string `yaml:"mode"` // dedicated | shared
 	Cold  bool   `yaml:"cold,omitempty"`
+	// Backlog, when set, is written into each tenant's events table before any load: old rows that
+	// the service's retention sweep must delete while the run writes (eventlogd pods only).
+	Backlog *Backlog `yaml:"backlog,omitempty"`
+}
+
+// Backlog is Rows events rows created Age before the load starts, with paths outside the run's prefix
+// (so no consumer expects them and the audit never reads them).
+type Backlog struct {
+	Rows int      `yaml:"rows"`
+	Age  Duration `yaml:"age"`
 }
 
 // Pods declares the eventlogd fleet.
@@ -176,6 +186,8 @@ type Tenant struct {
 	Mode  string // dedicated | shared
 	Cold  bool
 	Pool  string // tenant_<Index> for dedicated, shared_pool for shared
+	// Backlog is the group's backlog (nil: none).
+	Backlog *Backlog
 }
 
 // SharedPool is the pool (and database) every shared-mode tenant lives in.
@@ -186,7 +198,7 @@ func (s *Scenario) Expand() []Tenant {
 	var out []Tenant
 	for _, g := range s.Tenants {
 		for i := 0; i < g.Count; i++ {
-			t := Tenant{Group: g.Group, Index: len(out) + 1, Mode: g.Mode, Cold: g.Cold}
+			t := Tenant{Group: g.Group, Index: len(out) + 1, Mode: g.Mode, Cold: g.Cold, Backlog: g.Backlog}
 			t.Pool = fmt.Sprintf("tenant_%d", t.Index)
 			if g.Mode == "shared" {
 				t.Pool = SharedPool

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const base = `name: t
@@ -49,6 +50,32 @@ func TestParseValid(t *testing.T) {
 	}
 	if _, err := Parse("resolved.yaml", out); err != nil {
 		t.Fatalf("resolved scenario does not parse: %v\n%s", err, out)
+	}
+}
+
+// TestBacklogExpands: a group's backlog reaches each of its tenant slots, and the resolved scenario
+// (run directory's copy) keeps it.
+func TestBacklogExpands(t *testing.T) {
+	s, err := Parse("b.yaml", []byte(strings.Replace(base, "    count: 2\n", "    count: 2\n    backlog: {rows: 600000, age: 2h}\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := s.Expand()
+	for i, want := range []bool{true, true, false} {
+		if got := ts[i].Backlog != nil; got != want {
+			t.Fatalf("slot %d backlog %v, want %v", i, ts[i].Backlog, want)
+		}
+	}
+	if b := ts[0].Backlog; b.Rows != 600000 || b.Age.D() != 2*time.Hour {
+		t.Errorf("backlog = %+v", *b)
+	}
+	out, err := s.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Parse("resolved.yaml", out)
+	if err != nil || r.Tenants[0].Backlog == nil || r.Tenants[0].Backlog.Rows != 600000 {
+		t.Fatalf("resolved backlog lost: %v\n%s", err, out)
 	}
 }
 
@@ -138,6 +165,24 @@ func TestParseErrors(t *testing.T) {
 		{"name is ..", func(s string) string { return strings.Replace(s, "name: t", `name: ".."`, 1) }, 1, "name", "not . or .."},
 		{"name with a space", func(s string) string { return strings.Replace(s, "name: t", `name: "a b"`, 1) }, 1, "name", "one path segment"},
 		{"name too long", func(s string) string { return strings.Replace(s, "name: t", "name: "+strings.Repeat("a", 101), 1) }, 1, "name", "at most 100"},
+		{"backlog without rows", func(s string) string {
+			return strings.Replace(s, "    count: 2\n", "    count: 2\n    backlog: {age: 2h}\n", 1)
+		}, 7, "tenants[0].backlog.rows", "1..5000000"},
+		{"backlog too large", func(s string) string {
+			return strings.Replace(s, "    count: 2\n", "    count: 2\n    backlog:\n      rows: 5000001\n      age: 2h\n", 1)
+		}, 8, "tenants[0].backlog.rows", "1..5000000"},
+		{"backlog without age", func(s string) string {
+			return strings.Replace(s, "    count: 2\n", "    count: 2\n    backlog:\n      rows: 10\n", 1)
+		}, 7, "tenants[0].backlog.age", "0s < age"},
+		{"backlog too old", func(s string) string {
+			return strings.Replace(s, "    count: 2\n", "    count: 2\n    backlog:\n      rows: 10\n      age: 9000h\n", 1)
+		}, 9, "tenants[0].backlog.age", "8784h"},
+		{"backlog on a cold group", func(s string) string {
+			return strings.Replace(s, "    cold: true\n", "    cold: true\n    backlog: {rows: 10, age: 2h}\n", 1)
+		}, 10, "tenants[1].backlog", "never be swept"},
+		{"backlog with an unknown field", func(s string) string {
+			return strings.Replace(s, "    count: 2\n", "    count: 2\n    backlog: {rows: 10, age: 2h, size: 3}\n", 1)
+		}, 0, "tenants[0].backlog.size", "age, rows"},
 		{"not yaml", func(s string) string { return s + "  - : [\n" }, 0, "", ""},
 	}
 	for _, tc := range tests {

@@ -32,6 +32,11 @@ const (
 	MaxPods      = 64
 	MaxConsumers = 10000
 	MaxDuration  = 24 * time.Hour
+	// MaxBacklogRows bounds a tenant group's backlog: a few seconds of setup and some hundred MB of
+	// table on one machine.
+	MaxBacklogRows = 5_000_000
+	// MaxBacklogAge bounds how old backlog rows are (a year: beyond any retention worth testing).
+	MaxBacklogAge = 366 * 24 * time.Hour
 )
 
 type validator struct {
@@ -138,6 +143,18 @@ func (v *validator) check(s *Scenario) error {
 		if g.Cold && g.Mode == "shared" {
 			return v.err(f+".cold", v.at("tenants", i, "cold"), []string{"cold: true with mode: dedicated"},
 				"a shared-pool tenant cannot be cold: its pool is woken by the other tenants in it")
+		}
+		if b := g.Backlog; b != nil {
+			if b.Rows < 1 || b.Rows > MaxBacklogRows {
+				return v.err(f+".backlog.rows", v.at("tenants", i, "backlog", "rows"), []string{fmt.Sprintf("1..%d", MaxBacklogRows)}, "rows is %d", b.Rows)
+			}
+			if b.Age <= 0 || b.Age.D() > MaxBacklogAge {
+				return v.err(f+".backlog.age", v.at("tenants", i, "backlog", "age"), []string{"0s < age <= 8784h"}, "missing or out of range")
+			}
+			if g.Cold {
+				return v.err(f+".backlog", v.at("tenants", i, "backlog"), []string{"a backlog on a group that gets load"},
+					"a cold group's backlog would never be swept (its DB must not be woken)")
+			}
 		}
 		total += g.Count
 	}

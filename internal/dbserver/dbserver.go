@@ -131,6 +131,13 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 	if err := os.Mkdir(datadir, 0o700); err != nil {
 		return fail(err)
 	}
+	// The server's own tmpdir: a large query's on-disk temporary table (a sweep's select of a big
+	// backlog) must not sit in the shared /tmp, where another process's cleanup deleted it under a
+	// running statement here (Error 6, "Error on delete of '/tmp/#sql-temptable-...'").
+	tmpdir := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmpdir, 0o700); err != nil {
+		return fail(err)
+	}
 	isMySQL := strings.HasSuffix(filepath.Base(bin), "mysqld")
 	if isMySQL {
 		// MySQL 8 refuses an empty datadir: initialise it (no root password) first.
@@ -151,6 +158,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		"--port=" + strconv.Itoa(port),
 		"--bind-address=127.0.0.1",
 		"--socket=" + filepath.Join(dir, "sock"),
+		"--tmpdir=" + tmpdir,
 		"--user=root",
 		"--skip-grant-tables",
 		"--innodb-flush-log-at-trx-commit=2",

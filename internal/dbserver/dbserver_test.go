@@ -32,6 +32,11 @@ func TestStartQueryStop(t *testing.T) {
 	if err := db.QueryRow("SELECT VERSION()").Scan(&v); err != nil || v == "" {
 		t.Fatalf("version %q: %v", v, err)
 	}
+	// Temporary tables go to the server's own directory (removed with it), not the shared /tmp.
+	var tmp string
+	if err := db.QueryRow("SELECT @@tmpdir").Scan(&tmp); err != nil || tmp != filepath.Join(s.Dir, "tmp") {
+		t.Fatalf("tmpdir %q (%v), want %s", tmp, err, filepath.Join(s.Dir, "tmp"))
+	}
 	db.Close()
 	dir := s.Dir
 	if err := s.Stop(); err != nil {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
+	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
 // TestSpuriousSeqTooOldDefect: a stream that subscribed to an empty tenant gets the first write as a
@@ -82,6 +83,45 @@ func TestSilentFanoutDropDefect(t *testing.T) {
 			}
 			if (missed > 0) != c.defect {
 				t.Fatalf("defect %v: %d of 8 cross-pod streams never got their event", c.defect, missed)
+			}
+		})
+	}
+}
+
+// TestUnboundedSweepDefect: ten old rows, a lazy sweep capped at 2 batches of 2 rows. The correct
+// build's sweep runs in the background and stops at its cap (4 rows); with the defect the write that
+// finds the sweep due deletes every old row in one statement before its response comes back.
+func TestUnboundedSweepDefect(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		defect bool
+	}{{"correct", false}, {"defect", true}} {
+		t.Run(c.name, func(t *testing.T) {
+			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+			p := e.pod("p", func(cfg *api.Config) {
+				tinySweep(cfg)
+				if c.defect {
+					cfg.Defects = defect.Set{defect.UnboundedSweep: true}
+				}
+			})
+			_, k := p.provision(t, "ded")
+			for i := 0; i < 10; i++ { // the first write's sweep finds nothing; the rest are throttled
+				p.write(t, k, fmt.Sprintf("/old/%d", i), "x")
+			}
+			pruned := func() float64 { return counter(t, p, "drive9_fs_events_pruned_total", nil) }
+			waitFor(t, 10*time.Second, "the first write's sweep", func() bool { return !p.srv.Sweeper().Busy() })
+			time.Sleep(1100 * time.Millisecond) // the ten rows age past the retention
+			p.write(t, k, "/trigger", "x")
+			if c.defect {
+				// Read right after the response: the sweep ran inside the write, not beside it.
+				if n := pruned(); n != 10 {
+					t.Fatalf("defect: %v rows pruned when the triggering write returned, want all 10 in one statement", n)
+				}
+				return
+			}
+			waitFor(t, 10*time.Second, "the lazy sweep", func() bool { return pruned() == 4 && !p.srv.Sweeper().Busy() })
+			if n := pruned(); n != 4 {
+				t.Fatalf("correct: %v rows pruned, want the cap of 2 batches of 2", n)
 			}
 		})
 	}

@@ -58,14 +58,18 @@ func TestSeqTooOldAfterSweep(t *testing.T) {
 	}
 }
 
+// tinySweep makes rows old after a second and caps a lazy sweep, due every 300 ms, at 2 batches of
+// 2 rows: a few writes show batching, the cap and the throttle.
+func tinySweep(c *api.Config) {
+	c.Retention = time.Second
+	c.SweepInterval = 300 * time.Millisecond
+	c.SweepBatch = 2
+	c.SweepMaxBatches = 2
+}
+
 func TestLazySweepIsBatchedAndThrottled(t *testing.T) {
 	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
-	p := e.pod("p", func(c *api.Config) {
-		c.Retention = time.Second
-		c.SweepInterval = 300 * time.Millisecond
-		c.SweepBatch = 2
-		c.SweepMaxBatches = 2
-	})
+	p := e.pod("p", tinySweep)
 	_, k := p.provision(t, "ded")
 	for i := 0; i < 10; i++ { // the first write's sweep finds nothing; the rest are throttled
 		p.write(t, k, fmt.Sprintf("/old/%d", i), "x")

@@ -148,7 +148,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.registry = &signal.Registry{Meta: s.meta, PodID: cfg.PodID, Every: cfg.PodHeartbeat, StaleAfter: cfg.PodStaleAfter, Metrics: s.m, Log: log}
 	s.sweeper = &retention.Sweeper{Retention: cfg.Retention, Interval: cfg.SweepInterval, SharedInterval: cfg.SharedSweepInterval,
 		Maintenance: cfg.MaintenanceInterval, Batch: cfg.SweepBatch, MaxBatches: cfg.SweepMaxBatches,
-		ColdSweeper: cfg.Defects.On(defect.ColdDBSweeper), Meta: s.meta, Pools: pools, Resolve: s.resolve, Metrics: s.m, Log: log}
+		ColdSweeper: cfg.Defects.On(defect.ColdDBSweeper), Unbounded: cfg.Defects.On(defect.UnboundedSweep), Meta: s.meta, Pools: pools, Resolve: s.resolve, Metrics: s.m, Log: log}
 	s.publisher = &events.Publisher{InsertTimeout: cfg.EventInsertTimeout, Ordered: !cfg.Defects.On(defect.LateCommitSkip),
 		DropOnFailure: cfg.Defects.On(defect.DropOnInsertFailure), NoSecondWake: cfg.Defects.On(defect.NoSecondWake),
 		Wake: wake{s.notifier, s.bus}, Sweep: s.sweeper, Resolve: s.resolve, Metrics: s.m, Log: log}

@@ -25,11 +25,12 @@ const (
 	SpuriousSeqTooOld      Name = "spurious-seq-too-old"     // a stream that started on an empty tenant answers the first new rows with reset(seq_too_old) (the real drive9's quirk)
 	SilentFanoutDrop       Name = "silent-fanout-drop"       // the outbox poller wakes at most 2 tenants per read and drops the other wakes, uncounted (seed 004's bounded fan-out)
 	MassCloseOnLag         Name = "mass-close-on-lag"        // a lagged outbox read closes every stream of the pod at once (seed 004's reconnect storm)
+	UnboundedSweep         Name = "unbounded-sweep"          // the lazy retention sweep is one unbounded DELETE run inline on the write path, throttled only once it returns
 )
 
 // All is the explicit list of defects.
 var All = []Name{DropOnInsertFailure, NoSecondWake, SinglePageReplay, UnsignalledQueueDrop, UnboundedOutboxPinning,
-	ColdDBSweeper, LateCommitSkip, CrossTenantLeak, UncountedDrop, SpuriousSeqTooOld, SilentFanoutDrop, MassCloseOnLag}
+	ColdDBSweeper, LateCommitSkip, CrossTenantLeak, UncountedDrop, SpuriousSeqTooOld, SilentFanoutDrop, MassCloseOnLag, UnboundedSweep}
 
 // Set is the defects switched on.
 type Set map[Name]bool

@@ -27,6 +27,7 @@ type Sweeper struct {
 	Batch          int           // rows per DELETE (default 5000)
 	MaxBatches     int           // DELETE statements per sweep (default 20)
 	ColdSweeper    bool          // the cold-db-sweeper defect: the backstop sweeps every tenant
+	Unbounded      bool          // the unbounded-sweep defect: the lazy sweep is one DELETE, run inline (unbounded.go)
 	Meta           *store.Meta
 	Pools          *store.Pools
 	Resolve        func(ctx context.Context, tenant string) (*store.TenantStore, error)
@@ -67,6 +68,10 @@ func (s *Sweeper) init() {
 // AfterInsert is called after every durable hot-path insert; it never blocks on I/O.
 func (s *Sweeper) AfterInsert(st *store.TenantStore) {
 	s.init()
+	if s.Unbounded {
+		s.sweepInline(st)
+		return
+	}
 	key := "tenant:" + st.TenantID
 	if st.Shared {
 		key = "pool:" + st.PoolID

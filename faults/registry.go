@@ -18,4 +18,5 @@ var Registry = mustRegistry(
 	register(kinds.EventInsertFail()),
 	register(kinds.ConsumerSlow()),
 	register(kinds.ConsumerDisconnect()),
+	register(kinds.TenantDelete()),
 )

@@ -156,6 +156,7 @@ func buildEncoders() (encoders [64]fieldEnc) {
 	set(fProfile, strField("profile", func(r *Record) string { return r.Profile }))
 	set(fShard, jsonField("shard", func(r *Record) bool { return r.Shard == nil },
 		func(r *Record) any { return r.Shard }))
+	set(fAbsent, boolField("absent", func(r *Record) bool { return r.Absent }))
 	return encoders
 }
 
@@ -172,7 +173,7 @@ var fieldOrder = map[string][]uint64{
 	KindPod:       {fPod, fPhase, fT, fPID, fSignal, fCode},
 	KindMetric:    {fPod, fT, fName, fLabels, fValue},
 	KindProxy:     {fName, fTenant, fT, fConns, fBytesUp, fBytesDown},
-	KindPersisted: {fTenant, fSeq, fOp, fPath, fCreatedUnixNs},
+	KindPersisted: {fTenant, fSeq, fOp, fPath, fCreatedUnixNs, fAbsent},
 	KindConsumer:  {fConsumer, fTenant, fFromT, fToT, fFirstSince, fFinalCursor, fDurable},
 	KindEnd:       {fT, fDrained, fReason},
 	KindDrop:      {fTenant, fIntendedT, fBlock},

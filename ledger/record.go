@@ -116,8 +116,10 @@ type Record struct {
 	BytesUp   int64 `json:"bytes_up,omitempty"`
 	BytesDown int64 `json:"bytes_down,omitempty"`
 
-	// persisted
+	// persisted. Absent (seqgate's addition): an audit pass during the run saw the row and the final
+	// audit no longer did (the retention sweep deleted it meanwhile); it persisted all the same.
 	CreatedUnixNs int64 `json:"created_unix_ns,omitempty"`
+	Absent        bool  `json:"absent,omitempty"`
 
 	// consumer
 	FromT       int64 `json:"from_t,omitempty"`

@@ -17,7 +17,7 @@ func want(bit uint64) string {
 		return "string"
 	case fTenant, fConsumer, fConn, fPod, fMID, fID, fRunID:
 		return "string (or number) id"
-	case fDurable, fDrained, fOK, fAudit:
+	case fDurable, fDrained, fOK, fAudit, fAbsent:
 		return "boolean"
 	case fValue, fBudget, fCrashesPerPodYear:
 		return "number"

@@ -46,6 +46,12 @@ type index struct {
 
 	audit []*tenantAudit // by tenant index
 
+	// gone: tenants a tenant_delete fault deleted -> when (its start record's t); a deletion whose
+	// fault record carries an error did not happen for sure and is not taken (deletions).
+	gone       map[int32]int64
+	goneFailed map[string]bool  // fault ids of tenant_delete faults whose records carry an error
+	goneBy     map[string]int32 // fault id -> the tenant it deleted
+
 	orphans []orphan // deliveries whose mutation was unknown when they arrived
 	oddSeq  []oddDelivery
 
@@ -105,6 +111,9 @@ const (
 	fPersisted                   // the final audit found its row
 	fDelivered                   // an ev with its tenant and path reached some consumer
 	fEvMulti                     // evSeq was carried to more than one consumer
+	// fSwept: an audit pass during the run found its row and the final audit no longer did (persisted
+	// absent: the retention sweep deleted it). It persisted, but it is not "still in the audit".
+	fSwept
 )
 
 // noTime marks an unknown time.
@@ -140,7 +149,7 @@ func (m *mutation) op() opClass { return opClass(m.kind & 0xf) }
 func (m *mutation) res() uint8  { return m.kind >> 4 }
 
 // persisted is the spec's persisted(m): an audit row or any delivered event with m's tenant and path.
-func (m *mutation) persisted() bool { return m.flags&(fPersisted|fDelivered) != 0 }
+func (m *mutation) persisted() bool { return m.flags&(fPersisted|fSwept|fDelivered) != 0 }
 
 // consumerState is what the verifier keeps per consumer: the compact set of delivered mutation ids
 // (matching is by (tenant, path), never by seq), the cursor as the client computes it (max seq seen,
@@ -359,7 +368,11 @@ func (ix *index) observe(r *ledger.Record) error {
 		if op != opStructural && op != opSilent {
 			// A delete's or chmod's row shares the path of the file it acted on; it does not prove
 			// that the file's write persisted.
-			ix.muts.at(id).flags |= fPersisted
+			if r.Absent {
+				ix.muts.at(id).flags |= fSwept
+			} else {
+				ix.muts.at(id).flags |= fPersisted
+			}
 		}
 		pt := int64(noTime)
 		if r.CreatedUnixNs > 0 && ix.run.StartUnixNs > 0 {
@@ -367,9 +380,11 @@ func (ix *index) observe(r *ledger.Record) error {
 		}
 		a := ix.audit[ti]
 		a.rows = append(a.rows, auditRow{seq: r.Seq, persistedT: pt, id: id, op: op})
-		if r.Seq >= 0 {
+		if r.Seq >= 0 && !r.Absent { // seqs: the rows still in the audit (the spurious-reset check)
 			a.seqs.Add(uint64(r.Seq))
 		}
+	case ledger.KindFault:
+		ix.observeDeletion(r)
 	case ledger.KindConsumer:
 		c, err := ix.consumer(r.Consumer, r.Tenant, r.FromT)
 		if err != nil {
@@ -497,6 +512,8 @@ const (
 	classResetCovered
 	classSkipped
 	classUndelivered
+	// classGone: beyond the final cursor of a consumer whose tenant was deleted during the run.
+	classGone
 )
 
 // expected calls fn for every expected event of a durable consumer with its class, in seq order.
@@ -528,6 +545,9 @@ func (ix *index) classify(c *consumerState, row auditRow) deliveryClass {
 	}
 	if row.seq <= c.finalCursor {
 		return classSkipped
+	}
+	if _, ok := ix.deletedAt(c.tenant); ok {
+		return classGone
 	}
 	return classUndelivered
 }

@@ -52,6 +52,9 @@ func WriteText(w io.Writer, s *Summary) error {
 	fmt.Fprintf(&b, "load: mutations %d, drops %d, dropped_fraction %.3g; audit: %s\n", s.Mutations, s.Drops, s.DroppedFraction, auditLine(s.Audit))
 	fmt.Fprintf(&b, "delivery: skipped %d, undelivered %d, reset-covered %d, spurious resets %d, duplicates %d, unexpected %d, leaks %d, recovered %d, seq mismatch %d\n",
 		s.Skipped, s.Undelivered, s.ResetCovered, s.SpuriousResets, s.Duplicates, s.Unexpected, s.Leaks, s.Recovered, s.SeqMismatch)
+	if s.TenantGone > 0 {
+		fmt.Fprintf(&b, "deleted tenants: %d expected events their consumers could no longer receive (tenant_gone, not undelivered)\n", s.TenantGone)
+	}
 	q := s.LatencyMs
 	fmt.Fprintf(&b, "latency ms: p50 %g, p90 %g, p99 %g, p99.9 %g, max %g (%d deliveries, %d before ack)\n",
 		q.P50, q.P90, q.P99, q.P999, q.Max, q.Count, s.DeliveredBeforeAck)

@@ -74,9 +74,13 @@ type Stats struct {
 	// interrupted one): not lost, counted apart.
 	Unresolved int64 `json:"unresolved"`
 
-	Skipped        int64 `json:"skipped"`
-	Undelivered    int64 `json:"undelivered"`
-	ResetCovered   int64 `json:"reset_covered"`
+	Skipped      int64 `json:"skipped"`
+	Undelivered  int64 `json:"undelivered"`
+	ResetCovered int64 `json:"reset_covered"`
+	// TenantGone counts expected events beyond a durable consumer's final cursor whose tenant a
+	// tenant_delete fault deleted: its key was refused and its stream ended, so they could no longer
+	// be delivered (not undelivered, not a failure; docs/ledger-v1.md).
+	TenantGone     int64 `json:"tenant_gone"`
 	SpuriousResets int64 `json:"spurious_resets"`
 	Duplicates     int64 `json:"duplicates"`
 	Unexpected     int64 `json:"unexpected"`

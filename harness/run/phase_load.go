@@ -16,9 +16,9 @@ import (
 // loadPhase drives the load for the scenario's duration, with sampling, the fault runner, the hooks
 // and the progress display beside it. Ctrl-C cuts it short; the phases after it still run.
 func loadPhase(ctx context.Context, s *state, log *slog.Logger) error {
-	startSampling(s)
 	s.driver = load.NewDriver(load.Config{RunID: s.id, Seed: s.sc.Seed, Start: s.start, Sink: s.w,
 		Endpoints: func() []load.Endpoint { return s.sys.endpoints(true) }})
+	startSampling(s) // after the driver: the audit passes read the run's paths through it
 	var blocks []load.Block
 	for i, l := range s.sc.Load {
 		b := load.Block{Index: i, Load: l}

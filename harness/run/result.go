@@ -27,6 +27,12 @@ type AuditResult struct {
 	Tenants int    `json:"tenants"`
 	Rows    int    `json:"rows"`
 	Error   string `json:"error,omitempty"`
+	// Passes, FailedPasses and Absent: audit passes during the run (a retention short enough to sweep
+	// the run's rows), those in which a tenant could not be read, and the rows they saw that the final
+	// audit no longer found (written as persisted with absent).
+	Passes       int `json:"passes,omitempty"`
+	FailedPasses int `json:"failed_passes,omitempty"`
+	Absent       int `json:"absent,omitempty"`
 }
 
 func (res *Result) save() error {

@@ -10,6 +10,7 @@ var Registry = mustRegistry(
 	register(kinds.TenantDBDown()),
 	register(kinds.MetaDBStall()),
 	register(kinds.MetaDBLatency()),
+	register(kinds.PodMetaDBLatency()),
 	register(kinds.MetaDBDown()),
 	register(kinds.PodCrash()),
 	register(kinds.PodPause()),

@@ -104,3 +104,10 @@ type Consumer interface {
 type GoneTenants interface {
 	TenantDeleted(tenant string)
 }
+
+// PodMetaProxies is optionally implemented by an Env whose pods each reach the meta DB through a
+// proxy of their own (chained in front of MetaProxy's): a fault on one of them slows or breaks one
+// pod's meta connections only.
+type PodMetaProxies interface {
+	PodMetaProxy(pod string) (ToxicProxy, error)
+}

@@ -25,9 +25,10 @@ type env struct {
 }
 
 var (
-	_ faults.Env         = (*env)(nil)
-	_ faults.TenantIDs   = (*env)(nil)
-	_ faults.GoneTenants = (*env)(nil)
+	_ faults.Env            = (*env)(nil)
+	_ faults.TenantIDs      = (*env)(nil)
+	_ faults.GoneTenants    = (*env)(nil)
+	_ faults.PodMetaProxies = (*env)(nil)
 )
 
 // TenantDeleted notes a tenant a fault deleted: the drain stops waiting for its consumers, whose
@@ -86,6 +87,14 @@ func (e *env) MetaProxy() (faults.ToxicProxy, error) {
 		return nil, fmt.Errorf("no meta DB proxy (an external target has none)")
 	}
 	return e.proxies.Get("meta"), nil
+}
+
+// PodMetaProxy returns the proxy in front of one pod's meta DB connections.
+func (e *env) PodMetaProxy(pod string) (faults.ToxicProxy, error) {
+	if e.proxies == nil || e.proxies.Get(PodMetaProxyName(pod)) == nil {
+		return nil, fmt.Errorf("no meta DB proxy of pod %q (pods: %v; an external target has none)", pod, e.PodNames())
+	}
+	return e.proxies.Get(PodMetaProxyName(pod)), nil
 }
 
 func (e *env) Pod(name string) (faults.Pod, error) {

@@ -98,7 +98,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	pools := store.NewPools(cfg.Pools, cfg.DB)
 	// Pools an earlier start already migrated (recorded in the meta DB) are opened lazily: a pod
 	// start must not touch every cold tenant DB. The others are migrated now and recorded.
-	meta := &store.Meta{DB: metaDB}
+	meta := &store.Meta{DB: metaDB, UnorderedOutbox: cfg.Defects.On(defect.UnorderedOutbox)}
 	known, err := meta.MigratedPools(ctx, cfg.Pools)
 	if err != nil {
 		cfg.Log.Warn("pool schema records unreadable; migrating every pool", "err", err)

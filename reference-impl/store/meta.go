@@ -30,6 +30,9 @@ type Tenant struct {
 // Meta is the meta DB: tenants, keys and the signal plane. Its methods never touch a tenant DB.
 type Meta struct {
 	DB *sql.DB
+	// UnorderedOutbox is the unordered-outbox defect: outbox transactions skip the order-row lock,
+	// as before issue 10's fix, so outbox ids can become visible out of order.
+	UnorderedOutbox bool
 }
 
 // HashKey is how an API key is stored: hex SHA-256 (keys are 256-bit random, so no salt is needed).
@@ -164,7 +167,7 @@ func (m *Meta) InsertNotifyHeads(ctx context.Context, podID string, tenants []st
 			return err
 		}
 		defer tx.Rollback()
-		if err := InsertNotifyHeadsTx(ctx, tx, podID, tenants, heads); err != nil {
+		if err := insertNotifyHeadsTx(ctx, tx, podID, tenants, heads, !m.UnorderedOutbox); err != nil {
 			return err
 		}
 		return tx.Commit()
@@ -178,12 +181,20 @@ func (m *Meta) InsertNotifyHeads(ctx context.Context, podID string, tenants []st
 // later (the late-commit argument of fs_event_seq_lock, for the whole outbox: its inserts are
 // coalesced, a few per second per pod, so one order row costs nothing).
 func InsertNotifyHeadsTx(ctx context.Context, tx *sql.Tx, podID string, tenants []string, heads map[string]int64) error {
+	return insertNotifyHeadsTx(ctx, tx, podID, tenants, heads, true)
+}
+
+// insertNotifyHeadsTx is InsertNotifyHeadsTx; ordered false skips the order-row lock (the
+// unordered-outbox defect).
+func insertNotifyHeadsTx(ctx context.Context, tx *sql.Tx, podID string, tenants []string, heads map[string]int64, ordered bool) error {
 	if len(tenants) == 0 {
 		return nil
 	}
 	now := time.Now().UTC()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO tenant_notify_outbox_order (id, n) VALUES (1, 1) ON DUPLICATE KEY UPDATE n = n + 1`); err != nil {
-		return err
+	if ordered {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO tenant_notify_outbox_order (id, n) VALUES (1, 1) ON DUPLICATE KEY UPDATE n = n + 1`); err != nil {
+			return err
+		}
 	}
 	var b strings.Builder
 	var args []any

@@ -31,26 +31,13 @@ func TenantDelete() fault.Def[TenantDeleteParams] {
 }
 
 func buildTenantDelete(env fault.Env, target string, _ time.Duration, _ TenantDeleteParams) (fault.Fault, error) {
-	id := target
-	if m, ok := env.(fault.TenantIDs); ok {
-		var err error
-		if id, err = m.TenantID(target); err != nil {
-			return nil, err
-		}
+	id, pods, err := tenantOnPods(env, target, TenantDeleteName)
+	if err != nil {
+		return nil, err
 	}
-	f := &tenantDelete{name: target, id: id}
+	f := &tenantDelete{name: target, id: id, pods: pods}
 	if g, ok := env.(fault.GoneTenants); ok {
 		f.gone = g
-	}
-	for _, pod := range env.PodNames() {
-		a, err := adminOf(env, pod)
-		if err != nil {
-			return nil, err
-		}
-		f.pods = append(f.pods, a)
-	}
-	if len(f.pods) == 0 {
-		return nil, errors.New("tenant_delete: no pods to ask (an external target has no admin endpoint)")
 	}
 	return f, nil
 }

@@ -2,12 +2,10 @@ package audit
 
 import (
 	"context"
-	"database/sql"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -16,22 +14,8 @@ import (
 // least Overlap older (so the late row, whose seq is below what the previous pass saw, is read), and
 // Absent writes exactly the rows the final audit no longer found.
 func TestPassesKeepSweptAndLateRows(t *testing.T) {
-	if _, err := dbserver.FindBinary(); err != nil {
-		t.Skip(err)
-	}
+	db := startServer(t, map[string][]string{"pool": nil})["pool"]
 	ctx := context.Background()
-	srv, err := dbserver.Start(ctx, dbserver.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Stop()
-	root, _ := sql.Open("mysql", srv.DSN(""))
-	defer root.Close()
-	if _, err := root.Exec("CREATE DATABASE pool"); err != nil {
-		t.Fatal(err)
-	}
-	db, _ := sql.Open("mysql", srv.DSN("pool"))
-	defer db.Close()
 	exec := func(q string) {
 		t.Helper()
 		if _, err := db.Exec(q); err != nil {

@@ -3,6 +3,7 @@ package audit
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"sync"
 	"time"
@@ -81,7 +82,7 @@ func (p *Passes) Pass(ctx context.Context, ids []string, tables map[string]Table
 	defer p.mu.Unlock()
 	if len(errs) > 0 {
 		p.failed++
-		return errs[0]
+		return errors.Join(errs...)
 	}
 	p.done++
 	return nil

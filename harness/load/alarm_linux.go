@@ -8,56 +8,59 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
-
-	"github.com/seqgate/seqgate/internal/sleep"
 )
 
-// alarm wakes a schedule at an arrival's intended time. Go's timers wake an idle process up to a
-// millisecond late (the runtime's netpoller sleeps in whole milliseconds when nothing else is
-// due), and a millisecond is the whole schedule-slip budget. A timerfd armed with the time left is
-// a descriptor in that same netpoller: it wakes the parked goroutine within the kernel's timer
-// slack (~50 µs), with no spinning and no thread held while waiting.
+// alarm wakes a schedule at an arrival's intended time. The wait is a Go timer, which a busy process
+// fires on time (every scheduling round checks the timers). An idle process, though, sleeps in the
+// netpoller in whole milliseconds and wakes up to a millisecond late, which is the whole schedule-slip
+// budget. So a timerfd in that same netpoller is armed for the same instant, after the timer: its
+// expiry ends the netpoller's sleep within the kernel's timer slack (~50 µs), and the scheduler then
+// finds the timer due. Nothing reads the timerfd (arming it again resets it); no thread is held and
+// nothing spins.
 type alarm struct {
+	timer *time.Timer
 	fd    int
-	f     *os.File // the timerfd, read through the netpoller; nil: fall back to a Go timer
-	unarm func() bool
-	buf   [8]byte
+	f     *os.File // keeps the timerfd registered in the netpoller; nil: the Go timer alone
 }
 
-// newAlarm returns an alarm whose waits end early, reporting false, once ctx is done. Close it.
-func newAlarm(ctx context.Context) *alarm {
+// newAlarm returns an alarm; close it.
+func newAlarm(context.Context) *alarm {
+	a := &alarm{timer: time.NewTimer(time.Hour)}
+	a.timer.Stop()
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)
 	if err != nil {
-		return &alarm{} // no timerfd (a sandbox may refuse it): Go's timers, less precise
+		return a // no timerfd (a sandbox may refuse it): the Go timer alone, less precise when idle
 	}
-	f := os.NewFile(uintptr(fd), "timerfd")
-	// A deadline in the past fails the read in progress and every later one: the wait ends now.
-	stop := context.AfterFunc(ctx, func() { _ = f.SetReadDeadline(time.Unix(1, 0)) })
-	return &alarm{fd: fd, f: f, unarm: stop}
+	a.fd, a.f = fd, os.NewFile(uintptr(fd), "timerfd") // a non-blocking descriptor: NewFile registers it
+	return a
 }
 
-// until waits until t (Go's monotonic clock is CLOCK_MONOTONIC, so the time left is exact); it
-// reports false when ctx ended first. A t in the past returns at once.
+// until waits until t; it reports false when ctx ended first. A t in the past returns at once.
 func (a *alarm) until(ctx context.Context, t time.Time) bool {
-	if a.f == nil {
-		return sleep.Until(ctx, t)
-	}
 	d := time.Until(t)
-	if d <= 0 { // an it_value of zero would disarm the timerfd, not fire it
+	if d <= 0 {
 		return ctx.Err() == nil
 	}
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(d.Nanoseconds())}
-	if err := unix.TimerfdSettime(a.fd, 0, &spec, nil); err != nil {
-		return sleep.Until(ctx, t)
+	a.timer.Reset(d)
+	if a.f != nil {
+		// Armed after the timer with the same duration, so it never expires before the timer is
+		// due (an early wake-up would find the timer not yet due and sleep another millisecond).
+		spec := unix.ItimerSpec{Value: unix.NsecToTimespec(d.Nanoseconds())}
+		_ = unix.TimerfdSettime(a.fd, 0, &spec, nil) // on failure the timer still fires, less precisely
 	}
-	_, err := a.f.Read(a.buf[:]) // the expiry count; fails only at the ctx deadline above
-	return err == nil && ctx.Err() == nil
+	select {
+	case <-a.timer.C:
+		return true
+	case <-ctx.Done():
+		a.timer.Stop()
+		return false
+	}
 }
 
 // close releases the timerfd.
 func (a *alarm) close() {
+	a.timer.Stop()
 	if a.f != nil {
-		a.unarm()
 		a.f.Close()
 	}
 }

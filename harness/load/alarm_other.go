@@ -10,7 +10,7 @@ import (
 )
 
 // alarm wakes a schedule at an arrival's intended time; elsewhere than Linux, with Go's timers
-// (which may wake an idle process up to a millisecond late).
+// alone (which may wake an idle process up to a millisecond late).
 type alarm struct{}
 
 func newAlarm(context.Context) *alarm { return &alarm{} }

@@ -24,7 +24,7 @@ type alarm struct {
 }
 
 // newAlarm returns an alarm; close it.
-func newAlarm(context.Context) *alarm {
+func newAlarm() *alarm {
 	a := &alarm{timer: time.NewTimer(time.Hour)}
 	a.timer.Stop()
 	fd, err := unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC)

@@ -13,7 +13,7 @@ import (
 // alone (which may wake an idle process up to a millisecond late).
 type alarm struct{}
 
-func newAlarm(context.Context) *alarm { return &alarm{} }
+func newAlarm() *alarm { return &alarm{} }
 
 func (a *alarm) until(ctx context.Context, t time.Time) bool { return sleep.Until(ctx, t) }
 

@@ -31,7 +31,7 @@ func TestAlarm(t *testing.T) {
 				stop := time.AfterFunc(tc.cancel, cancel)
 				defer stop.Stop()
 			}
-			a := newAlarm(ctx)
+			a := newAlarm()
 			defer a.close()
 			at := time.Now().Add(tc.at)
 			for range 3 { // the alarm is reused, as by a schedule

@@ -147,7 +147,7 @@ func (d *Driver) schedule(ctx context.Context, loadStart time.Time, b Block, t T
 	pace := NewPacer(b.Load, t.Phase)
 	mix := NewMix(b.Load.Mix, uint64(d.cfg.Seed), uint64(t.Index)<<16|uint64(b.Index))
 	begin := loadStart.Add(b.Load.Start.D())
-	wake := newAlarm(ctx)
+	wake := newAlarm()
 	defer wake.close()
 	idle := make(chan arrival) // unbuffered: a send succeeds only into a slot waiting for work
 	defer close(idle)

@@ -272,17 +272,24 @@ func (ix *index) conn(name string) int32 {
 
 // lookup finds the mutation id of (tenant, path) without creating it; -1 when unknown.
 func (ix *index) lookup(tenant, path string) int32 {
+	id, _ := ix.find(tenant, path)
+	return id
+}
+
+// find is lookup that also returns the key's hash; the key is left in ix.keybuf.
+func (ix *index) find(tenant, path string) (int32, uint64) {
 	ix.keybuf = append(append(append(ix.keybuf[:0], tenant...), 0), path...)
 	return ix.muts.find(ix.keybuf)
 }
 
 // intern returns the mutation id of (tenant, path), creating an entry on first sight.
 func (ix *index) intern(tenant, path string) int32 {
-	if id := ix.lookup(tenant, path); id >= 0 {
+	id, h := ix.find(tenant, path)
+	if id >= 0 {
 		return id
 	}
 	ti := ix.tenant(tenant)
-	return ix.muts.add(ix.keybuf, mutation{tenant: ti, t: noTime, doneT: noTime, intendedT: noTime, evSeq: noTime, evCons: -1})
+	return ix.muts.add(ix.keybuf, h, mutation{tenant: ti, t: noTime, doneT: noTime, intendedT: noTime, evSeq: noTime, evCons: -1})
 }
 
 // consumer returns the state of consumer id, creating it on first sight. A consumer id seen with two

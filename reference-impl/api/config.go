@@ -31,6 +31,9 @@ type Config struct {
 	AdminToken string
 
 	EventInsertTimeout time.Duration // hot-path insert bound [2s]
+	// Guard is the late-commit guard of event inserts and stream reads [store.GuardHorizon]; the
+	// late-commit-skip defect sets store.GuardNone (docs/eventlogd.md, "The late-commit guard").
+	Guard store.Guard
 	Buffer             events.BufferConfig
 	Stream             sse.Config
 
@@ -105,6 +108,12 @@ func (c *Config) defaults() {
 	}
 	if c.Defects == nil {
 		c.Defects = defect.Set{}
+	}
+	if c.Guard == store.GuardNone {
+		c.Guard = store.GuardHorizon
+	}
+	if c.Defects.On(defect.LateCommitSkip) {
+		c.Guard = store.GuardNone
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()

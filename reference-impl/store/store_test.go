@@ -75,12 +75,12 @@ func TestSweepBatchesCapAndMark(t *testing.T) {
 	old := time.Now().Add(-2 * time.Hour)
 	for i := 0; i < 7; i++ {
 		for _, st := range []*store.TenantStore{a, b} {
-			if _, err := st.InsertEvent(ctx, store.Event{Path: "/p", Op: "write", CreatedAt: old}, true); err != nil {
+			if _, err := st.InsertEvent(ctx, store.Event{Path: "/p", Op: "write", CreatedAt: old}, store.GuardLock); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if _, err := a.InsertEvent(ctx, store.Event{Path: "/new", Op: "write", CreatedAt: time.Now()}, true); err != nil {
+	if _, err := a.InsertEvent(ctx, store.Event{Path: "/new", Op: "write", CreatedAt: time.Now()}, store.GuardLock); err != nil {
 		t.Fatal(err)
 	}
 	cutoff := time.Now().Add(-time.Hour)
@@ -125,7 +125,7 @@ func TestOrderedInsertsCommitInSeqOrder(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				if _, err := st.InsertEvent(ctx, store.Event{Path: "/p", Op: "write", CreatedAt: time.Now()}, true); err != nil {
+				if _, err := st.InsertEvent(ctx, store.Event{Path: "/p", Op: "write", CreatedAt: time.Now()}, store.GuardLock); err != nil {
 					t.Error(err)
 					return
 				}
@@ -211,18 +211,18 @@ func TestLoadPoolsNamesTheBadEntry(t *testing.T) {
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
-// BenchmarkEventInsert compares the ordered insert (sequence-row lock, the late-commit protection)
-// with the unordered one; run both and read the ratio of ns/op.
+// BenchmarkEventInsert compares the insert of each guard (GuardLock: sequence-row lock; GuardHorizon:
+// one autocommit INSERT); run both and read the ratio of ns/op.
 func BenchmarkEventInsert(b *testing.B) {
-	for _, ordered := range []bool{true, false} {
-		b.Run(fmt.Sprintf("ordered=%v", ordered), func(b *testing.B) {
+	for _, g := range []store.Guard{store.GuardLock, store.GuardHorizon} {
+		b.Run("guard="+g.String(), func(b *testing.B) {
 			db := tenantDB(b)
 			db.SetMaxOpenConns(8)
 			st := &store.TenantStore{DB: db, TenantID: "t"}
 			b.SetParallelism(4)
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, err := st.InsertEvent(context.Background(), store.Event{Path: "/p", Op: "write", CreatedAt: time.Now()}, ordered); err != nil {
+					if _, err := st.InsertEvent(context.Background(), store.Event{Path: "/p", Op: "write", CreatedAt: time.Now()}, g); err != nil {
 						b.Error(err)
 						return
 					}

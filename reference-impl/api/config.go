@@ -33,9 +33,9 @@ type Config struct {
 	EventInsertTimeout time.Duration // hot-path insert bound [2s]
 	// Guard is the late-commit guard of event inserts and stream reads [store.GuardHorizon]; the
 	// late-commit-skip defect sets store.GuardNone (docs/eventlogd.md, "The late-commit guard").
-	Guard store.Guard
-	Buffer             events.BufferConfig
-	Stream             sse.Config
+	Guard  store.Guard
+	Buffer events.BufferConfig
+	Stream sse.Config
 
 	OutboxCoalesce     time.Duration // outbox insert spacing [200ms]
 	OutboxPoll         time.Duration // poller period [200ms]

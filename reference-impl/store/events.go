@@ -225,12 +225,16 @@ func (s *TenantStore) EventsAfter(ctx context.Context, after int64, limit int) (
 		return HorizonPage{}, err
 	}
 	defer release()
-	const q = `SELECT seq, tenant_id = ?, IF(tenant_id = ?, path, ''), IF(tenant_id = ?, op, ''), IF(tenant_id = ?, actor, ''), IF(tenant_id = ?, src_path, ''), created_at,
+	t := s.TenantID
+	cols, args := `tenant_id = ?, IF(tenant_id = ?, path, ''), IF(tenant_id = ?, op, ''), IF(tenant_id = ?, actor, ''), IF(tenant_id = ?, src_path, '')`, []any{t, t, t, t, t}
+	if s.LeakAcrossTenants {
+		cols, args = `1, path, op, actor, src_path`, nil // the defect: every tenant's rows are "mine"
+	}
+	q := `SELECT seq, ` + cols + `, created_at,
 		(SELECT COALESCE(MAX(swept_through), 0) FROM fs_events_sweep_mark WHERE tenant_id = ?),
 		(SELECT COALESCE(MAX(swept_through), 0) FROM fs_events_sweep_mark)
 		FROM fs_events WHERE seq > ? ORDER BY seq LIMIT ?`
-	t := s.TenantID
-	rows, err := s.DB.QueryContext(ctx, q, t, t, t, t, t, t, after, limit)
+	rows, err := s.DB.QueryContext(ctx, q, append(args, t, after, limit)...)
 	if err != nil {
 		return HorizonPage{}, err
 	}
@@ -241,7 +245,6 @@ func (s *TenantStore) EventsAfter(ctx context.Context, after int64, limit int) (
 		if err := rows.Scan(&r.Seq, &r.Mine, &r.Path, &r.Op, &r.Actor, &r.Src, &r.CreatedAt, &p.Swept, &p.SweptAny); err != nil {
 			return HorizonPage{}, err
 		}
-		r.Mine = r.Mine || s.LeakAcrossTenants
 		p.Rows = append(p.Rows, r)
 	}
 	return p, rows.Err()

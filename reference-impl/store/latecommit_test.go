@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -190,5 +191,125 @@ func TestEventsAfterShowsAnInsertInFlightAsAGap(t *testing.T) {
 	}
 	if len(p.Rows) != 2 || p.Rows[0].Seq != late || p.Rows[0].Path != "/late" || !p.Rows[0].Mine {
 		t.Fatalf("after the late commit: %+v", p.Rows)
+	}
+}
+
+// TestOutboxReadsNeverPassALowerID is TestLockedPagesNeverPassALowerSeq for the outbox: 32 pods'
+// notifiers commit hints in id order (the order row), pollers read id > cursor. OutboxSince takes the
+// order row in share mode first and never passes an id; a plain read (the control, logged: it
+// depends on the machine's scheduling) can, on MariaDB, and a passed id is a lost wake.
+func TestOutboxReadsNeverPassALowerID(t *testing.T) {
+	if testing.Short() {
+		t.Skip("32 writers for a few seconds")
+	}
+	ctx := testCtx(t)
+	db, err := store.OpenDB(ctx, srv.DSN(fmt.Sprintf("outbox%d", n.Add(1))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if err := store.MigrateMeta(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(40)
+	m := &store.Meta{DB: db}
+	const writers, each = 32, 60
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			pod := fmt.Sprintf("p%d", w)
+			for i := 1; i <= each; i++ {
+				if err := m.InsertNotifyHeads(ctx, pod, []string{pod}, map[string]int64{pod: int64(i)}); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	plain := func(after int64) ([]int64, error) {
+		rows, err := db.QueryContext(ctx, `SELECT id FROM tenant_notify_outbox WHERE id > ? ORDER BY id LIMIT 1000`, after)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		var ids []int64
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				return nil, err
+			}
+			ids = append(ids, id)
+		}
+		return ids, rows.Err()
+	}
+	locked := func(after int64) ([]int64, error) {
+		rs, err := m.OutboxSince(ctx, after, 1000)
+		var ids []int64
+		for _, r := range rs {
+			ids = append(ids, r.ID)
+		}
+		return ids, err
+	}
+	readers := []func(int64) ([]int64, error){plain, plain, plain, locked, locked, locked}
+	seen := make([]map[int64]bool, len(readers))
+	var rwg sync.WaitGroup
+	for r, read := range readers {
+		seen[r] = map[int64]bool{}
+		rwg.Add(1)
+		go func() {
+			defer rwg.Done()
+			var cursor int64
+			for last := false; ; {
+				select {
+				case <-done:
+					last = true
+				default:
+				}
+				ids, err := read(cursor)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for _, id := range ids {
+					seen[r][id] = true
+					cursor = id
+				}
+				if last && len(ids) == 0 {
+					return
+				}
+			}
+		}()
+	}
+	rwg.Wait()
+	var all []int64
+	for after := int64(0); ; {
+		ids, err := plain(after)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ids) == 0 {
+			break
+		}
+		all, after = append(all, ids...), ids[len(ids)-1]
+	}
+	if len(all) != writers*each {
+		t.Fatalf("outbox holds %d rows, %d written", len(all), writers*each)
+	}
+	for r := range readers {
+		var missed []int64
+		for _, id := range all {
+			if !seen[r][id] {
+				missed = append(missed, id)
+			}
+		}
+		if r < 3 {
+			t.Logf("control: plain reader %d passed %d ids %v", r, len(missed), missed)
+		} else if len(missed) > 0 {
+			t.Errorf("OutboxSince reader %d passed %d ids: %v", r, len(missed), missed)
+		}
 	}
 }

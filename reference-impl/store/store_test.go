@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -277,5 +278,50 @@ func TestMigrateMetaAddsColumnsToOldTables(t *testing.T) {
 	}
 	if rows, _ := m.OutboxSince(ctx, 1, 10); len(rows) != 1 || rows[0].PodID != "p1" {
 		t.Fatalf("new row: %+v", rows)
+	}
+}
+
+// TestWriteFileRevisions: the one-statement upsert answers revision 1 for a new file, counts up on
+// every overwrite, keeps files apart by tenant, and refuses a directory (ErrIsDir), leaving it as
+// it was.
+func TestWriteFileRevisions(t *testing.T) {
+	ctx := testCtx(t)
+	db := tenantDB(t)
+	a := &store.TenantStore{DB: db, TenantID: "a"}
+	b := &store.TenantStore{DB: db, TenantID: "b"}
+	if err := a.Mkdir(ctx, "/d"); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		st      *store.TenantStore
+		path    string
+		body    string
+		wantRev int64
+		wantErr error
+	}{
+		{a, "/f", "one", 1, nil},
+		{a, "/f", "two", 2, nil},
+		{b, "/f", "b1", 1, nil},
+		{a, "/f", "three", 3, nil},
+		{a, "/d", "x", 0, store.ErrIsDir},
+		{a, "/g", "", 1, nil},
+	}
+	for i, s := range steps {
+		rev, err := s.st.WriteFile(ctx, s.path, []byte(s.body))
+		if rev != s.wantRev || !errors.Is(err, s.wantErr) {
+			t.Fatalf("step %d %s %s: rev %d err %v, want %d %v", i, s.st.TenantID, s.path, rev, err, s.wantRev, s.wantErr)
+		}
+	}
+	for _, c := range []struct {
+		st   *store.TenantStore
+		path string
+		body string
+		rev  int64
+		dir  bool
+	}{{a, "/f", "three", 3, false}, {b, "/f", "b1", 1, false}, {a, "/d", "", 1, true}} {
+		f, err := c.st.ReadFile(ctx, c.path)
+		if err != nil || string(f.Content) != c.body || f.Revision != c.rev || f.IsDir != c.dir {
+			t.Fatalf("%s %s: %+v %v, want %q rev %d dir %v", c.st.TenantID, c.path, f, err, c.body, c.rev, c.dir)
+		}
 	}
 }

@@ -110,3 +110,46 @@ func TestLateCommitIsNotSkipped(t *testing.T) {
 		})
 	}
 }
+
+// TestHorizonGivesUpARolledBackInsert: an insert that rolls back leaves a hole in the seqs; a
+// horizon stream waits --sse-horizon-wait for it, then gives it up and delivers what follows (the
+// held-back direction is the horizon case of TestLateCommitIsNotSkipped).
+func TestHorizonGivesUpARolledBackInsert(t *testing.T) {
+	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+	p := e.pod("p", func(c *api.Config) {
+		c.Guard = store.GuardHorizon
+		c.Stream.HorizonWait = 300 * time.Millisecond
+	})
+	tenant, k := p.provision(t, "ded")
+	p.write(t, k, "/first", "x")
+	sub := p.subscribe(t, k, 1).start()
+	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	ctx := testCtx(t)
+	direct, err := store.OpenDB(ctx, dsnDirect(e, "ded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	tx, err := direct.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hole, err := store.InsertEventTx(ctx, tx, tenant, store.Event{Path: "/never", Op: "write", CreatedAt: time.Now()}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	p.write(t, k, "/after", "x")
+	got, ok := sub.until(t, 30*time.Second, func(f frame) bool { return f.Path == "/after" })
+	if !ok {
+		t.Fatalf("the event after hole %d never came: %+v", hole, got)
+	}
+	if f := got[len(got)-1]; f.Seq != hole+1 {
+		t.Fatalf("/after has seq %d, want %d (right after the hole)", f.Seq, hole+1)
+	}
+	if n := counter(t, p, "eventlogd_sse_horizon_gaps_given_up_total", nil); n < 1 {
+		t.Fatalf("eventlogd_sse_horizon_gaps_given_up_total = %v, want >= 1", n)
+	}
+}

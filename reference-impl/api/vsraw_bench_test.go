@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -41,12 +42,18 @@ func BenchmarkVsRawInsert(b *testing.B) {
 			name    string
 			tenants int
 		}{{"one hot tenant", 1}, {"16 tenants", 16}} {
-			raw := rawInsertRate(b, conns, d)
+			c0 := takeCPU(b)
+			raw, nraw := rawInsertRate(b, conns, d)
+			rawCPU := takeCPU(b).minus(c0).per(nraw)
+			b.Logf("raw: %s layout, %d connections: %.0f inserts/s; CPU per insert: server %.0f µs, client %.0f µs",
+				layout.name, conns, raw, rawCPU.db, rawCPU.self)
 			for _, g := range []store.Guard{store.GuardLock, store.GuardHorizon} {
+				c0 := takeCPU(b)
 				r := eventlogdRate(b, g, layout.tenants, conns, d)
+				cpu := takeCPU(b).minus(c0).per(r.n)
 				ratio := r.acked / raw
-				b.Logf("eventlogd vs raw: %s, guard %s, %d connections: raw %.0f inserts/s, eventlogd %.0f acked events/s, eventlogd/raw %.2f; delivery p50 %.1f ms, p99 %.1f ms; %d of %d acked delivered, %d skipped",
-					layout.name, g, conns, raw, r.acked, ratio, r.p50, r.p99, r.delivered, r.n, r.skipped)
+				b.Logf("eventlogd vs raw: %s, guard %s, %d connections: raw %.0f inserts/s, eventlogd %.0f acked events/s, eventlogd/raw %.2f; delivery p50 %.1f ms, p99 %.1f ms; %d of %d acked delivered, %d skipped; CPU per event: server %.0f µs, eventlogd+load+consumers %.0f µs",
+					layout.name, g, conns, raw, r.acked, ratio, r.p50, r.p99, r.delivered, r.n, r.skipped, cpu.db, cpu.self)
 				if r.delivered != r.n || r.skipped != 0 {
 					b.Errorf("%s, guard %s: %d of %d acked events delivered, %d skipped", layout.name, g, r.delivered, r.n, r.skipped)
 				}
@@ -72,9 +79,43 @@ func envInt(b *testing.B, name string, def int) int {
 
 var benchDB atomic.Int64
 
+// cpuSample is the CPU time (user + system) of the DB server and of this process so far.
+type cpuSample struct{ db, self time.Duration }
+
+func takeCPU(b *testing.B) cpuSample {
+	b.Helper()
+	var s cpuSample
+	if raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", db.Pid())); err == nil {
+		// fields after the command's closing parenthesis: state is field 3, utime 14, stime 15
+		f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+		var ut, st int64
+		if len(f) > 12 {
+			fmt.Sscan(f[11], &ut)
+			fmt.Sscan(f[12], &st)
+		}
+		s.db = time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ 100
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		s.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return s
+}
+
+func (a cpuSample) minus(b cpuSample) cpuSample { return cpuSample{a.db - b.db, a.self - b.self} }
+
+// per returns the CPU per unit in microseconds (as durations' float counts).
+func (a cpuSample) per(n int) struct{ db, self float64 } {
+	if n == 0 {
+		n = 1
+	}
+	return struct{ db, self float64 }{float64(a.db.Microseconds()) / float64(n), float64(a.self.Microseconds()) / float64(n)}
+}
+
 // rawInsertRate is the server's own single-row insert rate: conns goroutines, each with its own
-// connection, run eventlogd's INSERT (autocommit) on a fresh tenant schema for d.
-func rawInsertRate(b *testing.B, conns int, d time.Duration) float64 {
+// connection, run eventlogd's INSERT (autocommit) on a fresh tenant schema for d. It returns the
+// rate and the number of inserts.
+func rawInsertRate(b *testing.B, conns int, d time.Duration) (float64, int) {
 	b.Helper()
 	ctx := context.Background()
 	h, err := store.OpenDB(ctx, db.DSN(fmt.Sprintf("vsraw%d", benchDB.Add(1))))
@@ -106,7 +147,7 @@ func rawInsertRate(b *testing.B, conns int, d time.Duration) float64 {
 		}()
 	}
 	wg.Wait()
-	return float64(n.Load()) / time.Since(start).Seconds()
+	return float64(n.Load()) / time.Since(start).Seconds(), int(n.Load())
 }
 
 type vsResult struct {

@@ -19,10 +19,10 @@ type horizon struct {
 }
 
 // advance judges one page read after h.settled, in seq order, and returns how many leading rows
-// may be delivered and whether the stream is held at a gap (it must read again soon, even if no
-// write wakes it). gone (the highest sweep mark of any tenant) bounds the seqs that may be missing
-// because they were deleted.
-func (h *horizon) advance(rows []store.Row, gone int64, now time.Time, wait time.Duration) (n int, held bool) {
+// may be delivered, whether the stream is held at a gap (it must read again soon, even if no write
+// wakes it), and whether it gave a gap up as a hole. gone (the highest sweep mark of any tenant)
+// bounds the seqs that may be missing because they were deleted.
+func (h *horizon) advance(rows []store.Row, gone int64, now time.Time, wait time.Duration) (n int, held, gaveUp bool) {
 	pos := h.settled
 	for i, r := range rows {
 		if r.Seq > pos+1 && r.Seq-1 > gone { // pos+1 .. r.Seq-1 are not visible
@@ -31,12 +31,13 @@ func (h *horizon) advance(rows []store.Row, gone int64, now time.Time, wait time
 			}
 			if now.Sub(h.since) < wait {
 				h.settled = pos
-				return i, true
+				return i, true, gaveUp
 			}
+			gaveUp = true
 		}
 		pos = r.Seq
 	}
 	h.settled = pos
 	h.since = time.Time{}
-	return len(rows), false
+	return len(rows), false, gaveUp
 }

@@ -28,6 +28,7 @@ func TestHorizonAdvance(t *testing.T) {
 		wantN    int
 		wantHeld bool
 		settled  int64
+		gaveUp   bool
 	}
 	cases := []struct {
 		name  string
@@ -45,13 +46,13 @@ func TestHorizonAdvance(t *testing.T) {
 		{"hole given up after the wait, once for every gap seen with it", 10, []step{
 			{rows: []int64{12, 14, 15}, wantN: 0, wantHeld: true, settled: 10},
 			{rows: []int64{12, 14, 15}, at: wait - time.Millisecond, wantN: 0, wantHeld: true, settled: 10},
-			{rows: []int64{12, 14, 15}, at: wait, wantN: 3, settled: 15},
+			{rows: []int64{12, 14, 15}, at: wait, wantN: 3, settled: 15, gaveUp: true},
 		}},
 		{"a gap above the ones waited for starts a new wait", 10, []step{
 			{rows: []int64{12}, wantN: 0, wantHeld: true, settled: 10},
-			{rows: []int64{12, 14}, at: wait, wantN: 1, wantHeld: true, settled: 12},
+			{rows: []int64{12, 14}, at: wait, wantN: 1, wantHeld: true, settled: 12, gaveUp: true},
 			{rows: []int64{12, 14}, at: 2*wait - time.Millisecond, wantN: 0, wantHeld: true, settled: 12},
-			{rows: []int64{14}, at: 2 * wait, wantN: 1, settled: 14},
+			{rows: []int64{14}, at: 2 * wait, wantN: 1, settled: 14, gaveUp: true},
 		}},
 		{"gaps at or below a sweep mark are deleted rows", 10, []step{
 			{rows: []int64{15, 16, 20}, gone: 14, wantN: 2, wantHeld: true, settled: 16},
@@ -69,9 +70,9 @@ func TestHorizonAdvance(t *testing.T) {
 						rows = append(rows, r)
 					}
 				}
-				n, held := h.advance(rowsOf(rows...), s.gone, t0.Add(s.at), wait)
-				if n != s.wantN || held != s.wantHeld || h.settled != s.settled {
-					t.Fatalf("step %d (%v): n %d held %v settled %d, want %d %v %d", i, rows, n, held, h.settled, s.wantN, s.wantHeld, s.settled)
+				n, held, gaveUp := h.advance(rowsOf(rows...), s.gone, t0.Add(s.at), wait)
+				if n != s.wantN || held != s.wantHeld || h.settled != s.settled || gaveUp != s.gaveUp {
+					t.Fatalf("step %d (%v): n %d held %v settled %d gave up %v, want %d %v %d %v", i, rows, n, held, h.settled, gaveUp, s.wantN, s.wantHeld, s.settled, s.gaveUp)
 				}
 			}
 		})
@@ -122,7 +123,7 @@ func TestHorizonReadersNeverPassAnInsertInFlight(t *testing.T) {
 					t.Error(err)
 					return
 				}
-				k, held := h.advance(p.Rows, p.SweptAny, time.Now(), time.Hour)
+				k, held, _ := h.advance(p.Rows, p.SweptAny, time.Now(), time.Hour)
 				for _, r := range p.Rows[:k] {
 					seen[r.Seq] = true
 				}

@@ -264,10 +264,12 @@ func (x *stream) readHorizon(ctx context.Context) (pageResult, error) {
 		x.held = false
 		return pageResult{tooOld: true}, nil
 	}
-	before := x.hz
-	n, held := x.hz.advance(p.Rows, p.SweptAny, time.Now(), x.cfg.HorizonWait)
-	if !held && !before.since.IsZero() && x.hz.settled > before.upTo {
-		x.log.Debug("sse horizon passed a gap", "tenant_id", x.st.TenantID, "settled", x.hz.settled)
+	before := x.hz.settled
+	n, held, gaveUp := x.hz.advance(p.Rows, p.SweptAny, time.Now(), x.cfg.HorizonWait)
+	if gaveUp {
+		x.m.HorizonHoles.Inc()
+		x.log.Warn("sse horizon gave missing seqs up as holes (rolled-back inserts, or rows visible later than --sse-horizon-wait)",
+			"tenant_id", x.st.TenantID, "after", before, "through", x.hz.settled)
 	}
 	x.held = held
 	var evs []store.Event

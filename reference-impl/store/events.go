@@ -67,14 +67,16 @@ func (g Guard) String() string {
 
 // InsertEvent writes ev and returns its seq. Under GuardLock the insert first locks the tenant's
 // fs_event_seq_lock row in the same transaction, so the AUTO_INCREMENT seq is taken only after the
-// tenant's previous event committed: a tenant's events commit in seq order. Otherwise it is one
-// autocommit INSERT (one round trip); GuardHorizon's readers make up for the order (EventsAfter).
+// tenant's previous event committed: a tenant's events commit in seq order. Under GuardHorizon it
+// is one autocommit INSERT (one round trip); its readers make up for the order (EventsAfter). Under
+// GuardNone (the late-commit-skip defect) it is the lock's transaction without the lock, so the
+// window between a seq and its commit is as wide as the guard's would be without its lock.
 // A deadlock victim or lock wait timeout runs the transaction again (bounded, see retryConflicts):
 // the event is not pushed to the retry buffer for a conflict between our own statements.
 func (s *TenantStore) InsertEvent(ctx context.Context, ev Event, g Guard) (int64, error) {
 	var seq int64
 	err := retryConflicts(ctx, func() error {
-		if g != GuardLock {
+		if g == GuardHorizon {
 			res, err := s.DB.ExecContext(ctx, insertEvent, s.TenantID, ev.Path, ev.Op, ev.Actor, ev.CreatedAt.UTC(), ev.Src)
 			if err != nil {
 				return err
@@ -86,7 +88,7 @@ func (s *TenantStore) InsertEvent(ctx context.Context, ev Event, g Guard) (int64
 		if err != nil {
 			return err
 		}
-		if seq, err = InsertEventTx(ctx, tx, s.TenantID, ev, true); err != nil {
+		if seq, err = InsertEventTx(ctx, tx, s.TenantID, ev, g == GuardLock); err != nil {
 			_ = tx.Rollback()
 			return err
 		}

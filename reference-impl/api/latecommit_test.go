@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"database/sql"
 	"strings"
 	"testing"
 	"time"
@@ -37,16 +38,7 @@ func TestLateCommitIsNotSkipped(t *testing.T) {
 			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
 
 			ctx := testCtx(t)
-			direct, err := store.OpenDB(ctx, dsnDirect(e, "ded"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer direct.Close()
-			tx, err := direct.BeginTx(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tx.Rollback()
+			direct, tx := directTx(t, e, "ded")
 			lateSeq, err := store.InsertEventTx(ctx, tx, tenant, store.Event{Path: "/late", Op: "write", CreatedAt: time.Now()}, mode == "lock")
 			if err != nil {
 				t.Fatal(err)
@@ -125,15 +117,7 @@ func TestHorizonGivesUpARolledBackInsert(t *testing.T) {
 	sub := p.subscribe(t, k, 1).start()
 	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
 	ctx := testCtx(t)
-	direct, err := store.OpenDB(ctx, dsnDirect(e, "ded"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer direct.Close()
-	tx, err := direct.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, tx := directTx(t, e, "ded")
 	hole, err := store.InsertEventTx(ctx, tx, tenant, store.Event{Path: "/never", Op: "write", CreatedAt: time.Now()}, false)
 	if err != nil {
 		t.Fatal(err)
@@ -152,4 +136,22 @@ func TestHorizonGivesUpARolledBackInsert(t *testing.T) {
 	if n := counter(t, p, "eventlogd_sse_horizon_gaps_given_up_total", nil); n < 1 {
 		t.Fatalf("eventlogd_sse_horizon_gaps_given_up_total = %v, want >= 1", n)
 	}
+}
+
+// directTx opens pool's DB beside the pod and begins a transaction on it (both closed at cleanup):
+// an insert there is one the test holds open, commits or rolls back when it chooses.
+func directTx(t *testing.T, e *env, pool string) (*sql.DB, *sql.Tx) {
+	t.Helper()
+	ctx := testCtx(t)
+	direct, err := store.OpenDB(ctx, dsnDirect(e, pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { direct.Close() })
+	tx, err := direct.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	return direct, tx
 }

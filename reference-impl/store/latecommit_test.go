@@ -24,22 +24,21 @@ func lockedPage(ctx context.Context, st *store.TenantStore, since int64) ([]stor
 	return evs, err
 }
 
-// hammer runs writers inserting events of one tenant under guard g (each `each` times) while every
-// reader pages the tenant at seq > cursor as fast as it can; it returns, per reader, the seqs it
-// passed that the table holds (a reader never sees them again: skipped).
-func hammer(t *testing.T, g store.Guard, writers, each int, readers []pageFunc) (skipped [][]int64) {
+// readFunc reads the ids after `after`, in order (a page of events, or of outbox rows).
+type readFunc func(after int64) ([]int64, error)
+
+// race runs writers, each calling write `each` times, while every reader follows the ids at
+// > cursor as fast as it can (and once more after the last write, to reach the head); it returns
+// the ids each reader saw.
+func race(t *testing.T, writers, each int, write func(w int) error, readers []readFunc) []map[int64]bool {
 	t.Helper()
-	ctx := testCtx(t)
-	db := tenantDB(t)
-	db.SetMaxOpenConns(writers + len(readers))
-	st := &store.TenantStore{DB: db, TenantID: "hot"}
 	var wg sync.WaitGroup
 	for w := 0; w < writers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				if _, err := st.InsertEvent(ctx, store.Event{Path: "/p", Op: "write", CreatedAt: time.Now()}, g); err != nil {
+				if err := write(w); err != nil {
 					t.Error(err)
 					return
 				}
@@ -59,36 +58,68 @@ func hammer(t *testing.T, g store.Guard, writers, each int, readers []pageFunc) 
 			for last := false; ; {
 				select {
 				case <-done:
-					last = true // one more pass after the last write: the reader reaches the head
+					last = true
 				default:
 				}
-				evs, err := read(ctx, st, cursor)
+				ids, err := read(cursor)
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				for _, e := range evs {
-					seen[r][e.Seq] = true
-					cursor = e.Seq
+				for _, id := range ids {
+					seen[r][id] = true
+					cursor = id
 				}
-				if last && len(evs) == 0 {
+				if last && len(ids) == 0 {
 					return
 				}
 			}
 		}()
 	}
 	rwg.Wait()
+	return seen
+}
+
+// missed returns the ids of all that seen lacks: a reader that passed them never reads them again.
+func missed(all []int64, seen map[int64]bool) []int64 {
+	var out []int64
+	for _, id := range all {
+		if !seen[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// hammer runs writers inserting events of one tenant under guard g (each `each` times) while every
+// reader pages the tenant at seq > cursor; it returns, per reader, the seqs it skipped.
+func hammer(t *testing.T, g store.Guard, writers, each int, readers []pageFunc) (skipped [][]int64) {
+	t.Helper()
+	ctx := testCtx(t)
+	db := tenantDB(t)
+	db.SetMaxOpenConns(writers + len(readers))
+	st := &store.TenantStore{DB: db, TenantID: "hot"}
+	var reads []readFunc
+	for _, page := range readers {
+		reads = append(reads, func(after int64) ([]int64, error) {
+			evs, err := page(ctx, st, after)
+			ids := make([]int64, len(evs))
+			for i, e := range evs {
+				ids[i] = e.Seq
+			}
+			return ids, err
+		})
+	}
+	seen := race(t, writers, each, func(int) error {
+		_, err := st.InsertEvent(ctx, store.Event{Path: "/p", Op: "write", CreatedAt: time.Now()}, g)
+		return err
+	}, reads)
 	all := allSeqs(t, db)
 	if len(all) != writers*each {
 		t.Fatalf("table holds %d events, %d written", len(all), writers*each)
 	}
-	skipped = make([][]int64, len(readers))
 	for r := range readers {
-		for _, s := range all {
-			if !seen[r][s] {
-				skipped[r] = append(skipped[r], s)
-			}
-		}
+		skipped = append(skipped, missed(all, seen[r]))
 	}
 	return skipped
 }
@@ -214,22 +245,6 @@ func TestOutboxReadsNeverPassALowerID(t *testing.T) {
 	db.SetMaxOpenConns(40)
 	m := &store.Meta{DB: db}
 	const writers, each = 32, 60
-	var wg sync.WaitGroup
-	for w := 0; w < writers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			pod := fmt.Sprintf("p%d", w)
-			for i := 1; i <= each; i++ {
-				if err := m.InsertNotifyHeads(ctx, pod, []string{pod}, map[string]int64{pod: int64(i)}); err != nil {
-					t.Error(err)
-					return
-				}
-			}
-		}()
-	}
-	done := make(chan struct{})
-	go func() { wg.Wait(); close(done) }()
 	plain := func(after int64) ([]int64, error) {
 		rows, err := db.QueryContext(ctx, `SELECT id FROM tenant_notify_outbox WHERE id > ? ORDER BY id LIMIT 1000`, after)
 		if err != nil {
@@ -254,37 +269,12 @@ func TestOutboxReadsNeverPassALowerID(t *testing.T) {
 		}
 		return ids, err
 	}
-	readers := []func(int64) ([]int64, error){plain, plain, plain, locked, locked, locked}
-	seen := make([]map[int64]bool, len(readers))
-	var rwg sync.WaitGroup
-	for r, read := range readers {
-		seen[r] = map[int64]bool{}
-		rwg.Add(1)
-		go func() {
-			defer rwg.Done()
-			var cursor int64
-			for last := false; ; {
-				select {
-				case <-done:
-					last = true
-				default:
-				}
-				ids, err := read(cursor)
-				if err != nil {
-					t.Error(err)
-					return
-				}
-				for _, id := range ids {
-					seen[r][id] = true
-					cursor = id
-				}
-				if last && len(ids) == 0 {
-					return
-				}
-			}
-		}()
-	}
-	rwg.Wait()
+	var heads [writers]int64
+	seen := race(t, writers, each, func(w int) error {
+		pod := fmt.Sprintf("p%d", w)
+		heads[w]++
+		return m.InsertNotifyHeads(ctx, pod, []string{pod}, map[string]int64{pod: heads[w]})
+	}, []readFunc{plain, plain, plain, locked, locked, locked})
 	var all []int64
 	for after := int64(0); ; {
 		ids, err := plain(after)
@@ -299,17 +289,12 @@ func TestOutboxReadsNeverPassALowerID(t *testing.T) {
 	if len(all) != writers*each {
 		t.Fatalf("outbox holds %d rows, %d written", len(all), writers*each)
 	}
-	for r := range readers {
-		var missed []int64
-		for _, id := range all {
-			if !seen[r][id] {
-				missed = append(missed, id)
-			}
-		}
+	for r := range seen {
+		m := missed(all, seen[r])
 		if r < 3 {
-			t.Logf("control: plain reader %d passed %d ids %v", r, len(missed), missed)
-		} else if len(missed) > 0 {
-			t.Errorf("OutboxSince reader %d passed %d ids: %v", r, len(missed), missed)
+			t.Logf("control: plain reader %d passed %d ids %v", r, len(m), m)
+		} else if len(m) > 0 {
+			t.Errorf("OutboxSince reader %d passed %d ids: %v", r, len(m), m)
 		}
 	}
 }

@@ -48,9 +48,10 @@ func BenchmarkVsRawInsert(b *testing.B) {
 			b.Logf("raw: %s layout, %d connections: %.0f inserts/s; CPU per insert: server %.0f µs, client %.0f µs",
 				layout.name, conns, raw, rawCPU.db, rawCPU.self)
 			for _, g := range []store.Guard{store.GuardLock, store.GuardHorizon} {
-				c0 := takeCPU(b)
+				c0, q0 := takeCPU(b), statements(b)
 				r := eventlogdRate(b, g, layout.tenants, conns, d)
 				cpu := takeCPU(b).minus(c0).per(r.n)
+				b.Logf("statements per acked event: %s", statementsPer(statements(b), q0, r.n))
 				ratio := r.acked / raw
 				b.Logf("eventlogd vs raw: %s, guard %s, %d connections: raw %.0f inserts/s, eventlogd %.0f acked events/s, eventlogd/raw %.2f; delivery p50 %.1f ms, p99 %.1f ms; %d of %d acked delivered, %d skipped; CPU per event: server %.0f µs, eventlogd+load+consumers %.0f µs",
 					layout.name, g, conns, raw, r.acked, ratio, r.p50, r.p99, r.delivered, r.n, r.skipped, cpu.db, cpu.self)
@@ -78,6 +79,40 @@ func envInt(b *testing.B, name string, def int) int {
 }
 
 var benchDB atomic.Int64
+
+// statements reads the server's statement counters (SHOW GLOBAL STATUS: Com_*), to say what an acked
+// event costs the DB.
+func statements(b *testing.B) map[string]float64 {
+	b.Helper()
+	h, err := store.OpenDB(context.Background(), db.DSN(""))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	rows, err := h.Query(`SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select', 'Com_insert', 'Com_update', 'Com_delete', 'Com_begin', 'Com_commit', 'Com_rollback', 'Questions')`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]float64{}
+	for rows.Next() {
+		var k string
+		var v float64
+		if err := rows.Scan(&k, &v); err != nil {
+			b.Fatal(err)
+		}
+		out[strings.TrimPrefix(k, "Com_")] = v
+	}
+	return out
+}
+
+func statementsPer(after, before map[string]float64, n int) string {
+	var parts []string
+	for _, k := range []string{"Questions", "select", "insert", "update", "begin", "commit", "rollback"} {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, (after[k]-before[k])/float64(max(n, 1))))
+	}
+	return strings.Join(parts, ", ")
+}
 
 // cpuSample is the CPU time (user + system) of the DB server and of this process so far.
 type cpuSample struct{ db, self time.Duration }

@@ -262,6 +262,14 @@ func (s *Server) ping(ctx context.Context) error {
 // DSN returns a go-sql-driver DSN for database db (empty: none) on this server.
 func (s *Server) DSN(db string) string { return DSNFor(s.Addr, db) }
 
+// Pid returns the server process's id (benchmarks read its CPU time from /proc).
+func (s *Server) Pid() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
+
 // DSNFor returns a go-sql-driver DSN for root on addr with the settings seqgate relies on
 // (interpolated parameters: one round trip per statement).
 func DSNFor(addr, db string) string {

@@ -177,9 +177,9 @@ func (m *Meta) InsertNotifyHeads(ctx context.Context, podID string, tenants []st
 // InsertNotifyHeadsTx runs the statements of InsertNotifyHeads inside tx (the caller commits;
 // tests hold one open while another commits). It first locks the single outbox order row, so the
 // AUTO_INCREMENT ids are taken only after every earlier outbox transaction committed: outbox rows
-// become visible in id order, and a poller reading id > cursor can never pass an id that commits
-// later (the late-commit argument of fs_event_seq_lock, for the whole outbox: its inserts are
-// coalesced, a few per second per pod, so one order row costs nothing).
+// commit in id order, and a poller reading id > cursor with the row in share mode (OutboxSince) can
+// never pass an id that commits later (the late-commit argument of fs_event_seq_lock, for the whole
+// outbox: its inserts are coalesced, a few per second per pod, so one order row costs nothing).
 func InsertNotifyHeadsTx(ctx context.Context, tx *sql.Tx, podID string, tenants []string, heads map[string]int64) error {
 	return insertNotifyHeadsTx(ctx, tx, podID, tenants, heads, true)
 }
@@ -275,9 +275,26 @@ type OutboxRow struct {
 	PodID    string // the pod that wrote it ('' from an older eventlogd)
 }
 
-// OutboxSince returns up to limit outbox rows with id > after, in id order.
+// OutboxSince returns up to limit outbox rows with id > after, in id order. It reads in one
+// transaction that first takes the outbox order row in share mode: on MariaDB a plain read's view is
+// built by walking the active transactions without a global latch, and the commits of id N and then
+// id N+1 (which waited for N's order-row lock) can both fall inside one walk, leaving N+1 visible
+// without N; the poller would pass N for good (a lost wake). With the share lock held no outbox
+// transaction is between its id and its commit while the view is built (see
+// TenantStore.EventsPageLocked, the same argument for events). Outbox inserts are coalesced, a few
+// per second per pod, so a poller holding the row for one read delays them by as much.
 func (m *Meta) OutboxSince(ctx context.Context, after int64, limit int) ([]OutboxRow, error) {
-	rows, err := m.DB.QueryContext(ctx, `SELECT id, tenant_id, pod_id FROM tenant_notify_outbox WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+	tx, err := m.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only: a failed rollback loses nothing
+	var n int64
+	err = tx.QueryRowContext(ctx, `SELECT n FROM tenant_notify_outbox_order WHERE id = 1 LOCK IN SHARE MODE`).Scan(&n)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, tenant_id, pod_id FROM tenant_notify_outbox WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -290,7 +307,11 @@ func (m *Meta) OutboxSince(ctx context.Context, after int64, limit int) ([]Outbo
 		}
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	return out, tx.Commit()
 }
 
 // OutboxHead returns the highest outbox id (0 when empty): where a new pod starts reading.

@@ -267,6 +267,10 @@ func appendTenants(b []byte, r *Record) ([]byte, error) {
 		b = appendString(b, t.Mode)
 		b = append(b, `,"cold":`...)
 		b = strconv.AppendBool(b, t.Cold)
+		if t.Name != "" {
+			b = append(b, `,"name":`...)
+			b = appendString(b, t.Name)
+		}
 		b = append(b, '}')
 	}
 	return append(b, ']'), nil

@@ -35,6 +35,9 @@ type Tenant struct {
 	ID   string `json:"id"`
 	Mode string `json:"mode"` // dedicated | shared
 	Cold bool   `json:"cold"`
+	// Name is the scenario's name of the tenant (e.g. tenant_2), seqgate's addition: the name faults
+	// and thresholds use, beside the service's id. Empty in ledgers that predate it.
+	Name string `json:"name,omitempty"`
 }
 
 // Shard is the run record's shard field: this ledger is agent K's of the run's N (1 <= K <= N).

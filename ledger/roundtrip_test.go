@@ -20,7 +20,7 @@ func ptrI(i int) *int         { return &i }
 func sampleRecords() []Record {
 	return []Record{
 		{K: KindRun, V: 1, RunID: "r1", Scenario: "smoke", Seed: 7, StartUnixNs: 1700000000000000000, Budget: ptrF(1e-4),
-			Tenants: []Tenant{{ID: "t1", Mode: "dedicated"}, {ID: "t2", Mode: "shared", Cold: true}},
+			Tenants: []Tenant{{ID: "t1", Mode: "dedicated", Name: "tenant_1"}, {ID: "t2", Mode: "shared", Cold: true}},
 			Pods:    []string{"pod-0", "pod-1"}, Target: "eventlogd", CrashesPerPodYear: ptrF(12), PodsInFleet: ptrI(20),
 			Thresholds: map[string][]string{"latency_ms.p99": {"< 500"}, "duplicates": {"== 0"}}, Audit: true, Profile: "drive9-v2.5", Shard: &Shard{K: 1, N: 1}},
 		{K: KindPod, Pod: "pod-0", Phase: "start", T: 0, PID: 42},

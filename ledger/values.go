@@ -272,6 +272,7 @@ type tenantJSON struct {
 	ID   json.RawMessage `json:"id"`
 	Mode string          `json:"mode"`
 	Cold bool            `json:"cold"`
+	Name string          `json:"name"`
 }
 
 func (d *decoder) tenants() ([]Tenant, error) {
@@ -288,7 +289,7 @@ func (d *decoder) tenants() ([]Tenant, error) {
 		if err != nil {
 			return nil, errors.New("tenant " + itoa(int64(i)) + ": id: " + err.Error())
 		}
-		out[i] = Tenant{ID: id, Mode: t.Mode, Cold: t.Cold}
+		out[i] = Tenant{ID: id, Mode: t.Mode, Cold: t.Cold, Name: t.Name}
 	}
 	return out, nil
 }

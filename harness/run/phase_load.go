@@ -65,11 +65,18 @@ func loadPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	side.Wait()
 	st := &s.driver.Stats
 	s.res.Offered, s.res.Dropped, s.res.Acked = st.Offered.Load(), st.Dropped.Load(), st.OK.Load()
-	s.res.DroppedByTenant = s.driver.DroppedByTenant()
+	s.res.ScheduledSeconds = s.sc.Duration.D().Seconds()
+	s.res.DroppedByTenant = map[string]int64{}
+	byID := s.driver.DroppedByTenant()
+	for _, t := range s.tenants {
+		if n := byID[t.ID]; n > 0 {
+			s.res.DroppedByTenant[t.Name()] = n
+		}
+	}
 	log.Info("load finished", "offered", st.Offered.Load(), "sent", st.Sent.Load(), "dropped", st.Dropped.Load(),
 		"ok", st.OK.Load(), "err", st.Err.Load(), "timeout", st.Timeout.Load(),
-		"offered_per_s", fmt.Sprintf("%.1f", float64(st.Offered.Load())/s.res.LoadSeconds),
-		"acked_per_s", fmt.Sprintf("%.1f", float64(st.OK.Load())/s.res.LoadSeconds))
+		"offered_per_s", fmt.Sprintf("%.1f", s.res.PerSecond(st.Offered.Load())),
+		"acked_per_s", fmt.Sprintf("%.1f", s.res.PerSecond(st.OK.Load())))
 	return nil
 }
 

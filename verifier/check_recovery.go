@@ -119,7 +119,7 @@ func (c *windowCheck) fault(r *ledger.Record) {
 			name += "#" + strconv.Itoa(n)
 		}
 		sp := &faultSpan{info: FaultInfo{ID: name, Kind: r.Kind, Target: r.Target, StartMs: ms(r.T)}, start: r.T, stop: noTime, recoveryEnd: noTime, tenant: faultTenant(r)}
-		if ti, ok := c.ix.tenantIDs[faultTenant(r)]; ok {
+		if ti, ok := c.ix.tenantRef(faultTenant(r)); ok {
 			sp.tenants = []int32{ti}
 		} else {
 			for ti := range int32(len(c.ix.tenantNames)) {
@@ -157,8 +157,8 @@ func (c *windowCheck) Finish(s *Summary) {
 	}
 	heads := map[*faultSpan]map[int32]int64{}
 	for _, sp := range c.spans {
-		if _, ok := ix.tenantIDs[sp.tenant]; ok {
-			sp.info.Tenants = []string{sp.tenant}
+		if ti, ok := ix.tenantRef(sp.tenant); ok {
+			sp.info.Tenants = []string{ix.tenantName(ti)}
 		} else {
 			sp.info.Tenants = []string{"*"} // every tenant
 		}

@@ -32,11 +32,15 @@ type index struct {
 	windows bool
 
 	tenantIDs   map[string]int32 // int32: a run may have more than 65,536 tenants
-	tenantNames []string
-	podIDs      map[string]uint16
-	podNames    []string // podNames[0] = "" (unknown)
-	connIDs     map[string]int32
-	connNames   []string
+	tenantNames []string         // the ledger's tenant ids, by index
+	// tenantLabels is how the summary names each tenant: the scenario's name from the run record
+	// (tenant_2), else the id; byLabel finds a tenant by that name.
+	tenantLabels []string
+	byLabel      map[string]int32
+	podIDs       map[string]uint16
+	podNames     []string // podNames[0] = "" (unknown)
+	connIDs      map[string]int32
+	connNames    []string
 
 	muts   *mutTable // interned tenant "\x00" path -> mutation
 	keybuf []byte
@@ -225,6 +229,7 @@ type frame struct {
 func newIndex() *index {
 	return &index{
 		tenantIDs: map[string]int32{},
+		byLabel:   map[string]int32{},
 		podIDs:    map[string]uint16{"": 0},
 		podNames:  []string{""},
 		connIDs:   map[string]int32{},
@@ -246,6 +251,11 @@ func (ix *index) tenant(id string) int32 {
 	i := int32(len(ix.tenantNames))
 	ix.tenantIDs[id] = i
 	ix.tenantNames = append(ix.tenantNames, id)
+	label := id
+	if _, clash := ix.byLabel[id]; clash {
+		label = "id:" + id // another tenant is named so: keep the two apart in the summary
+	}
+	ix.tenantLabels = append(ix.tenantLabels, label)
 	ix.audit = append(ix.audit, &tenantAudit{seqs: roaring64.New()})
 	return i
 }
@@ -340,6 +350,7 @@ func (ix *index) observe(r *ledger.Record) error {
 		for _, t := range r.Tenants {
 			ix.tenant(t.ID)
 		}
+		ix.nameTenants(r.Tenants)
 	case ledger.KindMut:
 		ix.observeMut(r)
 	case ledger.KindEv:
@@ -508,8 +519,39 @@ func (ix *index) advance(c *consumerState, seq int64, conn string) {
 // mutationAt returns the mutation of id.
 func (ix *index) mutationAt(id int32) *mutation { return ix.muts.at(id) }
 
-// tenantName returns the id string of tenant index i.
-func (ix *index) tenantName(i int32) string { return ix.tenantNames[i] }
+// tenantName returns how the summary names tenant index i: its scenario name (tenant_2) when the run
+// record gives one, else its id.
+func (ix *index) tenantName(i int32) string { return ix.tenantLabels[i] }
+
+// nameTenants takes the scenario's names of the run record's tenants (seqgate's addition to the
+// ledger). A name is used only when it is unique and no other tenant's id, so that naming can never
+// merge two tenants' numbers; a tenant without a usable name keeps its id (old ledgers: all of them).
+func (ix *index) nameTenants(ts []ledger.Tenant) {
+	count := map[string]int{}
+	for _, t := range ts {
+		count[t.Name]++
+	}
+	for _, t := range ts {
+		i := ix.tenantIDs[t.ID]
+		if other, isID := ix.tenantIDs[t.Name]; t.Name == "" || count[t.Name] > 1 || (isID && other != i) || ix.tenantLabels[i] != t.ID {
+			if t.Name != "" && t.Name != t.ID {
+				ix.warnf("run record: tenant %s: name %q is not unique among the tenants' names and ids; the summary names it by its id", t.ID, t.Name)
+			}
+			continue
+		}
+		ix.tenantLabels[i] = t.Name
+		ix.byLabel[t.Name] = i
+	}
+}
+
+// tenantRef finds a tenant by its id or its scenario name (fault targets and thresholds may use either).
+func (ix *index) tenantRef(ref string) (int32, bool) {
+	if i, ok := ix.tenantIDs[ref]; ok {
+		return i, true
+	}
+	i, ok := ix.byLabel[ref]
+	return i, ok
+}
 
 // deliveryClass is how one expected event ended for one durable consumer.
 type deliveryClass uint8

@@ -47,7 +47,10 @@ type Summary struct {
 	// Windows holds the windowed numbers (steady, fault, recovery) when a threshold names one.
 	Windows map[string]*WindowStats `json:"windows,omitempty"`
 
-	Witnesses   map[string][]any  `json:"witnesses"`
+	Witnesses map[string][]any `json:"witnesses"`
+	// Tenants names every tenant: by the scenario's name (tenant_2, the key of per_tenant and the
+	// tenant of every witness) and by the service's id (what the ledger's records carry).
+	Tenants     []TenantInfo      `json:"tenants"`
 	PerTenant   map[string]*Stats `json:"per_tenant"`
 	PerConsumer map[string]*Stats `json:"per_consumer"`
 
@@ -59,6 +62,11 @@ type Summary struct {
 // Stats are the numbers the verifier computes, overall and again per tenant and per consumer. Fields
 // that have no meaning for a scope stay zero there; a consumer's acked is its tenant's.
 type Stats struct {
+	// Tenant and TenantID say whose numbers these are in per_tenant and per_consumer: the tenant's
+	// scenario name (or its id when the ledger gives no name) and the service's id.
+	Tenant   string `json:"tenant,omitempty"`
+	TenantID string `json:"tenant_id,omitempty"`
+
 	Acked             int64            `json:"acked"`
 	Lost              int64            `json:"lost"`
 	LostByReason      map[string]int64 `json:"lost_by_reason"`
@@ -114,6 +122,14 @@ type Structural struct {
 	Both         int64 `json:"both"`
 	ResetCovered int64 `json:"reset_covered"`
 	Missing      int64 `json:"missing"`
+}
+
+// TenantInfo is one tenant of the run: the name the summary uses and the id the service gave it.
+type TenantInfo struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+	Mode string `json:"mode,omitempty"`
+	Cold bool   `json:"cold,omitempty"`
 }
 
 // Audit summarises the audit records.
@@ -250,6 +266,7 @@ func newSummary() *Summary {
 		Failures:            []Failure{},
 		Witnesses:           map[string][]any{},
 		PerTenant:           map[string]*Stats{},
+		Tenants:             []TenantInfo{},
 		PerConsumer:         map[string]*Stats{},
 		Faults:              []FaultInfo{},
 		RecoveryMs:          map[string]float64{},

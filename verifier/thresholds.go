@@ -26,15 +26,21 @@ func measureThreshold(doc map[string]any, t threshold.Threshold) float64 {
 	return measure(doc, t.Field)
 }
 
-// checkThresholdIDs refuses a per-tenant or per-consumer threshold whose id the ledger does not have:
-// it would measure 0 and pass whatever happened.
-func checkThresholdIDs(s *Summary, th threshold.List) error {
-	for _, t := range th {
+// resolveThresholdIDs points every per-tenant threshold at its tenant's entry in per_tenant, whether
+// it names the tenant by its scenario name (per_tenant.tenant_2.lost) or by the service's id, and
+// refuses a per-tenant or per-consumer threshold whose tenant or consumer the ledger does not have: it
+// would measure 0 and pass whatever happened.
+func resolveThresholdIDs(s *Summary, ix *index, th threshold.List) error {
+	for i, t := range th {
 		var known map[string]*Stats
 		what := "tenant"
 		switch t.Scope {
 		case threshold.ScopeTenant:
 			known = s.PerTenant
+			if ti, ok := ix.tenantRef(t.ID); ok {
+				th[i].ID = ix.tenantName(ti)
+				continue
+			}
 		case threshold.ScopeConsumer:
 			known, what = s.PerConsumer, "consumer"
 		default:

@@ -134,8 +134,8 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	if opts.Budget != nil {
 		s.Budget = *opts.Budget
 	}
-	for _, t := range ix.tenantNames {
-		s.tenant(t)
+	for i := range ix.tenantNames {
+		s.tenant(ix.tenantName(int32(i)))
 	}
 	for _, c := range ix.cons {
 		s.consumer(c.id)
@@ -143,7 +143,8 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	for _, c := range cs {
 		c.Finish(s)
 	}
-	if err := checkThresholdIDs(s, th); err != nil {
+	nameScopes(s, ix)
+	if err := resolveThresholdIDs(s, ix, th); err != nil {
 		return nil, &UnusableError{fmt.Errorf("run record thresholds: %w", err)}
 	}
 	s.Witnesses = w.lists()

@@ -40,6 +40,8 @@ func WriteText(w io.Writer, s *Summary) error {
 			fmt.Fprintf(&b, "also missing: %s\n", why)
 		}
 	}
+	writeFaults(&b, s)
+	writeTenants(&b, s)
 	fmt.Fprintf(&b, "loss: acked %d, lost %d%s, fraction %.3g, upper95 %.3g, budget %g", s.Acked, s.Lost,
 		reasons(s.LostByReason), s.EventLossFraction, s.LossUpper95, s.Budget)
 	if !s.BoundWithinBudget {
@@ -65,9 +67,6 @@ func WriteText(w io.Writer, s *Summary) error {
 	if st := s.Structural; st.Expected > 0 {
 		fmt.Fprintf(&b, "structural ops: expected %d, as reset %d, as file_changed %d, both %d, reset-covered %d, missing %d\n",
 			st.Expected, st.Reset, st.FileChanged, st.Both, st.ResetCovered, st.Missing)
-	}
-	if len(s.Faults) > 0 {
-		fmt.Fprintf(&b, "faults: %s; recovery max %g ms, unrecovered %d\n", recoveryLine(s), s.RecoveryMaxMs, s.UnrecoveredFaults)
 	}
 	for _, name := range []string{"steady", "fault", "recovery"} {
 		if w, ok := s.Windows[name]; ok {

@@ -78,6 +78,13 @@ type Stats struct {
 	Mutations       int64   `json:"mutations"`
 	Drops           int64   `json:"drops"`
 	DroppedFraction float64 `json:"dropped_fraction"`
+	// The write outcomes: Offered = Mutations + Drops (the arrivals the schedule produced); the
+	// mutations sent, by their mut record's res: OK (answered 2xx, any op: acked counts only the
+	// event-producing ones), Err, Timeout.
+	Offered int64 `json:"offered"`
+	OK      int64 `json:"ok"`
+	Err     int64 `json:"err"`
+	Timeout int64 `json:"timeout"`
 	// Unresolved: acked mutations neither persisted nor delivered in a ledger with no end (or an
 	// interrupted one): not lost, counted apart.
 	Unresolved int64 `json:"unresolved"`

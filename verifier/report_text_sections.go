@@ -1,0 +1,75 @@
+package verifier
+
+import (
+	"fmt"
+	"strings"
+	"text/tabwriter"
+)
+
+// tenantLabel is how the human summary names a tenant: its name, with the service's id beside it
+// when the two differ (tenant_2 (t9e57d43a2ba6a66d)).
+func tenantLabel(name, id string) string {
+	if id == "" || id == name {
+		return name
+	}
+	return name + " (" + id + ")"
+}
+
+// secs formats run-relative milliseconds as seconds.
+func secs(ms float64) string { return fmt.Sprintf("%.1fs", ms/1000) }
+
+// writeFaults prints the fault timeline right under the verdict: what was injected, where, when it
+// started and healed (seconds since the run started, the ledger's clock) and how long the consumers
+// of the affected tenants took to catch up.
+func writeFaults(b *strings.Builder, s *Summary) {
+	if len(s.Faults) == 0 {
+		b.WriteString("faults: none\n")
+		return
+	}
+	fmt.Fprintf(b, "faults (%d; times since the run started; recovery max %g ms, unrecovered %d):\n", len(s.Faults), s.RecoveryMaxMs, s.UnrecoveredFaults)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	for _, f := range s.Faults {
+		stop, span := "never healed", ""
+		if f.StopMs != nil {
+			stop, span = "healed "+secs(*f.StopMs), " ("+secs(*f.StopMs-f.StartMs)+")"
+		}
+		rec := "-"
+		switch {
+		case f.RecoveryMs != nil && f.Recovered:
+			rec = fmt.Sprintf("recovered in %g ms", *f.RecoveryMs)
+		case f.RecoveryMs != nil:
+			rec = fmt.Sprintf("NOT recovered (%g ms to the end of the run)", *f.RecoveryMs)
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\tstart %s\t%s%s\t%s\n", f.ID, f.Kind, f.Target, secs(f.StartMs), stop, span, rec)
+	}
+	_ = tw.Flush()
+}
+
+// writeTenants prints every tenant's write outcomes (offered = sent + dropped by the open model; sent
+// = ok + err + timeout) with its acked events, losses and p99 delivery latency, and the total.
+func writeTenants(b *strings.Builder, s *Summary) {
+	if len(s.Tenants) == 0 {
+		return
+	}
+	b.WriteString("writes per tenant (offered = sent + dropped; sent = ok + err + timeout; acked = ok event-producing writes):\n")
+	width := len("tenant")
+	for _, t := range s.Tenants {
+		width = max(width, len(tenantLabel(t.Name, t.ID)))
+	}
+	// Numbers align right; the first column is padded here so that it stays left-aligned.
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "  %-*s\toffered\tsent\tok\terr\ttimeout\tdropped\tacked\tlost\tp99 ms\t\n", width, "tenant")
+	row := func(label string, st *Stats) {
+		fmt.Fprintf(tw, "  %-*s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%g\t\n", width, label, st.Offered, st.Mutations, st.OK, st.Err, st.Timeout,
+			st.Drops, st.Acked, st.Lost, st.LatencyMs.P99)
+	}
+	for _, t := range s.Tenants {
+		if st, ok := s.PerTenant[t.Name]; ok {
+			row(tenantLabel(t.Name, t.ID), st)
+		}
+	}
+	if len(s.Tenants) > 1 {
+		row("all", &s.Stats)
+	}
+	_ = tw.Flush()
+}

@@ -25,6 +25,10 @@ type Threshold struct {
 	ID     string
 	Field  string
 	Window string
+
+	// From says where the threshold came from when not from the run record (e.g. "--threshold"),
+	// for error messages; empty for the run record's.
+	From string
 }
 
 // Scopes of a threshold path (per_tenant.<id>.<field>, per_consumer.<id>.<field>).

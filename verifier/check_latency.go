@@ -22,6 +22,7 @@ type latencyCheck struct {
 	beforeAck   []int64     // per consumer
 	deliveries  []int64     // first deliveries per consumer
 	samples     []latSample // every delivery latency, kept only when a threshold names a window
+	slow        *slowest    // the slowest first deliveries (nil: none kept)
 }
 
 // latSample is one first delivery's latency (ns, 0 when before the ack) and its mutation.
@@ -34,6 +35,7 @@ type pendingDelivery struct {
 	t    int64
 	id   int32
 	cons int32
+	pod  string // the delivering pod
 }
 
 // maxLatencyUs caps recorded latencies at one day; larger values are clamped, not dropped.
@@ -90,14 +92,14 @@ func (c *latencyCheck) Observe(r *ledger.Record) {
 		}
 		m := c.ix.mutationAt(f.id)
 		if m.flags&fHasMut == 0 {
-			c.pending = append(c.pending, pendingDelivery{t: r.T, id: f.id, cons: f.cons})
+			c.pending = append(c.pending, pendingDelivery{t: r.T, id: f.id, cons: f.cons, pod: r.Pod})
 			return
 		}
-		c.deliver(f.id, m, f.cons, r.T)
+		c.deliver(f.id, m, f.cons, r.T, r.Pod)
 	}
 }
 
-func (c *latencyCheck) deliver(id int32, m *mutation, cons int32, t int64) {
+func (c *latencyCheck) deliver(id int32, m *mutation, cons int32, t int64, pod string) {
 	if !m.inW() {
 		return
 	}
@@ -110,12 +112,15 @@ func (c *latencyCheck) deliver(id int32, m *mutation, cons int32, t int64) {
 		c.samples = append(c.samples, latSample{id: id, d: d})
 	}
 	*countAt(&c.deliveries, cons)++
+	if c.slow != nil {
+		c.slow.offer(d, t, id, cons, pod)
+	}
 	record(histAt(&c.byCons, cons), d)
 }
 
 func (c *latencyCheck) Finish(s *Summary) {
 	for _, p := range c.pending {
-		c.deliver(p.id, c.ix.mutationAt(p.id), p.cons, p.t)
+		c.deliver(p.id, c.ix.mutationAt(p.id), p.cons, p.t, p.pod)
 	}
 	all, issue := newHist(), newHist()
 	for ti, h := range c.issueTenant {

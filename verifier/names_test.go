@@ -126,3 +126,42 @@ func TestFaultTargetByName(t *testing.T) {
 		}
 	}
 }
+
+// TestGivenThresholds: thresholds given in Options replace the run record's expressions for their
+// path and add new paths; the run record's other paths still judge; the summary records the gate used.
+func TestGivenThresholds(t *testing.T) {
+	run := runLine(namedTenants, `{"latency_ms.max":["< 0.5"],"duplicates":["== 0"]}`)
+	for _, tc := range []struct {
+		name   string
+		given  map[string][]string
+		failed []string
+	}{
+		{"the run record's gate", nil, []string{"threshold:latency_ms.max<0.5"}},
+		{"a looser bound replaces it", map[string][]string{"latency_ms.max": {"< 500"}}, nil},
+		{"an added bound judges too", map[string][]string{"latency_ms.max": {"< 500"}, "per_tenant.tenant_2.acked": {">= 2"}},
+			[]string{"threshold:per_tenant.tenant_2.acked>=2"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := verifyText(t, edit{replace: map[string]string{"run": run}}.build(), Options{Thresholds: tc.given})
+			if !slices.Equal(s.FailedChecks, tc.failed) {
+				t.Errorf("failed %v, want %v", s.FailedChecks, tc.failed)
+			}
+			if got := s.Thresholds["duplicates"]; !slices.Equal(got, []string{"== 0"}) {
+				t.Errorf("summary thresholds %v: the run record's duplicates bound is gone", s.Thresholds)
+			}
+			for p, e := range tc.given {
+				if !slices.Equal(s.Thresholds[p], e) {
+					t.Errorf("summary thresholds[%s] = %v, want %v", p, s.Thresholds[p], e)
+				}
+			}
+		})
+	}
+	r, err := newTestReader(edit{}.build())
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = Verify(r, Options{Thresholds: map[string][]string{"nope": {"< 1"}}, ThresholdsFrom: "--threshold"})
+	if err == nil || !strings.HasPrefix(err.Error(), `--threshold: threshold path "nope"`) {
+		t.Errorf("error %v, want one naming --threshold", err)
+	}
+}

@@ -60,6 +60,7 @@ func WriteText(w io.Writer, s *Summary) error {
 	q := s.LatencyMs
 	fmt.Fprintf(&b, "latency ms: p50 %g, p90 %g, p99 %g, p99.9 %g, max %g (%d deliveries, %d before ack)\n",
 		q.P50, q.P90, q.P99, q.P999, q.Max, q.Count, s.DeliveredBeforeAck)
+	writeSlowest(&b, s)
 	q = s.IssueLatencyMs
 	fmt.Fprintf(&b, "issue latency ms (from intended_t): p50 %g, p99 %g, max %g\n", q.P50, q.P99, q.Max)
 	fmt.Fprintf(&b, "reorder: overtaken %d, max %g ms; reconnects: %d, max %d opens/s; cold wakeups %d; resets%s\n",

@@ -16,7 +16,7 @@ func tenantLabel(name, id string) string {
 }
 
 // secs formats run-relative milliseconds as seconds.
-func secs(ms float64) string { return fmt.Sprintf("%.1fs", ms/1000) }
+func secs(ms float64) string { return fmt.Sprintf("%.3fs", ms/1000) }
 
 // writeFaults prints the fault timeline right under the verdict: what was injected, where, when it
 // started and healed (seconds since the run started, the ledger's clock) and how long the consumers
@@ -70,6 +70,25 @@ func writeTenants(b *strings.Builder, s *Summary) {
 	}
 	if len(s.Tenants) > 1 {
 		row("all", &s.Stats)
+	}
+	_ = tw.Flush()
+}
+
+// writeSlowest prints the slowest deliveries, slowest first: which write, which consumer, which pod
+// acked it and which delivered it, when, and the faults active in between.
+func writeSlowest(b *strings.Builder, s *Summary) {
+	if len(s.SlowestDeliveries) == 0 {
+		return
+	}
+	fmt.Fprintf(b, "slowest deliveries (%d of %d; times since the run started):\n", len(s.SlowestDeliveries), s.Deliveries)
+	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
+	for _, d := range s.SlowestDeliveries {
+		faults := "no fault"
+		if len(d.Faults) > 0 {
+			faults = "during " + strings.Join(d.Faults, ", ")
+		}
+		fmt.Fprintf(tw, "  %g ms\t%s\t%s -> %s\tacked by %s at %s\tdelivered by %s at %s\t%s\t%s\n", d.LatencyMs, d.MID, d.Tenant, d.Consumer,
+			d.AckPod, secs(d.AckMs), d.DeliveryPod, secs(d.DeliveredMs), faults, d.Path)
 	}
 	_ = tw.Flush()
 }

@@ -29,7 +29,7 @@ func TestTextFaultsAndWrites(t *testing.T) {
 		{"faults and writes", e, []string{
 			`^verdict: `,
 			`\nfaults \(1; times since the run started; recovery max [0-9.]+ ms, unrecovered 0\):\n`,
-			`\n  f1 +tenant_db_stall +tenant_1 +start 0\.0s +healed 0\.0s \(0\.0s\) +recovered in [0-9.]+ ms\n`,
+			`\n  f1 +tenant_db_stall +tenant_1 +start 0\.003s +healed 0\.004s \(0\.001s\) +recovered in [0-9.]+ ms\n`,
 			`\nwrites per tenant \(offered = sent \+ dropped; sent = ok \+ err \+ timeout; acked = ok event-producing writes\):\n`,
 			`\n +tenant +offered +sent +ok +err +timeout +dropped +acked +lost +p99 ms\n`,
 			`\n +tenant_1 \(A\) +3 +3 +2 +0 +1 +0 +2 +0 +[0-9.]+\n`,

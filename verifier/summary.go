@@ -48,11 +48,18 @@ type Summary struct {
 	Windows map[string]*WindowStats `json:"windows,omitempty"`
 
 	Witnesses map[string][]any `json:"witnesses"`
+	// SlowestDeliveries are the slowest first deliveries of acked events (Options.SlowestDeliveries,
+	// default 10), slowest first: the latency tail by name.
+	SlowestDeliveries []SlowDelivery `json:"slowest_deliveries"`
 	// Tenants names every tenant: by the scenario's name (tenant_2, the key of per_tenant and the
 	// tenant of every witness) and by the service's id (what the ledger's records carry).
 	Tenants     []TenantInfo      `json:"tenants"`
 	PerTenant   map[string]*Stats `json:"per_tenant"`
 	PerConsumer map[string]*Stats `json:"per_consumer"`
+
+	// Thresholds is the gate the ledger was judged against: the run record's thresholds, with the
+	// paths given to the verifier (seqgate verify --threshold) replacing the run record's.
+	Thresholds map[string][]string `json:"thresholds"`
 
 	Run      RunInfo  `json:"run"`
 	Records  int64    `json:"records"`
@@ -274,6 +281,7 @@ func newSummary() *Summary {
 		Witnesses:           map[string][]any{},
 		PerTenant:           map[string]*Stats{},
 		Tenants:             []TenantInfo{},
+		SlowestDeliveries:   []SlowDelivery{},
 		PerConsumer:         map[string]*Stats{},
 		Faults:              []FaultInfo{},
 		RecoveryMs:          map[string]float64{},

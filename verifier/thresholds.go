@@ -26,6 +26,39 @@ func measureThreshold(doc map[string]any, t threshold.Threshold) float64 {
 	return measure(doc, t.Field)
 }
 
+// mergeThresholds is the gate a ledger is judged against: the run record's thresholds, each path
+// given in extra replacing the run record's expressions for that path.
+func mergeThresholds(run, extra map[string][]string) map[string][]string {
+	out := maps.Clone(run)
+	if out == nil {
+		out = map[string][]string{}
+	}
+	maps.Copy(out, extra)
+	return out
+}
+
+// parseThresholds parses the merged gate. An error names where the bad threshold came from: the run
+// record, or opts.ThresholdsFrom for one given in Options.
+func parseThresholds(run map[string][]string, opts Options) (threshold.List, error) {
+	from := opts.ThresholdsFrom
+	if from == "" {
+		from = "options"
+	}
+	if _, err := threshold.Parse(opts.Thresholds); err != nil {
+		return nil, fmt.Errorf("%s: %w", from, err)
+	}
+	th, err := threshold.Parse(mergeThresholds(run, opts.Thresholds))
+	if err != nil {
+		return nil, fmt.Errorf("run record thresholds: %w", err)
+	}
+	for i := range th {
+		if _, given := opts.Thresholds[th[i].Path]; given {
+			th[i].From = from
+		}
+	}
+	return th, nil
+}
+
 // resolveThresholdIDs points every per-tenant threshold at its tenant's entry in per_tenant, whether
 // it names the tenant by its scenario name (per_tenant.tenant_2.lost) or by the service's id, and
 // refuses a per-tenant or per-consumer threshold whose tenant or consumer the ledger does not have: it
@@ -51,7 +84,11 @@ func resolveThresholdIDs(s *Summary, ix *index, th threshold.List) error {
 			if len(ids) > 10 {
 				ids = append(ids[:10], "...")
 			}
-			return fmt.Errorf("threshold %q: the ledger has no %s %q (its %ss: %s)", t.Path, what, t.ID, what, strings.Join(ids, ", "))
+			from := t.From
+			if from == "" {
+				from = "run record thresholds"
+			}
+			return fmt.Errorf("%s: threshold %q: the ledger has no %s %q (its %ss: %s)", from, t.Path, what, t.ID, what, strings.Join(ids, ", "))
 		}
 	}
 	return nil

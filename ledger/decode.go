@@ -325,6 +325,12 @@ func (d *decoder) field(key []byte, rec *Record) error {
 	case "thresholds":
 		bit = fThresholds
 		err = d.nested(&rec.Thresholds)
+	case "metrics":
+		bit = fMetrics
+		rec.Metrics, err = d.idList()
+	case "type":
+		bit = fMetricType
+		rec.MetricType, err = d.str(true)
 	default:
 		return d.skip(0)
 	}

@@ -64,7 +64,9 @@ const (
 	fProfile
 	fShard
 	fAbsent
-	fCount // number of fields; keep last
+	fMetrics    // run: the families the scenario named (seqgate's addition)
+	fMetricType // metric: counter, gauge or untyped, from the scrape (seqgate's addition)
+	fCount      // number of fields; keep last
 )
 
 // fieldNames maps a presence bit's index to its JSON name (for error messages).
@@ -77,6 +79,7 @@ var fieldNames = [...]string{
 	"final_cursor", "durable", "drained", "block", "ok", "tenants", "rows", "error", "audit", "profile",
 	"shard",
 	"absent",
+	"metrics", "type",
 }
 
 // kindSpec is one row of the spec's table: the fields a kind must carry and the allowed values of

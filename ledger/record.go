@@ -72,6 +72,9 @@ type Record struct {
 	// Shard says which of the run's load agents wrote this ledger (seqgate's addition: seqgate run
 	// --shard K/N); nil for a run driven by one agent.
 	Shard *Shard `json:"shard,omitempty"`
+	// Metrics are the metric families the scenario named (seqgate's addition): the verifier reports
+	// one that no pod exported.
+	Metrics []string `json:"metrics,omitempty"`
 
 	// shared by several kinds
 	T        int64  `json:"t"`
@@ -113,6 +116,9 @@ type Record struct {
 	Name   string            `json:"name,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
 	Value  float64           `json:"value,omitempty"`
+	// MetricType is the family's TYPE in the scrape: counter, gauge or untyped (seqgate's addition;
+	// empty in older ledgers).
+	MetricType string `json:"type,omitempty"`
 
 	// proxy
 	Conns     int64 `json:"conns,omitempty"`

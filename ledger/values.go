@@ -13,7 +13,7 @@ var errNull = errors.New("null")
 // want names the JSON type a field expects, for error messages.
 func want(bit uint64) string {
 	switch bit {
-	case fK, fOp, fPath, fRes, fSrc, fPhase, fErr, fReason, fName, fKind, fTarget, fSignal, fScenario:
+	case fK, fOp, fPath, fRes, fSrc, fPhase, fErr, fReason, fName, fKind, fTarget, fSignal, fScenario, fMetricType:
 		return "string"
 	case fTenant, fConsumer, fConn, fPod, fMID, fID, fRunID:
 		return "string (or number) id"
@@ -31,7 +31,7 @@ func want(bit uint64) string {
 		return "string or number"
 	case fError, fProfile:
 		return "string"
-	case fPods:
+	case fPods, fMetrics:
 		return "list of names"
 	case fParams, fThresholds:
 		return "object"

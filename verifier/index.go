@@ -78,6 +78,7 @@ type runInfo struct {
 	Audit             bool // an audit of the events table is part of this run
 	Profile           string
 	Thresholds        map[string][]string
+	Metrics           []string // the families the scenario named
 }
 
 type opClass uint8
@@ -346,6 +347,7 @@ func (ix *index) observe(r *ledger.Record) error {
 			Profile:           r.Profile,
 			PodsInFleet:       r.PodsInFleet,
 			Thresholds:        maps.Clone(r.Thresholds),
+			Metrics:           slices.Clone(r.Metrics),
 		}
 		for _, t := range r.Tenants {
 			ix.tenant(t.ID)

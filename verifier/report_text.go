@@ -35,10 +35,12 @@ func WriteText(w io.Writer, s *Summary) error {
 			fmt.Fprintf(&b, "not judged: %s: measured %.6g, want %s (%s)\n", c.Name, c.Measured, c.Limit, c.NotJudged)
 		}
 	}
-	if s.Verdict != VerdictInconclusive { // (an inconclusive verdict lists them as warnings)
-		for _, why := range s.InconclusiveBecause {
-			fmt.Fprintf(&b, "also missing: %s\n", why)
-		}
+	label := "also missing" // beside a fail
+	if s.Verdict == VerdictInconclusive {
+		label = "inconclusive because"
+	}
+	for _, why := range s.InconclusiveBecause {
+		fmt.Fprintf(&b, "%s: %s\n", label, why)
 	}
 	writeFaults(&b, s)
 	writeTenants(&b, s)
@@ -75,6 +77,7 @@ func WriteText(w io.Writer, s *Summary) error {
 				name, w.Mutations, w.Drops, w.Acked, w.Lost, w.LatencyMs.P99, w.LatencyMs.Max, w.Deliveries)
 		}
 	}
+	writeMetrics(&b, s)
 	p := s.Projection
 	fmt.Fprintf(&b, "projection: %g crashes/yr x %.3g unflushed/crash / %.3g events/yr = %.3g\n",
 		p.CrashesPerYear, p.UnflushedPerCrash, p.AnnualEvents, p.Fraction)
@@ -93,7 +96,9 @@ func WriteText(w io.Writer, s *Summary) error {
 		}
 	}
 	for _, wn := range s.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", wn)
+		if !strings.HasPrefix(wn, "inconclusive: ") { // (printed under the verdict)
+			fmt.Fprintf(&b, "warning: %s\n", wn)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

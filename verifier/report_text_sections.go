@@ -2,6 +2,8 @@ package verifier
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -91,4 +93,25 @@ func writeSlowest(b *strings.Builder, s *Summary) {
 			d.AckPod, secs(d.AckMs), d.DeliveryPod, secs(d.DeliveredMs), faults, d.Path)
 	}
 	_ = tw.Flush()
+}
+
+// writeMetrics prints each scraped family the way its kind is read: a gauge by its max and last
+// level, a counter by its increase; and the named families no pod exported.
+func writeMetrics(b *strings.Builder, s *Summary) {
+	m := s.Metrics
+	if len(m.Types) == 0 && len(m.Missing) == 0 {
+		return
+	}
+	var parts []string
+	for _, name := range slices.Sorted(maps.Keys(m.Types)) {
+		if m.Types[name] == MetricCounter {
+			parts = append(parts, fmt.Sprintf("%s (counter) increase %g", name, m.Increase[name]))
+		} else {
+			parts = append(parts, fmt.Sprintf("%s (gauge) max %g last %g", name, m.Max[name], m.Last[name]))
+		}
+	}
+	for _, name := range m.Missing {
+		parts = append(parts, name+" NOT EXPORTED by any pod")
+	}
+	fmt.Fprintf(b, "metrics: %s\n", strings.Join(parts, "; "))
 }

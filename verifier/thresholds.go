@@ -65,6 +65,9 @@ func parseThresholds(run map[string][]string, opts Options) (threshold.List, err
 // would measure 0 and pass whatever happened.
 func resolveThresholdIDs(s *Summary, ix *index, th threshold.List) error {
 	for i, t := range th {
+		if err := checkMetricAggregate(s, t); err != nil {
+			return err
+		}
 		var known map[string]*Stats
 		what := "tenant"
 		switch t.Scope {
@@ -90,6 +93,27 @@ func resolveThresholdIDs(s *Summary, ix *index, th threshold.List) error {
 			}
 			return fmt.Errorf("%s: threshold %q: the ledger has no %s %q (its %ss: %s)", from, t.Path, what, t.ID, what, strings.Join(ids, ", "))
 		}
+	}
+	return nil
+}
+
+// checkMetricAggregate refuses a threshold that bounds a counter's last value or a gauge's increase:
+// the summary has neither (a gauge's increase is meaningless), so it would measure 0 and pass.
+func checkMetricAggregate(s *Summary, t threshold.Threshold) error {
+	name, ok := metricFamily(t.Field)
+	kind := s.Metrics.Types[name]
+	if !ok || kind == "" {
+		return nil
+	}
+	from := t.From
+	if from == "" {
+		from = "run record thresholds"
+	}
+	switch {
+	case kind == MetricGauge && strings.HasPrefix(t.Field, "metrics.increase."):
+		return fmt.Errorf("%s: threshold %q: %s is a gauge, which has no increase; bound metrics.max.%s or metrics.last.%s", from, t.Path, name, name, name)
+	case kind == MetricCounter && strings.HasPrefix(t.Field, "metrics.last."):
+		return fmt.Errorf("%s: threshold %q: %s is a counter, which has no last level; bound metrics.increase.%s", from, t.Path, name, name)
 	}
 	return nil
 }

@@ -81,7 +81,7 @@ func checkers(ix *index, w *witnessSet, slow *slowest) []checker {
 		newColdCheck(ix, w),
 		newProjectionCheck(ix),
 		newWindowCheck(ix, lat, drops),
-		newMetricsSummary(),
+		newMetricsSummary(ix),
 		&slowestReport{ix: ix, slow: slow}, // after the windows: it names the faults of each delivery
 	}
 }

@@ -115,5 +115,17 @@ func New(reg prometheus.Registerer) *Metrics {
 		m.OutboxAge, m.OutboxPruned, m.OutboxStalled, m.FSEventsRows, m.FSEventsPruned, m.Sweeps, m.TenantQueries,
 		m.PodsSwept, m.Mutations, m.ResumesAtHead, m.ShutdownCloses, m.ReplayHandoffs, m.FanoutLag, m.SignalLost,
 		m.RecoveryWakes, m.DrainRearms, m.LagCloses, m.HorizonHoles)
+	// The vectors whose labels come from a fixed list are exported at 0 from the start: a vector
+	// appears on /metrics only once a label set is used, and a scraper (seqgate's metrics:) cannot
+	// tell a family that never counted from one the service does not have.
+	for _, path := range []string{"hot", "flush"} {
+		m.InsertAttempts.WithLabelValues(path)
+		for _, result := range []string{"ok", "error"} {
+			m.InsertResults.WithLabelValues(path, result)
+		}
+	}
+	for _, result := range []string{"ok", "error", "rejected", "tenant_gone"} {
+		m.FlushResults.WithLabelValues(result)
+	}
 	return m
 }

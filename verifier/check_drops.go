@@ -70,7 +70,9 @@ func (c *dropsCheck) Observe(r *ledger.Record) {
 			c.lastT[ti] = r.IntendedT
 		}
 		c.drops[ti]++
-		c.w.add("drops", dropWitness{Tenant: r.Tenant, IntendedMs: ms(r.IntendedT), Block: r.Block})
+		if !c.w.full("drops") {
+			c.w.add("drops", dropWitness{Tenant: c.ix.tenantName(ti), IntendedMs: ms(r.IntendedT), Block: r.Block})
+		}
 		if c.ix.windows {
 			c.dropT = append(c.dropT, r.IntendedT)
 		}

@@ -25,8 +25,9 @@ type Metrics struct {
 	// pod and label set (e.g. the oldest outbox row's age: a pinned outbox shows as a large max).
 	// Meant for gauges; for a counter it is the largest cumulative value of one series.
 	Max map[string]float64 `json:"max"`
-	// Last is, per gauge family, the sum over every pod and label set of each series' last sample:
-	// the level the run ended at (e.g. a retry buffer that never emptied).
+	// Last is, per gauge family, the largest last sample of any series (pod and label set): the
+	// highest level the run ended at (e.g. a retry buffer that never emptied). The largest, not the
+	// sum, because a gauge of shared state (the outbox's oldest age) is exported by every pod alike.
 	Last map[string]float64 `json:"last"`
 	// Increase is, per counter family, how much it grew over the run summed over every pod and label
 	// set, counted from 0 (pods start with fresh counters; a series first seen at v grew by v) and
@@ -89,13 +90,14 @@ func (m *metricsSummary) Finish(s *Summary) {
 		out.Types[name] = metricKind(name, m.types[name])
 		if out.Types[name] == MetricCounter {
 			out.Increase[name] = m.increase[name]
-		} else {
-			out.Last[name] = 0 // a gauge whose series all ended at 0 still has a last value
 		}
 	}
 	for _, st := range m.last {
-		if out.Types[st.family] == MetricGauge {
-			out.Last[st.family] += st.v
+		if out.Types[st.family] != MetricGauge {
+			continue
+		}
+		if v, ok := out.Last[st.family]; !ok || st.v > v {
+			out.Last[st.family] = st.v
 		}
 	}
 	for _, name := range m.ix.run.Metrics {

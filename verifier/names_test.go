@@ -1,8 +1,10 @@
 package verifier
 
 import (
+	"encoding/json"
 	"errors"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -163,5 +165,43 @@ func TestGivenThresholds(t *testing.T) {
 	_, err = Verify(r, Options{Thresholds: map[string][]string{"nope": {"< 1"}}, ThresholdsFrom: "--threshold"})
 	if err == nil || !strings.HasPrefix(err.Error(), `--threshold: threshold path "nope"`) {
 		t.Errorf("error %v, want one naming --threshold", err)
+	}
+}
+
+// TestNamesEverywhere: in a ledger that names its tenants, no per-tenant entry and no witness names a
+// tenant by its id (a guard over every checker: drops, cold wakeups, losses, leaks, skips), while the
+// same ledger without names is all ids (the control).
+func TestNamesEverywhere(t *testing.T) {
+	coldNamed := `[{"id":"A","mode":"dedicated","name":"tenant_1"},{"id":"B","mode":"shared","cold":true,"name":"tenant_2"}]`
+	coldIDs := `[{"id":"A","mode":"dedicated"},{"id":"B","mode":"shared","cold":true}]`
+	e := func(tenants string) edit {
+		return edit{drop: []string{"persA1", "evA1", "evA2"},
+			replace: map[string]string{"run": runLine(tenants, "")},
+			after: map[string][]string{
+				"openB": {`{"k":"proxy","name":"db_B","tenant":"B","t":0,"conns":1,"bytes_up":10,"bytes_down":10}`,
+					`{"k":"drop","tenant":"A","intended_t":1500000,"block":"0"}`},
+				"evB3": {`{"k":"proxy","name":"db_B","tenant":"B","t":7000000,"conns":1,"bytes_up":30,"bytes_down":10}`,
+					`{"k":"ev","consumer":"cB","tenant":"B","conn":"c2","t":7000000,"seq":2,"op":"write","path":"/x/A/m2","pod":"p1"}`}}}
+	}
+	idField := regexp.MustCompile(`"(tenant|consumer_tenant|owner_tenant)":"(A|B)"`)
+	for _, tc := range []struct {
+		tenants string
+		keys    []string
+		ids     bool // witnesses name tenants by id
+	}{{coldNamed, []string{"tenant_1", "tenant_2"}, false}, {coldIDs, []string{"A", "B"}, true}} {
+		s := verifyText(t, e(tc.tenants).build(), Options{})
+		if got := slices.Sorted(maps.Keys(s.PerTenant)); !slices.Equal(got, tc.keys) {
+			t.Errorf("per_tenant keys %v, want %v", got, tc.keys)
+		}
+		if s.ColdWakeups != 1 || s.Drops != 1 || s.Lost == 0 || s.Leaks == 0 {
+			t.Fatalf("the anomalies did not happen: cold %d drops %d lost %d leaks %d", s.ColdWakeups, s.Drops, s.Lost, s.Leaks)
+		}
+		b, err := json.Marshal(s.Witnesses)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := idField.Match(b); got != tc.ids {
+			t.Errorf("tenants %s: witnesses name a tenant by id = %v, want %v:\n%s", tc.tenants, got, tc.ids, b)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 )
@@ -17,6 +18,9 @@ func tenantLabel(name, id string) string {
 	return name + " (" + id + ")"
 }
 
+// msText formats milliseconds to a tenth (the JSON keeps every digit).
+func msText(ms float64) string { return strconv.FormatFloat(ms, 'f', 1, 64) + " ms" }
+
 // secs formats run-relative milliseconds as seconds.
 func secs(ms float64) string { return fmt.Sprintf("%.3fs", ms/1000) }
 
@@ -28,7 +32,7 @@ func writeFaults(b *strings.Builder, s *Summary) {
 		b.WriteString("faults: none\n")
 		return
 	}
-	fmt.Fprintf(b, "faults (%d; times since the run started; recovery max %g ms, unrecovered %d):\n", len(s.Faults), s.RecoveryMaxMs, s.UnrecoveredFaults)
+	fmt.Fprintf(b, "faults (%d; times since the run started; recovery max %s, unrecovered %d):\n", len(s.Faults), msText(s.RecoveryMaxMs), s.UnrecoveredFaults)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for _, f := range s.Faults {
 		stop, span := "never healed", ""
@@ -38,9 +42,9 @@ func writeFaults(b *strings.Builder, s *Summary) {
 		rec := "-"
 		switch {
 		case f.RecoveryMs != nil && f.Recovered:
-			rec = fmt.Sprintf("recovered in %g ms", *f.RecoveryMs)
+			rec = "recovered in " + msText(*f.RecoveryMs)
 		case f.RecoveryMs != nil:
-			rec = fmt.Sprintf("NOT recovered (%g ms to the end of the run)", *f.RecoveryMs)
+			rec = fmt.Sprintf("NOT recovered (%s to the end of the run)", msText(*f.RecoveryMs))
 		}
 		fmt.Fprintf(tw, "  %s\t%s\t%s\tstart %s\t%s%s\t%s\n", f.ID, f.Kind, f.Target, secs(f.StartMs), stop, span, rec)
 	}
@@ -89,7 +93,7 @@ func writeSlowest(b *strings.Builder, s *Summary) {
 		if len(d.Faults) > 0 {
 			faults = "during " + strings.Join(d.Faults, ", ")
 		}
-		fmt.Fprintf(tw, "  %g ms\t%s\t%s -> %s\tacked by %s at %s\tdelivered by %s at %s\t%s\t%s\n", d.LatencyMs, d.MID, d.Tenant, d.Consumer,
+		fmt.Fprintf(tw, "  %s\t%s\t%s -> %s\tacked by %s at %s\tdelivered by %s at %s\t%s\t%s\n", msText(d.LatencyMs), d.MID, d.Tenant, d.Consumer,
 			d.AckPod, secs(d.AckMs), d.DeliveryPod, secs(d.DeliveredMs), faults, d.Path)
 	}
 	_ = tw.Flush()

@@ -36,7 +36,7 @@ func TestSlowestDeliveries(t *testing.T) {
 	if err := WriteText(&b, s); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(b.String(), "slowest deliveries (2 of 3; times since the run started):\n  7 ms  m3  tenant_2 -> cB  acked by p2 at 0.002s  delivered by p2 at 0.009s  during f1 pod_crash(p1)  /x/B/m3\n") {
+	if !strings.Contains(b.String(), "slowest deliveries (2 of 3; times since the run started):\n  7.0 ms  m3  tenant_2 -> cB  acked by p2 at 0.002s  delivered by p2 at 0.009s  during f1 pod_crash(p1)  /x/B/m3\n") {
 		t.Errorf("text:\n%s", b.String())
 	}
 	if s := verifyText(t, e.build(), Options{SlowestDeliveries: -1}); len(s.SlowestDeliveries) != 0 {

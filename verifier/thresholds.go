@@ -87,11 +87,7 @@ func resolveThresholdIDs(s *Summary, ix *index, th threshold.List) error {
 			if len(ids) > 10 {
 				ids = append(ids[:10], "...")
 			}
-			from := t.From
-			if from == "" {
-				from = "run record thresholds"
-			}
-			return fmt.Errorf("%s: threshold %q: the ledger has no %s %q (its %ss: %s)", from, t.Path, what, t.ID, what, strings.Join(ids, ", "))
+			return fmt.Errorf("%s: threshold %q: the ledger has no %s %q (its %ss: %s)", source(t), t.Path, what, t.ID, what, strings.Join(ids, ", "))
 		}
 	}
 	return nil
@@ -105,10 +101,7 @@ func checkMetricAggregate(s *Summary, t threshold.Threshold) error {
 	if !ok || kind == "" {
 		return nil
 	}
-	from := t.From
-	if from == "" {
-		from = "run record thresholds"
-	}
+	from := source(t)
 	switch {
 	case kind == MetricGauge && strings.HasPrefix(t.Field, "metrics.increase."):
 		return fmt.Errorf("%s: threshold %q: %s is a gauge, which has no increase; bound metrics.max.%s or metrics.last.%s", from, t.Path, name, name, name)
@@ -116,6 +109,14 @@ func checkMetricAggregate(s *Summary, t threshold.Threshold) error {
 		return fmt.Errorf("%s: threshold %q: %s is a counter, which has no last level; bound metrics.increase.%s", from, t.Path, name, name)
 	}
 	return nil
+}
+
+// source names where a threshold came from in an error: the run record, or the option that gave it.
+func source(t threshold.Threshold) string {
+	if t.From == "" {
+		return "run record thresholds"
+	}
+	return t.From
 }
 
 // windowsAsked reports whether a threshold names a window (the windows are computed only then).

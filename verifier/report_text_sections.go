@@ -69,15 +69,62 @@ func writeTenants(b *strings.Builder, s *Summary) {
 		fmt.Fprintf(tw, "  %-*s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%g\t\n", width, label, st.Offered, st.Mutations, st.OK, st.Err, st.Timeout,
 			st.Drops, st.Acked, st.Lost, st.LatencyMs.P99)
 	}
-	for _, t := range s.Tenants {
-		if st, ok := s.PerTenant[t.Name]; ok {
-			row(tenantLabel(t.Name, t.ID), st)
-		}
+	shown := tenantRows(s)
+	for _, t := range shown {
+		row(tenantLabel(t.Name, t.ID), s.PerTenant[t.Name])
 	}
 	if len(s.Tenants) > 1 {
 		row("all", &s.Stats)
 	}
 	_ = tw.Flush()
+	if n := len(s.Tenants) - len(shown); n > 0 {
+		fmt.Fprintf(b, "  ... and %d more tenants (shown: the %d with the most lost, then failed, then dropped writes; all in summary.json per_tenant)\n", n, len(shown))
+	}
+}
+
+// maxTenantRows bounds the writes table of the text summary (a run may have 1,000 tenants).
+const maxTenantRows = 20
+
+// tenantRows are the tenants the writes table shows, in the scenario's order: all of them, or, past
+// maxTenantRows, the ones with the most lost writes, then the most failed (err + timeout), then the
+// most dropped: the tenants a reader is looking for.
+func tenantRows(s *Summary) []TenantInfo {
+	var rows []TenantInfo
+	for _, t := range s.Tenants {
+		if _, ok := s.PerTenant[t.Name]; ok {
+			rows = append(rows, t)
+		}
+	}
+	if len(rows) <= maxTenantRows {
+		return rows
+	}
+	order := make([]int, len(rows))
+	for i := range order {
+		order[i] = i
+	}
+	key := func(i int) [3]int64 {
+		st := s.PerTenant[rows[i].Name]
+		return [3]int64{st.Lost, st.Err + st.Timeout, st.Drops}
+	}
+	slices.SortStableFunc(order, func(a, b int) int {
+		ka, kb := key(a), key(b)
+		for j := range ka {
+			if ka[j] != kb[j] {
+				if ka[j] > kb[j] {
+					return -1
+				}
+				return 1
+			}
+		}
+		return 0
+	})
+	keep := order[:maxTenantRows]
+	slices.Sort(keep)
+	out := make([]TenantInfo, 0, maxTenantRows)
+	for _, i := range keep {
+		out = append(out, rows[i])
+	}
+	return out
 }
 
 // writeSlowest prints the slowest deliveries, slowest first: which write, which consumer, which pod

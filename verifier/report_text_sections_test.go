@@ -1,6 +1,7 @@
 package verifier
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -77,6 +78,51 @@ func TestWriteOutcomeThresholds(t *testing.T) {
 		s := verifyText(t, edit{after: timeout, replace: map[string]string{"run": runLine(namedTenants, tc.th)}}.build(), Options{})
 		if broken := len(s.FailedChecks) > 0; broken != tc.broken {
 			t.Errorf("%s: failed checks %v, want broken=%v", tc.th, s.FailedChecks, tc.broken)
+		}
+	}
+}
+
+// TestTenantRowsBounded: past maxTenantRows the writes table shows the tenants with the most lost,
+// then failed, then dropped writes, in the scenario's order, and says how many it left out; up to
+// the bound it shows every tenant.
+func TestTenantRowsBounded(t *testing.T) {
+	for _, n := range []int{maxTenantRows, 50} {
+		s := &Summary{PerTenant: map[string]*Stats{}}
+		for i := range n {
+			name := fmt.Sprintf("tenant_%d", i+1)
+			s.Tenants = append(s.Tenants, TenantInfo{Name: name, ID: fmt.Sprintf("id%d", i+1)})
+			st := newStats()
+			switch {
+			case i == 40:
+				st.Lost = 1
+			case i%10 == 3:
+				st.Timeout = 2
+			case i%10 == 7:
+				st.Drops = 5
+			}
+			s.PerTenant[name] = st
+		}
+		rows := tenantRows(s)
+		if n <= maxTenantRows {
+			if len(rows) != n {
+				t.Errorf("%d tenants: %d rows", n, len(rows))
+			}
+			continue
+		}
+		var names []string
+		for _, r := range rows {
+			names = append(names, r.Name)
+		}
+		// lost: tenant_41; failed: tenant_4, 14, 24, 34, 44; dropped: tenant_8, 18, 28, 38, 48; then the
+		// first clean ones in order: tenant_1, 2, 3, 5, 6, 7, 9, 10, 11.
+		want := "tenant_1 tenant_2 tenant_3 tenant_4 tenant_5 tenant_6 tenant_7 tenant_8 tenant_9 tenant_10 tenant_11 tenant_14 tenant_18 tenant_24 tenant_28 tenant_34 tenant_38 tenant_41 tenant_44 tenant_48"
+		if got := strings.Join(names, " "); got != want {
+			t.Errorf("rows\n got %s\nwant %s", got, want)
+		}
+		var b strings.Builder
+		writeTenants(&b, s)
+		if !strings.Contains(b.String(), "  ... and 30 more tenants (shown: the 20 with the most lost, then failed, then dropped writes; all in summary.json per_tenant)\n") {
+			t.Errorf("text:\n%s", b.String())
 		}
 	}
 }

@@ -24,6 +24,9 @@ func msText(ms float64) string { return strconv.FormatFloat(ms, 'f', 1, 64) + " 
 // secs formats run-relative milliseconds as seconds.
 func secs(ms float64) string { return fmt.Sprintf("%.3fs", ms/1000) }
 
+// maxFaultRows bounds the fault timeline of the text summary (a nemesis may inject hundreds).
+const maxFaultRows = 30
+
 // writeFaults prints the fault timeline right under the verdict: what was injected, where, when it
 // started and healed (seconds since the run started, the ledger's clock) and how long the consumers
 // of the affected tenants took to catch up.
@@ -34,7 +37,12 @@ func writeFaults(b *strings.Builder, s *Summary) {
 	}
 	fmt.Fprintf(b, "faults (%d; times since the run started; recovery max %s, unrecovered %d):\n", len(s.Faults), msText(s.RecoveryMaxMs), s.UnrecoveredFaults)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
-	for _, f := range s.Faults {
+	for i, f := range s.Faults {
+		if i == maxFaultRows {
+			_ = tw.Flush()
+			fmt.Fprintf(b, "  ... and %d more faults (all in summary.json faults)\n", len(s.Faults)-maxFaultRows)
+			return
+		}
 		stop, span := "never healed", ""
 		if f.StopMs != nil {
 			stop, span = "healed "+secs(*f.StopMs), " ("+secs(*f.StopMs-f.StartMs)+")"

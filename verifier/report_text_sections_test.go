@@ -126,3 +126,21 @@ func TestTenantRowsBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultRowsBounded: the text's fault timeline stops at maxFaultRows and says how many more there
+// are; at the bound it shows them all.
+func TestFaultRowsBounded(t *testing.T) {
+	for _, n := range []int{maxFaultRows, maxFaultRows + 7} {
+		s := &Summary{}
+		for i := range n {
+			s.Faults = append(s.Faults, FaultInfo{ID: fmt.Sprintf("f%03d", i+1), Kind: "pod_crash", Target: "pod-1", StartMs: float64(i)})
+		}
+		var b strings.Builder
+		writeFaults(&b, s)
+		rows := strings.Count(b.String(), " pod_crash ")
+		more := strings.Contains(b.String(), "  ... and 7 more faults (all in summary.json faults)\n")
+		if rows != maxFaultRows || more != (n > maxFaultRows) {
+			t.Errorf("%d faults: %d rows, 'more' line %v:\n%s", n, rows, more, b.String())
+		}
+	}
+}

@@ -87,7 +87,7 @@ func (m *metricsSummary) Observe(r *ledger.Record) {
 func (m *metricsSummary) Finish(s *Summary) {
 	out := Metrics{Types: map[string]string{}, Max: m.max, Last: map[string]float64{}, Increase: map[string]float64{}, Missing: []string{}}
 	for name := range m.max {
-		out.Types[name] = metricKind(name, m.types[name])
+		out.Types[name] = MetricKind(name, m.types[name])
 		if out.Types[name] == MetricCounter {
 			out.Increase[name] = m.increase[name]
 		}
@@ -109,9 +109,10 @@ func (m *metricsSummary) Finish(s *Summary) {
 	s.Metrics = out
 }
 
-// metricKind decides how a family is summarised: by the TYPE its pods exported, else (an untyped
-// family, or a ledger without types) by the _total suffix Prometheus reserves for counters.
-func metricKind(name, recorded string) string {
+// MetricKind decides whether a family is read as a counter or a gauge (MetricCounter, MetricGauge): by
+// the TYPE its pods exported (the metric record's type), else (an untyped family, or a ledger
+// without types) by the _total suffix Prometheus reserves for counters. The report plots by it too.
+func MetricKind(name, recorded string) string {
 	switch recorded {
 	case MetricCounter, MetricGauge:
 		return recorded

@@ -150,6 +150,8 @@ func TestMetricsMissing(t *testing.T) {
 		{"a counter's last", `[]`, `{"metrics.last.drive9_sse_event_retry_flush_total":["< 5"]}`, []string{flush}, "", "",
 			`drive9_sse_event_retry_flush_total is a counter, which has no last level`},
 		{"a gauge's last, kept", `[]`, `{"metrics.last.depth":["< 5"]}`, []string{depth}, VerdictPass, "", ""},
+		{"a metric per tenant", `[]`, `{"per_tenant.A.metrics.max.depth":["< 5"]}`, []string{depth}, "", "",
+			`threshold "per_tenant.A.metrics.max.depth": metrics are summarised over the whole run, not per tenant or consumer; bound metrics.max.depth`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			text := edit{replace: map[string]string{"run": run(tc.metrics, tc.thresholds)}, after: map[string][]string{"openB": tc.samples}}.build()

@@ -93,10 +93,15 @@ func resolveThresholdIDs(s *Summary, ix *index, th threshold.List) error {
 	return nil
 }
 
-// checkMetricAggregate refuses a threshold that bounds a counter's last value or a gauge's increase:
-// the summary has neither (a gauge's increase is meaningless), so it would measure 0 and pass.
+// checkMetricAggregate refuses a threshold that bounds a counter's last value or a gauge's increase
+// (the summary has neither: a gauge's increase is meaningless), or a metric per tenant or consumer
+// (never computed): each would measure 0 and pass.
 func checkMetricAggregate(s *Summary, t threshold.Threshold) error {
 	name, ok := metricFamily(t.Field)
+	if ok && t.Scope != "" {
+		// Metrics are scraped per pod, not per tenant or consumer: the scoped number is always 0.
+		return fmt.Errorf("%s: threshold %q: metrics are summarised over the whole run, not per tenant or consumer; bound %s", source(t), t.Path, t.Field)
+	}
 	kind := s.Metrics.Types[name]
 	if !ok || kind == "" {
 		return nil

@@ -293,7 +293,14 @@ func SweepShared(ctx context.Context, db *sql.DB, cutoff time.Time, batch, maxBa
 }
 
 // markBatch raises the sweep marks for the next batch and returns them (tenant, mark pairs).
-func markBatch(ctx context.Context, db *sql.DB, where string, args []any, batch int) ([]any, error) {
+//
+// A mark is capped below the tenant's lowest retained row: created_at and seq orders differ (a
+// created_at is taken before the insert waits for a connection or the sequence lock, and a retried
+// event keeps its first created_at), so the batch's highest old seq can lie above a younger row
+// that the sweep keeps. A mark over a kept row would tell its readers seq_too_old for a row that
+// is still there (a spurious reset, and a resync the client did not need); capped, the old rows
+// above the young one wait until it ages out too.
+func markBatch(ctx context.Context, db *sql.DB, where string, args []any, cutoff time.Time, batch int) ([]any, error) {
 	q := `SELECT tenant_id, MAX(seq) FROM (SELECT tenant_id, seq FROM fs_events WHERE ` + where + ` ORDER BY seq LIMIT ?) b GROUP BY tenant_id`
 	rows, err := db.QueryContext(ctx, q, append(args, batch)...)
 	if err != nil {
@@ -317,6 +324,42 @@ func markBatch(ctx context.Context, db *sql.DB, where string, args []any, batch 
 		return nil, nil
 	}
 	n := len(marks) / 2
+	// The lowest kept row at or below each tenant's candidate mark, in one statement over the
+	// (tenant_id, seq) index.
+	bound := `(tenant_id = ? AND seq <= ?)` + strings.Repeat(` OR (tenant_id = ? AND seq <= ?)`, n-1)
+	kept, err := db.QueryContext(ctx, `SELECT tenant_id, MIN(seq) FROM fs_events WHERE created_at >= ? AND (`+bound+`) GROUP BY tenant_id`,
+		append([]any{cutoff}, marks...)...)
+	if err != nil {
+		return nil, errorf("sweep select kept", err)
+	}
+	lowest := map[string]int64{}
+	for kept.Next() {
+		var t string
+		var m int64
+		if err := kept.Scan(&t, &m); err != nil {
+			kept.Close()
+			return nil, err
+		}
+		lowest[t] = m
+	}
+	kept.Close()
+	if err := kept.Err(); err != nil {
+		return nil, err
+	}
+	capped := marks[:0]
+	for i := 0; i < len(marks); i += 2 {
+		t, m := marks[i].(string), marks[i+1].(int64)
+		if k, ok := lowest[t]; ok && m >= k {
+			m = k - 1
+		}
+		if m > 0 {
+			capped = append(capped, t, m)
+		}
+	}
+	if len(capped) == 0 {
+		return nil, nil
+	}
+	marks, n = capped, len(capped)/2
 	stmt := `INSERT INTO fs_events_sweep_mark (tenant_id, swept_through) VALUES (?, ?)` + strings.Repeat(`, (?, ?)`, n-1) +
 		` ON DUPLICATE KEY UPDATE swept_through = GREATEST(swept_through, VALUES(swept_through))`
 	if _, err := db.ExecContext(ctx, stmt, marks...); err != nil {
@@ -337,7 +380,7 @@ func sweep(ctx context.Context, db *sql.DB, tenantID string, cutoff time.Time, b
 		where, args = `tenant_id = ? AND created_at < ?`, []any{tenantID, cutoff}
 	}
 	for r.Batches < maxBatches {
-		marks, err := markBatch(ctx, db, where, args, batch)
+		marks, err := markBatch(ctx, db, where, args, cutoff, batch)
 		if err != nil {
 			return r, err
 		}

@@ -41,6 +41,7 @@ type options struct {
 	defects                 []string
 	testDefects             bool
 	provisionTokenFile      string
+	sendBuffer              int
 	cfg                     api.Config
 }
 
@@ -64,6 +65,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.SetOutput(stderr)
 	host, _ := os.Hostname()
 	c := &o.cfg
+	fs.IntVar(&o.sendBuffer, "socket-send-buffer", 0, "SO_SNDBUF of every accepted connection in bytes (0: the kernel's default, autotuned to megabytes on loopback, which hides a slow consumer from the send queue for a long time)")
 	fs.StringVar(&o.listen, "listen", "127.0.0.1:7070", "HTTP listen address (:0 picks a free port; the bound address is printed as 'listening on ADDR')")
 	fs.StringVar(&c.PodID, "pod", fmt.Sprintf("%s-%d", host, os.Getpid()), "pod name (outbox cursor and pod registry key)")
 	fs.StringVar(&c.MetaDSN, "meta-dsn", "", "meta DB DSN (go-sql-driver form; the database is created if missing)")
@@ -218,6 +220,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err := level.UnmarshalText([]byte(o.logLevel)); err != nil {
 		return fmt.Errorf("--log-level %q: want debug, info, warn or error", o.logLevel)
 	}
+	if o.sendBuffer < 0 || o.sendBuffer > 64<<20 {
+		return fmt.Errorf("--socket-send-buffer %d: want 0 (the kernel's default) or 1..%d bytes", o.sendBuffer, 64<<20)
+	}
 	if err := api.CheckAdminExposure(o.listen, o.cfg.Admin, o.cfg.AdminToken); err != nil {
 		return err
 	}
@@ -260,6 +265,9 @@ func run(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		_ = srv.Close()
 		return fmt.Errorf("--listen %s: %w", o.listen, err)
+	}
+	if o.sendBuffer > 0 {
+		ln = sendBufferListener{ln, o.sendBuffer}
 	}
 	srv.Start()
 	hs := srv.HTTPServer()

@@ -46,7 +46,9 @@ func TestAdminPollerStallDelaysCrossPodDeliveryUntilResume(t *testing.T) {
 
 func TestStalePodSweepDeletesItsCursor(t *testing.T) {
 	e := newEnv(t)
-	a := e.pod("a", func(c *api.Config) { c.PodStaleAfter = 2 * time.Second })
+	// A short heartbeat: the sweep runs on every heartbeat, and a loaded machine can make one tick
+	// fail (it then skips its sweep), so the test waits for several ticks, not one 5 s period.
+	a := e.pod("a", func(c *api.Config) { c.PodStaleAfter = 2 * time.Second; c.PodHeartbeat = 500 * time.Millisecond })
 	meta := a.srv.Meta().DB
 	old := time.Now().UTC().Add(-time.Hour)
 	if _, err := meta.Exec(`INSERT INTO pods (pod_id, started_at, heartbeat_at) VALUES ('dead', ?, ?)`, old, old); err != nil {
@@ -55,13 +57,13 @@ func TestStalePodSweepDeletesItsCursor(t *testing.T) {
 	if _, err := meta.Exec(`INSERT INTO tenant_outbox_cursor (pod_id, last_id, updated_at) VALUES ('dead', 0, ?)`, old); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "stale pod sweep", func() bool {
+	waitFor(t, 30*time.Second, "stale pod sweep", func() bool {
 		var pods, cursors int
 		_ = meta.QueryRow(`SELECT COUNT(*) FROM pods WHERE pod_id = 'dead'`).Scan(&pods)
 		_ = meta.QueryRow(`SELECT COUNT(*) FROM tenant_outbox_cursor WHERE pod_id = 'dead'`).Scan(&cursors)
 		return pods == 0 && cursors == 0
 	})
-	waitFor(t, 10*time.Second, "the live pod's cursor and registry row", func() bool {
+	waitFor(t, 30*time.Second, "the live pod's cursor and registry row", func() bool {
 		var pods, cursors int
 		_ = meta.QueryRow(`SELECT COUNT(*) FROM pods WHERE pod_id = 'a'`).Scan(&pods)
 		_ = meta.QueryRow(`SELECT COUNT(*) FROM tenant_outbox_cursor WHERE pod_id = 'a'`).Scan(&cursors)

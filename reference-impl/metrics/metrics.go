@@ -127,5 +127,14 @@ func New(reg prometheus.Registerer) *Metrics {
 	for _, result := range []string{"ok", "error", "rejected", "tenant_gone"} {
 		m.FlushResults.WithLabelValues(result)
 	}
+	for _, reason := range []string{"poll_gap", "backlog"} {
+		m.FanoutLag.WithLabelValues(reason)
+	}
+	for _, reason := range []string{"outbox_pruned", "poller_start", "shutdown"} {
+		m.SignalLost.WithLabelValues(reason)
+	}
+	for _, reason := range []string{"catch_up", "error"} {
+		m.DrainRearms.WithLabelValues(reason)
+	}
 	return m
 }

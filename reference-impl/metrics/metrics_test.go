@@ -26,7 +26,8 @@ func TestFixedLabelFamiliesExportedAtZero(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]int{"drive9_sse_event_retry_flush_total": 4, "eventlogd_event_insert_results_total": 4,
-		"eventlogd_event_insert_attempts_total": 2, "drive9_sse_event_retry_dropped_total": 0} {
+		"eventlogd_event_insert_attempts_total": 2, "drive9_sse_event_retry_dropped_total": 0,
+		"eventlogd_fanout_lag_total": 2, "eventlogd_fanout_signal_lost_total": 3, "eventlogd_sse_drain_rearms_total": 2} {
 		if series[name] != want {
 			t.Errorf("%s: %d series at start, want %d", name, series[name], want)
 		}

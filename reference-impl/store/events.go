@@ -300,28 +300,34 @@ func SweepShared(ctx context.Context, db *sql.DB, cutoff time.Time, batch, maxBa
 // that the sweep keeps. A mark over a kept row would tell its readers seq_too_old for a row that
 // is still there (a spurious reset, and a resync the client did not need); capped, the old rows
 // above the young one wait until it ages out too.
-func markBatch(ctx context.Context, db *sql.DB, where string, args []any, cutoff time.Time, batch int) ([]any, error) {
-	q := `SELECT tenant_id, MAX(seq) FROM (SELECT tenant_id, seq FROM fs_events WHERE ` + where + ` ORDER BY seq LIMIT ?) b GROUP BY tenant_id`
+//
+// It also returns the tenants whose marks it capped, each with its cap: the caller leaves their rows
+// above the cap out of its next batches, so one tenant's kept row does not stop the sweep of the
+// others in a shared pool.
+func markBatch(ctx context.Context, db *sql.DB, where string, args []any, cutoff time.Time, batch int) ([]any, map[string]int64, error) {
+	q := `SELECT tenant_id, MIN(seq), MAX(seq) FROM (SELECT tenant_id, seq FROM fs_events WHERE ` + where + ` ORDER BY seq LIMIT ?) b GROUP BY tenant_id`
 	rows, err := db.QueryContext(ctx, q, append(args, batch)...)
 	if err != nil {
-		return nil, errorf("sweep select", err)
+		return nil, nil, errorf("sweep select", err)
 	}
 	var marks []any
+	first := map[string]int64{} // each tenant's lowest selected seq
 	for rows.Next() {
 		var t string
-		var m int64
-		if err := rows.Scan(&t, &m); err != nil {
+		var lo, m int64
+		if err := rows.Scan(&t, &lo, &m); err != nil {
 			rows.Close()
-			return nil, err
+			return nil, nil, err
 		}
 		marks = append(marks, t, m)
+		first[t] = lo
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if len(marks) == 0 {
-		return nil, nil
+		return nil, nil, nil
 	}
 	n := len(marks) / 2
 	// The lowest kept row at or below each tenant's candidate mark, in one statement over the
@@ -330,7 +336,7 @@ func markBatch(ctx context.Context, db *sql.DB, where string, args []any, cutoff
 	kept, err := db.QueryContext(ctx, `SELECT tenant_id, MIN(seq) FROM fs_events WHERE created_at >= ? AND (`+bound+`) GROUP BY tenant_id`,
 		append([]any{cutoff}, marks...)...)
 	if err != nil {
-		return nil, errorf("sweep select kept", err)
+		return nil, nil, errorf("sweep select kept", err)
 	}
 	lowest := map[string]int64{}
 	for kept.Next() {
@@ -338,34 +344,39 @@ func markBatch(ctx context.Context, db *sql.DB, where string, args []any, cutoff
 		var m int64
 		if err := kept.Scan(&t, &m); err != nil {
 			kept.Close()
-			return nil, err
+			return nil, nil, err
 		}
 		lowest[t] = m
 	}
 	kept.Close()
 	if err := kept.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	capped := marks[:0]
+	var blocked map[string]int64
 	for i := 0; i < len(marks); i += 2 {
 		t, m := marks[i].(string), marks[i+1].(int64)
 		if k, ok := lowest[t]; ok && m >= k {
 			m = k - 1
+			if blocked == nil {
+				blocked = map[string]int64{}
+			}
+			blocked[t] = m
 		}
-		if m > 0 {
+		if m >= first[t] { // a cap below every selected row leaves this tenant nothing to delete now
 			capped = append(capped, t, m)
 		}
 	}
 	if len(capped) == 0 {
-		return nil, nil
+		return nil, blocked, nil
 	}
 	marks, n = capped, len(capped)/2
 	stmt := `INSERT INTO fs_events_sweep_mark (tenant_id, swept_through) VALUES (?, ?)` + strings.Repeat(`, (?, ?)`, n-1) +
 		` ON DUPLICATE KEY UPDATE swept_through = GREATEST(swept_through, VALUES(swept_through))`
 	if _, err := db.ExecContext(ctx, stmt, marks...); err != nil {
-		return nil, errorf("sweep mark", err)
+		return nil, nil, errorf("sweep mark", err)
 	}
-	return marks, nil
+	return marks, blocked, nil
 }
 
 // sweep deletes in batches. Each DELETE is bounded by each tenant's own new mark, not by the batch's
@@ -379,14 +390,29 @@ func sweep(ctx context.Context, db *sql.DB, tenantID string, cutoff time.Time, b
 	if tenantID != "" {
 		where, args = `tenant_id = ? AND created_at < ?`, []any{tenantID, cutoff}
 	}
+	blocked := map[string]int64{} // tenants whose marks were capped, and the caps
 	for r.Batches < maxBatches {
-		marks, err := markBatch(ctx, db, where, args, cutoff, batch)
+		w, a := where, args
+		if len(blocked) > 0 {
+			w += ` AND NOT (` + strings.TrimSuffix(strings.Repeat(`(tenant_id = ? AND seq > ?) OR `, len(blocked)), ` OR `) + `)`
+			a = append([]any{}, args...)
+			for t, m := range blocked {
+				a = append(a, t, m)
+			}
+		}
+		marks, capped, err := markBatch(ctx, db, w, a, cutoff, batch)
 		if err != nil {
 			return r, err
 		}
+		for t, m := range capped {
+			blocked[t] = m
+		}
 		if len(marks) == 0 {
-			r.Done = true
-			return r, nil
+			if len(capped) == 0 {
+				r.Done = true
+				return r, nil
+			}
+			continue // only capped tenants' rows: select again without them (each pass caps a new tenant)
 		}
 		bound := `(tenant_id = ? AND seq <= ?)` + strings.Repeat(` OR (tenant_id = ? AND seq <= ?)`, len(marks)/2-1)
 		dargs := append(append(append([]any{}, args...), marks...), batch)
@@ -397,7 +423,7 @@ func sweep(ctx context.Context, db *sql.DB, tenantID string, cutoff time.Time, b
 		n, _ := res.RowsAffected()
 		r.Deleted += n
 		r.Batches++
-		if n < int64(batch) {
+		if n < int64(batch) && len(capped) == 0 {
 			r.Done = true
 			return r, nil
 		}

@@ -185,24 +185,11 @@ func (x *stream) sendEvents(ctx context.Context, evs []store.Event) bool {
 	return true
 }
 
-// page reads one page after the cursor, with the sweep mark read by the same statement: a sweep
-// raises the mark before it deletes, so a page read past swept rows always carries the raised mark,
-// and the range turns into seq_too_old instead of a silent gap. This holds for every page, however
-// recent the stream's last event: a retried row can be inserted with a created_at already past the
-// sweep cutoff and swept before any stream read it.
+// page reads one page after the cursor through read (the read path streams and the pull endpoint
+// share), and turns a page read past swept rows into tooOld.
 func (x *stream) page(ctx context.Context) (evs []store.Event, tooOld bool, err error) {
-	ctx, cancel := context.WithTimeout(ctx, x.cfg.QueryTimeout)
-	defer cancel()
-	x.m.TenantQueries.WithLabelValues("events_since").Inc()
-	evs, swept, err := x.st.EventsPage(ctx, x.cursor, x.cfg.PageSize)
-	if store.IsClosed(err) && x.Resolve != nil {
-		st, rerr := x.Resolve(ctx, x.st.TenantID)
-		if rerr != nil {
-			return nil, false, rerr
-		}
-		x.st = st
-		evs, swept, err = x.st.EventsPage(ctx, x.cursor, x.cfg.PageSize)
-	}
+	evs, swept, st, err := x.read(ctx, x.st, x.cursor, x.cfg.PageSize)
+	x.st = st
 	if err != nil {
 		return nil, false, err
 	}
@@ -211,4 +198,27 @@ func (x *stream) page(ctx context.Context) (evs []store.Event, tooOld bool, err 
 		return nil, true, nil
 	}
 	return evs, false, nil
+}
+
+// read is the one read of fs_events behind every stream page and every pull page: up to limit rows
+// after cursor, with the sweep mark read by the same statement: a sweep raises the mark before it
+// deletes, so a page read past swept rows always carries the raised mark, and the range turns into
+// seq_too_old (or 410) instead of a silent gap. This holds for every page, however recent the
+// reader's last event: a retried row can be inserted with a created_at already past the sweep cutoff
+// and swept before anyone read it. A handle closed under the reader is re-resolved once; the
+// store to use from then on is returned.
+func (s *Streamer) read(ctx context.Context, st *store.TenantStore, cursor int64, limit int) ([]store.Event, int64, *store.TenantStore, error) {
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.QueryTimeout)
+	defer cancel()
+	s.m.TenantQueries.WithLabelValues("events_since").Inc()
+	evs, swept, err := st.EventsPage(ctx, cursor, limit)
+	if store.IsClosed(err) && s.Resolve != nil {
+		nst, rerr := s.Resolve(ctx, st.TenantID)
+		if rerr != nil {
+			return nil, 0, st, rerr
+		}
+		st = nst
+		evs, swept, err = st.EventsPage(ctx, cursor, limit)
+	}
+	return evs, swept, st, err
 }

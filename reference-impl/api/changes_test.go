@@ -1,0 +1,267 @@
+package api_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/api"
+	"github.com/seqgate/seqgate/reference-impl/defect"
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+// changesPage is the decoded answer of GET /v1/events/changes.
+type changesPage struct {
+	Events []struct {
+		Seq  int64  `json:"seq"`
+		Path string `json:"path"`
+		Op   string `json:"op"`
+		Ts   int64  `json:"ts"`
+	} `json:"events"`
+	NextSince int64  `json:"next_since"`
+	HasMore   bool   `json:"has_more"`
+	Error     string `json:"error"`
+	Reason    string `json:"reason"`
+	OldestSeq int64  `json:"oldest_seq"`
+}
+
+// pull asks for one page; query is the raw query string.
+func (p *pod) pull(t *testing.T, key, query string) (int, changesPage) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(testCtx(t), "GET", p.url+"/v1/events/changes?"+query, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := p.client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	var pg changesPage
+	if err := json.Unmarshal(b, &pg); err != nil {
+		t.Fatalf("changes?%s: %d %q: %v", query, resp.StatusCode, b, err)
+	}
+	return resp.StatusCode, pg
+}
+
+// pullAll follows next_since from since until has_more is false; it returns the paths in order.
+func (p *pod) pullAll(t *testing.T, key string, since int64, limit int) (paths []string, next int64) {
+	t.Helper()
+	for pages := 0; ; pages++ {
+		if pages > 10_000 {
+			t.Fatal("pullAll: no end after 10,000 pages")
+		}
+		code, pg := p.pull(t, key, fmt.Sprintf("since=%d&limit=%d", since, limit))
+		if code != 200 {
+			t.Fatalf("since=%d: %d %+v", since, code, pg)
+		}
+		for _, e := range pg.Events {
+			if e.Seq <= since {
+				t.Fatalf("since=%d returned seq %d", since, e.Seq)
+			}
+			since = e.Seq
+			paths = append(paths, e.Path)
+		}
+		if pg.NextSince != since {
+			t.Fatalf("next_since %d, want the last seq %d", pg.NextSince, since)
+		}
+		if !pg.HasMore {
+			return paths, since
+		}
+	}
+}
+
+func TestChangesPagesLimitsAndErrors(t *testing.T) {
+	e := newEnv(t, poolDef{id: "shared", role: store.RoleShared})
+	p := e.pod("p", nil)
+	_, k := p.provision(t, "shared")
+	_, other := p.provision(t, "shared")
+	const n = 101
+	for i := 0; i < n; i++ {
+		p.write(t, k, fmt.Sprintf("/f/%03d", i), "x")
+	}
+	p.write(t, other, "/other", "x") // same DB, other tenant: never in k's pages
+	p.do(t, "POST", "/v1/fs/d?mkdir", k, nil, nil)
+
+	code, pg := p.pull(t, k, "")
+	if code != 200 || len(pg.Events) != 100 || !pg.HasMore || pg.NextSince != pg.Events[99].Seq {
+		t.Fatalf("default limit: %d, %d events, has_more %v, next %d; want 100 events, has_more", code, len(pg.Events), pg.HasMore, pg.NextSince)
+	}
+	code, pg = p.pull(t, k, "since=0&limit=1000")
+	if code != 200 || len(pg.Events) != n+1 || pg.HasMore {
+		t.Fatalf("limit=1000: %d, %d events, has_more %v; want %d, false", code, len(pg.Events), pg.HasMore, n+1)
+	}
+	if last := pg.Events[n]; last.Path != "/d" || last.Op != "mkdir" {
+		t.Fatalf("structural op in a page: %+v, want /d mkdir", last)
+	}
+	code, pg = p.pull(t, k, fmt.Sprintf("since=%d&limit=1", pg.NextSince))
+	if code != 200 || len(pg.Events) != 0 || pg.HasMore || pg.NextSince == 0 {
+		t.Fatalf("at the head: %d %+v, want an empty page keeping next_since", code, pg)
+	}
+	paths, _ := p.pullAll(t, k, 0, 7)
+	if len(paths) != n+1 {
+		t.Fatalf("pages of 7: %d paths, want %d", len(paths), n+1)
+	}
+	for i := 0; i < n; i++ {
+		if want := fmt.Sprintf("/f/%03d", i); paths[i] != want {
+			t.Fatalf("path %d = %s, want %s (order)", i, paths[i], want)
+		}
+	}
+	if got, _ := p.pullAll(t, other, 0, 1000); len(got) != 1 || got[0] != "/other" {
+		t.Fatalf("other tenant's pages: %v, want only /other", got)
+	}
+
+	for _, c := range []struct{ query, field string }{
+		{"limit=0", "limit"}, {"limit=1001", "limit"}, {"limit=-1", "limit"}, {"limit=ten", "limit"},
+		{"since=-1", "since"}, {"since=abc", "since"}, {"since=1.5", "since"},
+	} {
+		code, pg := p.pull(t, k, c.query)
+		if code != 400 || !strings.HasPrefix(pg.Error, c.field+":") {
+			t.Errorf("%s: %d %q, want 400 naming %s", c.query, code, pg.Error, c.field)
+		}
+	}
+	if code, _ := p.pull(t, "", "since=0"); code != 401 {
+		t.Errorf("no key: %d, want 401", code)
+	}
+	if code, _ := p.pull(t, "not-a-key", "since=0"); code != 401 {
+		t.Errorf("wrong key: %d, want 401", code)
+	}
+}
+
+// TestChangesGoneAfterSweep: a since below the sweep mark is 410 with the oldest retained seq,
+// exactly where a stream says seq_too_old; at or above the mark the page is served.
+func TestChangesGoneAfterSweep(t *testing.T) {
+	for _, role := range []string{store.RoleDedicated, store.RoleShared} {
+		t.Run(role, func(t *testing.T) {
+			e := newEnv(t, poolDef{id: "pool", role: role})
+			p := e.pod("p", func(c *api.Config) { c.Retention = time.Second })
+			tenant, k := p.provision(t, "pool")
+			for i := 0; i < 5; i++ {
+				p.write(t, k, fmt.Sprintf("/old/%d", i), "x")
+			}
+			if code, pg := p.pull(t, k, "since=1"); code != 200 || len(pg.Events) != 4 {
+				t.Fatalf("before the sweep: %d %+v, want 4 events (control)", code, pg)
+			}
+			time.Sleep(1100 * time.Millisecond) // past the retention
+			st, err := p.srv.Store(testCtx(t), tenant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res, err := p.srv.Sweeper().SweepNow(testCtx(t), st); err != nil || res.Deleted != 5 {
+				t.Fatalf("sweep: %+v %v, want 5 deleted", res, err)
+			}
+			p.write(t, k, "/new", "x") // seq 6
+			for _, c := range []struct {
+				since int64
+				code  int
+				first string
+			}{
+				{0, 410, ""}, {1, 410, ""}, {4, 410, ""},
+				{5, 200, "/new"}, // everything after 5 is retained
+				{6, 200, ""},
+				{9, 200, ""}, // above the head: an empty page until the tenant gets there
+			} {
+				code, pg := p.pull(t, k, fmt.Sprintf("since=%d", c.since))
+				if code != c.code {
+					t.Fatalf("since=%d: %d %+v, want %d", c.since, code, pg, c.code)
+				}
+				if code == 410 {
+					if pg.OldestSeq != 6 || pg.NextSince != 5 || pg.Reason != "seq_too_old" {
+						t.Fatalf("since=%d: %+v, want oldest_seq 6, next_since 5, reason seq_too_old", c.since, pg)
+					}
+					continue
+				}
+				first := ""
+				if len(pg.Events) > 0 {
+					first = pg.Events[0].Path
+				}
+				if first != c.first || (first == "" && pg.NextSince != c.since) {
+					t.Fatalf("since=%d: %+v, want first %q", c.since, pg, c.first)
+				}
+			}
+			if n := counter(t, p, "drive9_sse_resets_sent_total", map[string]string{"tenant_id": tenant, "reason": "seq_too_old"}); n != 3 {
+				t.Fatalf("seq_too_old counted %v, want 3 (one per 410)", n)
+			}
+		})
+	}
+}
+
+// TestChangesNeverPassALateCommit: with an insert's transaction held open, a pull never returns a
+// seq past it (the later write waits on the sequence row); the late-commit-skip defect lets the
+// later write commit first, and a poller that follows next_since never sees the late row.
+func TestChangesNeverPassALateCommit(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		t.Run(map[bool]string{false: "ordered", true: "late-commit-skip"}[skip], func(t *testing.T) {
+			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+			p := e.pod("p", func(c *api.Config) {
+				c.EventInsertTimeout = 20 * time.Second
+				if skip {
+					c.Defects = defect.Set{defect.LateCommitSkip: true}
+				}
+			})
+			tenant, k := p.provision(t, "ded")
+			p.write(t, k, "/first", "x")
+			_, since := p.pullAll(t, k, 0, 100)
+
+			ctx := testCtx(t)
+			direct, err := store.OpenDB(ctx, dsnDirect(e, "ded"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer direct.Close()
+			tx, err := direct.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback()
+			if _, err := store.InsertEventTx(ctx, tx, tenant, store.Event{Path: "/late", Op: "write", CreatedAt: time.Now()}, !skip); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if code, m, err := p.try("PUT", "/v1/fs/second", k, strings.NewReader("x"), nil); err != nil || code != 200 {
+					t.Errorf("write /second: %d %v %v", code, m, err)
+				}
+			}()
+			var seen []string
+			if skip {
+				waitFor(t, 10*time.Second, "the second event in a page", func() bool {
+					got, next := p.pullAll(t, k, since, 100)
+					seen, since = append(seen, got...), next
+					return len(seen) > 0
+				})
+			} else {
+				waitFor(t, 10*time.Second, "the second insert to wait on the sequence row", func() bool {
+					var n int
+					_ = direct.QueryRow(`SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND INFO LIKE 'INSERT INTO fs_event_seq_lock%'`).Scan(&n)
+					return n > 0
+				})
+				got, next := p.pullAll(t, k, since, 100)
+				if len(got) != 0 {
+					t.Fatalf("a page passed the open insert: %v", got)
+				}
+				since = next
+			}
+			if err := tx.Commit(); err != nil { // the late commit
+				t.Fatal(err)
+			}
+			mustWithin(t, 30*time.Second, "the held-back insert to return after the late commit", func() { <-done })
+			p.write(t, k, "/third", "x")
+			got, _ := p.pullAll(t, k, since, 100)
+			seen = append(seen, got...)
+			sawLate := strings.Contains(strings.Join(seen, " "), "/late")
+			if sawLate == skip || seen[len(seen)-1] != "/third" {
+				t.Fatalf("pages %v: late row seen = %v, want %v", seen, sawLate, !skip)
+			}
+		})
+	}
+}

@@ -58,6 +58,11 @@ type Config struct {
 	Sink      ledger.Sink
 	Endpoints func() []Endpoint
 	Client    *http.Client // must have no overall timeout: streams are long
+	// Pull makes this a pull consumer (pull.go): it polls GET /v1/events/changes every PollInterval
+	// at the head, PageSize events per request, instead of holding a stream.
+	Pull         bool
+	PollInterval time.Duration
+	PageSize     int
 }
 
 // Consumer is one SSE subscriber. Its methods are safe for concurrent use.
@@ -144,7 +149,7 @@ func (c *Consumer) now() int64 { return time.Since(c.cfg.Start).Nanoseconds() }
 func (c *Consumer) Summary() *ledger.Record {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return &ledger.Record{K: ledger.KindConsumer, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant,
+	return &ledger.Record{K: ledger.KindConsumer, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Kind: c.kind(),
 		FromT: c.fromT, ToT: c.toT, FirstSince: c.firstSince, FinalCursor: c.cursor.Load(), Durable: c.cfg.Durable}
 }
 
@@ -168,6 +173,10 @@ func (c *Consumer) Run(ctx context.Context) {
 		c.toT = c.now()
 		c.mu.Unlock()
 	}()
+	if c.cfg.Pull {
+		c.runPull(ctx)
+		return
+	}
 	attempt, ep, n := 0, c.cfg.Home, 0
 	for ctx.Err() == nil {
 		eps := c.cfg.Endpoints()
@@ -352,11 +361,6 @@ func (c *Consumer) handle(ev eventstream.Event, conn, pod string, firstFrame boo
 	// The cursor is the max seq over every frame. initial_sync, seq_too_old and server_restart: a real
 	// client lists everything and continues from the reset's seq; structural_change: it re-fetches the
 	// path and moves on. Either way the cursor becomes (at least) the frame's seq.
-	for {
-		cur := c.cursor.Load()
-		if seq <= cur || c.cursor.CompareAndSwap(cur, seq) {
-			break
-		}
-	}
+	c.advance(seq)
 	return ev.Type == "reset" && f.Reason == "slow_consumer"
 }

@@ -129,6 +129,12 @@ type Consumers struct {
 	// (2,304 bytes on this kernel). The consumer's reads are bounded to RcvBuf bytes too, so its own
 	// buffers do not absorb the backlog either. 0 = the kernel's autotuning.
 	RcvBuf int `yaml:"rcvbuf,omitempty"`
+	// Kind is how these consumers read: sse (a stream, the default) or pull (GET
+	// /v1/events/changes polled every Interval, PageSize events per request, following next_since
+	// at once while has_more; always durable).
+	Kind     string   `yaml:"kind,omitempty"`
+	Interval Duration `yaml:"interval,omitempty"`  // pull: the pause between polls at the head [1s]
+	PageSize int      `yaml:"page_size,omitempty"` // pull: limit of each request, 1..1000 [100]
 }
 
 // IsDurable reports whether these consumers keep a durable cursor (the default).

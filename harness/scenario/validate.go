@@ -248,6 +248,9 @@ func (v *validator) check(s *Scenario) error {
 		if c.RcvBuf < 0 || c.RcvBuf > 64<<20 {
 			return v.err(f+".rcvbuf", v.at("consumers", i, "rcvbuf"), []string{"0 (kernel autotuning) or 1..67108864 bytes"}, "rcvbuf is %d", c.RcvBuf)
 		}
+		if err := v.consumerKind(c, i); err != nil {
+			return err
+		}
 	}
 	if consumers > MaxConsumers {
 		return v.err("consumers", v.at("consumers"), []string{fmt.Sprintf("<= %d consumers in all", MaxConsumers)}, "%d consumers", consumers)

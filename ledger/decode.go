@@ -303,6 +303,9 @@ func (d *decoder) field(key []byte, rec *Record) error {
 	case "shard":
 		bit = fShard
 		err = d.nested(&rec.Shard)
+	case "batch":
+		bit = fBatch
+		rec.Batch, err = d.id()
 	case "pods":
 		bit = fPods
 		rec.Pods, err = d.idList()

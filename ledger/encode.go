@@ -156,6 +156,7 @@ func buildEncoders() (encoders [64]fieldEnc) {
 	set(fProfile, strField("profile", func(r *Record) string { return r.Profile }))
 	set(fShard, jsonField("shard", func(r *Record) bool { return r.Shard == nil },
 		func(r *Record) any { return r.Shard }))
+	set(fBatch, strField("batch", func(r *Record) string { return r.Batch }))
 	return encoders
 }
 
@@ -164,8 +165,8 @@ func buildEncoders() (encoders [64]fieldEnc) {
 var fieldOrder = map[string][]uint64{
 	KindRun: {fV, fRunID, fScenario, fSeed, fStartUnixNs, fBudget, fTenants, fPods, fTarget,
 		fCrashesPerPodYear, fPodsInFleet, fThresholds, fAudit, fProfile, fShard},
-	KindMut:       {fMID, fTenant, fOp, fPath, fSrc, fIntendedT, fT, fDoneT, fRes, fStatus, fPod},
-	KindEv:        {fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fSrc, fPod},
+	KindMut:       {fMID, fTenant, fOp, fPath, fSrc, fIntendedT, fT, fDoneT, fRes, fStatus, fPod, fBatch},
+	KindEv:        {fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fSrc, fPod, fBatch},
 	KindReset:     {fConsumer, fTenant, fConn, fT, fSeq, fReason, fPath, fOp},
 	KindConn:      {fConsumer, fTenant, fConn, fT, fPhase, fPod, fSince, fErr, fKind},
 	KindFault:     {fID, fKind, fTarget, fPhase, fT, fParams},

@@ -63,6 +63,7 @@ const (
 	fAudit
 	fProfile
 	fShard
+	fBatch
 	fCount // number of fields; keep last
 )
 
@@ -75,6 +76,7 @@ var fieldNames = [...]string{
 	"conns", "bytes_up", "bytes_down", "created_unix_ns", "from_t", "to_t", "first_since",
 	"final_cursor", "durable", "drained", "block", "ok", "tenants", "rows", "error", "audit", "profile",
 	"shard",
+	"batch",
 }
 
 // kindSpec is one row of the spec's table: the fields a kind must carry and the allowed values of

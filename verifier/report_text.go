@@ -107,6 +107,8 @@ func breakdown(s *Summary, check string) string {
 		scopes, get = s.PerConsumer, func(st *Stats) float64 { return float64(st.Undelivered) }
 	case CheckLeaks:
 		scopes, get = s.PerConsumer, func(st *Stats) float64 { return float64(st.Leaks) }
+	case CheckBatchAtomicity:
+		scopes, get = s.PerConsumer, func(st *Stats) float64 { return float64(st.BatchTorn) }
 	case CheckSilent:
 		get = func(st *Stats) float64 { return float64(st.LostByReason[ReasonSilent]) }
 	case CheckLossBudget:

@@ -65,6 +65,7 @@ func checkers(ix *index, w *witnessSet) []checker {
 		newSeqMismatchCheck(ix, w),
 		newUnexpectedCheck(ix, w),
 		newLeaksCheck(ix, w),
+		newBatchCheck(ix, w),
 		lat,
 		newReorderCheck(ix, w),
 		newResetsCheck(ix),

@@ -229,6 +229,7 @@ type frame struct {
 	Payload *struct {
 		OldPath string `json:"old_path"`
 	} `json:"payload"` // a structural op's detail in the file_changed form (design 000 item 5)
+	Batch string `json:"batch"` // eventlogd's additive field: the batch write the event belongs to
 }
 
 // connect runs one connection: it reports whether the stream opened, how many frames it carried,
@@ -339,7 +340,7 @@ func (c *Consumer) handle(ev eventstream.Event, conn, pod string, firstFrame boo
 	case "file_changed":
 		c.events.Add(1)
 		rec := &ledger.Record{K: ledger.KindEv, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn,
-			T: t, Seq: seq, Op: f.Op, Path: f.Path, Pod: pod}
+			T: t, Seq: seq, Op: f.Op, Path: f.Path, Pod: pod, Batch: f.Batch}
 		if f.Payload != nil {
 			rec.Src = f.Payload.OldPath
 		}

@@ -35,9 +35,10 @@ const maxPageBytes = 16 << 20
 // pullPage is an answer of the pull endpoint: a page (200) or a compaction (410).
 type pullPage struct {
 	Events []struct {
-		Seq  *int64 `json:"seq"`
-		Path string `json:"path"`
-		Op   string `json:"op"`
+		Seq   *int64 `json:"seq"`
+		Path  string `json:"path"`
+		Op    string `json:"op"`
+		Batch string `json:"batch"`
 	} `json:"events"`
 	NextSince *int64 `json:"next_since"`
 	HasMore   bool   `json:"has_more"`
@@ -207,7 +208,7 @@ func (c *Consumer) deliver(ctx context.Context, pg pullPage, conn, pod string) e
 		} else {
 			c.events.Add(1)
 			_ = c.cfg.Sink.Write(&ledger.Record{K: ledger.KindEv, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn,
-				T: t, Seq: seq, Op: e.Op, Path: e.Path, Pod: pod})
+				T: t, Seq: seq, Op: e.Op, Path: e.Path, Pod: pod, Batch: e.Batch})
 		}
 		c.advance(seq)
 		if d := time.Duration(c.readDelay.Load()); d > 0 && !sleep.For(ctx, d) {

@@ -2,7 +2,6 @@ package load
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -169,6 +168,10 @@ func (d *Driver) schedule(ctx context.Context, loadStart time.Time, b Block, t T
 		go func() {
 			defer inflight.Done()
 			defer func() { <-sem }()
+			if op == "batch" {
+				d.sendBatch(t, b.Load.Timeout.D(), mid, b.Load.BatchSize, due)
+				return
+			}
 			d.send(t, b.Load.Timeout.D(), mid, op, pick, due)
 		}()
 	}
@@ -269,28 +272,11 @@ func (d *Driver) send(t Tenant, timeout time.Duration, mid, op string, pick int,
 	}
 	rec.T = d.now()
 	d.Stats.Sent.Add(1)
-	resp, err := d.cfg.Client.Do(req)
-	switch {
-	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		rec.Res, rec.Err = ledger.ResTimeout, err.Error()
-		d.Stats.Timeout.Add(1)
-	case err != nil:
-		rec.Res, rec.Err = ledger.ResErr, err.Error()
-		d.Stats.Err.Add(1)
-	default:
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		resp.Body.Close()
-		rec.Status = resp.StatusCode
-		if resp.StatusCode/100 == 2 {
-			rec.Res = ledger.ResOK
-			d.Stats.OK.Add(1)
-			switch op {
-			case "write", "copy", "rename":
-				d.keep(t.ID, path)
-			}
-		} else {
-			rec.Res, rec.Err = ledger.ResErr, strings.TrimSpace(string(body[:min(len(body), 300)]))
-			d.Stats.Err.Add(1)
+	d.answer(ctx, rec, req)
+	if rec.Res == ledger.ResOK {
+		switch op {
+		case "write", "copy", "rename":
+			d.keep(t.ID, path)
 		}
 	}
 	rec.DoneT = d.now()

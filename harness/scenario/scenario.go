@@ -70,7 +70,13 @@ type Eventlogd struct {
 var Executors = []string{"constant-arrival-rate", "ramping-arrival-rate"}
 
 // Ops are the mutation kinds a load mix may name.
-var Ops = []string{"write", "mkdir", "rename", "copy", "chmod", "delete", "write_unicode", "write_invalid_utf8"}
+var Ops = []string{"write", "mkdir", "rename", "copy", "chmod", "delete", "write_unicode", "write_invalid_utf8", "batch"}
+
+// Batch ops: files per POST /v1/fs:batch-write (eventlogd accepts at most 100).
+const (
+	DefaultBatchSize = 5
+	MaxBatchSize     = 100
+)
 
 // Modes are the tenant pool modes.
 var Modes = []string{"dedicated", "shared"}
@@ -95,6 +101,9 @@ type Load struct {
 	Timeout Duration `yaml:"timeout,omitempty"`
 	// Mix weights the ops (default write: 1).
 	Mix map[string]int `yaml:"mix,omitempty"`
+	// BatchSize is how many files each batch op writes in one POST /v1/fs:batch-write (default 5,
+	// at most 100); only with batch in the mix.
+	BatchSize int `yaml:"batch_size,omitempty"`
 }
 
 // Stage ramps the rate linearly to Target over Duration.

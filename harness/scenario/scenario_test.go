@@ -197,6 +197,12 @@ func TestParseErrors(t *testing.T) {
 		{"negative page_size", func(s string) string { return s + "    kind: pull\n    page_size: -3\n" }, 19, "consumers[0].page_size", "1..1000"},
 		{"pull not durable", func(s string) string { return s + "    kind: pull\n    durable: false\n" }, 19, "consumers[0].durable", "durable checkpoint"},
 		{"rcvbuf on pull", func(s string) string { return s + "    kind: pull\n    rcvbuf: 4096\n" }, 19, "consumers[0].rcvbuf", "only with kind: sse"},
+		{"batch_size without batch", func(s string) string {
+			return strings.Replace(s, "    rate: 5\n", "    rate: 5\n    batch_size: 3\n", 1)
+		}, 16, "load[0].batch_size", "only with a batch op"},
+		{"batch_size too big", func(s string) string {
+			return strings.Replace(s, "    rate: 5\n", "    rate: 5\n    mix: {write: 1, batch: 1}\n    batch_size: 101\n", 1)
+		}, 17, "load[0].batch_size", "1..100"},
 		{"bad threshold path", func(s string) string { return s + "thresholds:\n  p99: [\"< 5\"]\n" }, 19, "thresholds.p99", "latency_ms.p99"},
 		{"bad threshold expr", func(s string) string { return s + "thresholds:\n  duplicates: [\"about 0\"]\n" }, 19, "thresholds.duplicates", "about 0"},
 		{"name escapes the runs directory", func(s string) string { return strings.Replace(s, "name: t", "name: ../../x", 1) }, 1, "name", "not one path segment"},

@@ -17,10 +17,11 @@ import (
 // changesPage is the decoded answer of GET /v1/events/changes.
 type changesPage struct {
 	Events []struct {
-		Seq  int64  `json:"seq"`
-		Path string `json:"path"`
-		Op   string `json:"op"`
-		Ts   int64  `json:"ts"`
+		Seq   int64  `json:"seq"`
+		Path  string `json:"path"`
+		Op    string `json:"op"`
+		Ts    int64  `json:"ts"`
+		Batch string `json:"batch"`
 	} `json:"events"`
 	NextSince int64  `json:"next_since"`
 	HasMore   bool   `json:"has_more"`

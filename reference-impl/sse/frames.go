@@ -109,12 +109,15 @@ type Change struct {
 	Actor   string   `json:"actor,omitempty"`
 	Ts      int64    `json:"ts"`
 	Payload *Payload `json:"payload,omitempty"`
+	// Batch is the id shared by every event of one batch write (additive: absent otherwise, and
+	// a client that ignores unknown fields reads the frame as before).
+	Batch string `json:"batch,omitempty"`
 }
 
 // ChangeOf renders e as its JSON form, without a payload (changedFrame adds one by mode; a pull
 // page gives every structural op its payload, see ChangeWithPayload).
 func ChangeOf(e store.Event) Change {
-	return Change{Seq: e.Seq, Path: e.Path, Op: e.Op, Actor: e.Actor, Ts: e.CreatedAt.UnixMilli()}
+	return Change{Seq: e.Seq, Path: e.Path, Op: e.Op, Actor: e.Actor, Ts: e.CreatedAt.UnixMilli(), Batch: e.Batch}
 }
 
 // ChangeWithPayload is ChangeOf with a structural op's payload (old and new path).

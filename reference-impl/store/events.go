@@ -31,6 +31,9 @@ type Event struct {
 	Actor     string
 	CreatedAt time.Time
 	Src       string // the source of a rename or copy (src_path), else empty
+	// Batch is the id of the batch write that produced the event (every event of one batch carries
+	// it); empty for a single mutation.
+	Batch string
 }
 
 // InsertEvent writes ev and returns its seq. With ordered set, the insert first locks the tenant's
@@ -64,8 +67,8 @@ func InsertEventTx(ctx context.Context, tx *sql.Tx, tenantID string, ev Event, o
 			return 0, err
 		}
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO fs_events (tenant_id, path, op, actor, created_at, src_path) VALUES (?, ?, ?, ?, ?, ?)`,
-		tenantID, ev.Path, ev.Op, ev.Actor, ev.CreatedAt.UTC(), ev.Src)
+	res, err := tx.ExecContext(ctx, `INSERT INTO fs_events (tenant_id, path, op, actor, created_at, src_path, batch) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		tenantID, ev.Path, ev.Op, ev.Actor, ev.CreatedAt.UTC(), ev.Src, ev.Batch)
 	if err != nil {
 		return 0, err
 	}
@@ -84,10 +87,10 @@ func (s *TenantStore) EventsSince(ctx context.Context, since int64, limit int) (
 // them: the caller compares the mark with its cursor on every page, at no extra query.
 func (s *TenantStore) EventsPage(ctx context.Context, since int64, limit int) ([]Event, int64, error) {
 	const mark = `(SELECT COALESCE(MAX(swept_through), 0) FROM fs_events_sweep_mark WHERE tenant_id = ?)`
-	q := `SELECT seq, path, op, actor, created_at, src_path, ` + mark + ` FROM fs_events WHERE tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?`
+	q := `SELECT seq, path, op, actor, created_at, src_path, batch, ` + mark + ` FROM fs_events WHERE tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?`
 	args := []any{s.TenantID, s.TenantID, since, limit}
 	if s.LeakAcrossTenants {
-		q = `SELECT seq, path, op, actor, created_at, src_path, ` + mark + ` FROM fs_events WHERE seq > ? ORDER BY seq LIMIT ?`
+		q = `SELECT seq, path, op, actor, created_at, src_path, batch, ` + mark + ` FROM fs_events WHERE seq > ? ORDER BY seq LIMIT ?`
 		args = []any{s.TenantID, since, limit}
 	}
 	release, err := s.enter(ctx)
@@ -104,7 +107,7 @@ func (s *TenantStore) EventsPage(ctx context.Context, since int64, limit int) ([
 	var swept int64
 	for rows.Next() {
 		var e Event
-		if err := rows.Scan(&e.Seq, &e.Path, &e.Op, &e.Actor, &e.CreatedAt, &e.Src, &swept); err != nil {
+		if err := rows.Scan(&e.Seq, &e.Path, &e.Op, &e.Actor, &e.CreatedAt, &e.Src, &e.Batch, &swept); err != nil {
 			return nil, 0, err
 		}
 		out = append(out, e)

@@ -60,23 +60,30 @@ func (s *TenantStore) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) erro
 // statement (no locking read of a missing row: its gap lock would deadlock concurrent creates).
 func (s *TenantStore) WriteFile(ctx context.Context, path string, content []byte) (int64, error) {
 	var rev int64
-	err := s.inTx(ctx, func(tx *sql.Tx) error {
-		now := time.Now().UTC()
-		if _, err := tx.ExecContext(ctx, `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, 0, 420, 1, ?, ?)
-			ON DUPLICATE KEY UPDATE revision = IF(is_dir = 1, revision, revision + 1), content = IF(is_dir = 1, content, VALUES(content)), updated_at = VALUES(updated_at)`,
-			s.TenantID, path, content, now); err != nil {
-			return err
-		}
-		var dir int
-		if err := tx.QueryRowContext(ctx, `SELECT is_dir, revision FROM files WHERE tenant_id = ? AND path = ?`, s.TenantID, path).Scan(&dir, &rev); err != nil {
-			return err
-		}
-		if dir == 1 {
-			return ErrIsDir
-		}
-		return nil
+	err := s.inTx(ctx, func(tx *sql.Tx) (err error) {
+		rev, err = s.writeFileTx(ctx, tx, path, content)
+		return err
 	})
 	return rev, err
+}
+
+// writeFileTx is WriteFile's statements inside tx.
+func (s *TenantStore) writeFileTx(ctx context.Context, tx *sql.Tx, path string, content []byte) (int64, error) {
+	now := time.Now().UTC()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, 0, 420, 1, ?, ?)
+		ON DUPLICATE KEY UPDATE revision = IF(is_dir = 1, revision, revision + 1), content = IF(is_dir = 1, content, VALUES(content)), updated_at = VALUES(updated_at)`,
+		s.TenantID, path, content, now); err != nil {
+		return 0, err
+	}
+	var dir int
+	var rev int64
+	if err := tx.QueryRowContext(ctx, `SELECT is_dir, revision FROM files WHERE tenant_id = ? AND path = ?`, s.TenantID, path).Scan(&dir, &rev); err != nil {
+		return 0, err
+	}
+	if dir == 1 {
+		return 0, ErrIsDir
+	}
+	return rev, nil
 }
 
 // Create makes an empty file; ErrExists if path exists.

@@ -63,6 +63,9 @@ func WriteText(w io.Writer, s *Summary) error {
 		fmt.Fprintf(&b, "structural ops: expected %d, as reset %d, as file_changed %d, both %d, reset-covered %d, missing %d\n",
 			st.Expected, st.Reset, st.FileChanged, st.Both, st.ResetCovered, st.Missing)
 	}
+	if s.Batches > 0 {
+		fmt.Fprintf(&b, "batches: %d acked, torn %d (consumer, batch) pairs\n", s.Batches, s.BatchTorn)
+	}
 	if len(s.Faults) > 0 {
 		fmt.Fprintf(&b, "faults: %s; recovery max %g ms, unrecovered %d\n", recoveryLine(s), s.RecoveryMaxMs, s.UnrecoveredFaults)
 	}

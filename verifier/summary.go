@@ -22,11 +22,11 @@ type Summary struct {
 	// BoundWithinBudget says whether |W| was large enough for loss_upper_95 to be at or under the budget.
 	BoundWithinBudget bool `json:"bound_within_budget"`
 	// MinAckedForBudget is the |W| at which zero losses would prove the budget at 95%.
-	MinAckedForBudget int64      `json:"min_acked_for_budget"`
+	MinAckedForBudget int64 `json:"min_acked_for_budget"`
 	// Batches counts the batch writes (mut records sharing a batch) with an acked file: what
 	// batch_atomicity judged.
-	Batches int64 `json:"batches"`
-	Projection        Projection `json:"projection"`
+	Batches    int64      `json:"batches"`
+	Projection Projection `json:"projection"`
 
 	// Audit is what the after-run audit attempts say (additions of 2026-11-30): the last attempt, or
 	// the first that succeeded. Required is the run record's audit field.

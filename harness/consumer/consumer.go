@@ -177,6 +177,22 @@ func (c *Consumer) Run(ctx context.Context) {
 		c.runPull(ctx)
 		return
 	}
+	c.reconnect(ctx, func(ep Endpoint, conn string, n int) session {
+		opened, frames, now, _ := c.connect(ctx, ep, conn, n == 1)
+		return session{opened: opened, progressed: frames > 0, now: now}
+	})
+}
+
+// session is how one connection (or one run of polls) ended, for the reconnect loop.
+type session struct {
+	opened     bool // the endpoint answered: otherwise fail over to the next one
+	progressed bool // it delivered something: the backoff starts over
+	now        bool // reconnect at once (a slow_consumer reset)
+}
+
+// reconnect runs sessions one after another until ctx is done: after a backoff that grows with
+// failed attempts, on the next endpoint when one did not answer. n counts sessions from 1.
+func (c *Consumer) reconnect(ctx context.Context, run func(ep Endpoint, conn string, n int) session) {
 	attempt, ep, n := 0, c.cfg.Home, 0
 	for ctx.Err() == nil {
 		eps := c.cfg.Endpoints()
@@ -188,19 +204,18 @@ func (c *Consumer) Run(ctx context.Context) {
 			continue
 		}
 		n++
-		target := eps[ep%len(eps)]
-		opened, frames, reconnectNow, _ := c.connect(ctx, target, fmt.Sprintf("%s.%d", c.cfg.Name, n), n == 1)
+		s := run(eps[ep%len(eps)], fmt.Sprintf("%s.%d", c.cfg.Name, n), n)
 		if ctx.Err() != nil {
 			return
 		}
 		switch {
-		case reconnectNow:
+		case s.now:
 			attempt = 0
 			continue
-		case !opened:
+		case !s.opened:
 			ep++ // its pod is gone or refusing: fail over to the next one
 			attempt++
-		case frames > 0:
+		case s.progressed:
 			attempt = 0
 		default:
 			attempt++
@@ -232,19 +247,26 @@ type frame struct {
 	Batch string `json:"batch"` // eventlogd's additive field: the batch write the event belongs to
 }
 
-// connect runs one connection: it reports whether the stream opened, how many frames it carried,
-// whether to reconnect at once (a slow_consumer reset), and why it ended.
-func (c *Consumer) connect(ctx context.Context, ep Endpoint, conn string, first bool) (opened bool, frames int, reconnectNow bool, err error) {
+// session returns the context of one connection (or run of polls), which Disconnect cancels with
+// errDisconnect, its cancel (with a cause) and its release.
+func (c *Consumer) session(ctx context.Context) (context.Context, context.CancelCauseFunc, func()) {
 	cctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	c.mu.Lock()
 	c.cancelConn = func() { cancel(errDisconnect) }
 	c.mu.Unlock()
-	defer func() {
+	return cctx, cancel, func() {
 		c.mu.Lock()
 		c.cancelConn = nil
 		c.mu.Unlock()
-	}()
+		cancel(nil)
+	}
+}
+
+// connect runs one connection: it reports whether the stream opened, how many frames it carried,
+// whether to reconnect at once (a slow_consumer reset), and why it ended.
+func (c *Consumer) connect(ctx context.Context, ep Endpoint, conn string, first bool) (opened bool, frames int, reconnectNow bool, err error) {
+	cctx, cancel, release := c.session(ctx)
+	defer release()
 
 	since := c.cursor.Load()
 	url := ep.URL + "/v1/events"

@@ -57,49 +57,17 @@ func (c *Consumer) runPull(ctx context.Context) {
 	c.mu.Lock()
 	c.firstSince = c.cursor.Load() // 0, or the saved checkpoint (Resume)
 	c.mu.Unlock()
-	attempt, ep, n := 0, c.cfg.Home, 0
-	for ctx.Err() == nil {
-		eps := c.cfg.Endpoints()
-		if len(eps) == 0 {
-			if !sleep.For(ctx, c.backoff(attempt)) {
-				return
-			}
-			attempt++
-			continue
-		}
-		n++
-		opened, pages := c.pollConn(ctx, eps[ep%len(eps)], fmt.Sprintf("%s.%d", c.cfg.Name, n))
-		if ctx.Err() != nil {
-			return
-		}
-		switch {
-		case !opened:
-			ep++
-			attempt++
-		case pages > 1:
-			attempt = 0
-		default:
-			attempt++
-		}
-		if !sleep.For(ctx, c.backoff(attempt)) {
-			return
-		}
-	}
+	c.reconnect(ctx, func(ep Endpoint, conn string, _ int) session {
+		opened := c.pollConn(ctx, ep, conn)
+		return session{opened: opened, progressed: opened} // an answered poll is progress
+	})
 }
 
 // pollConn polls one endpoint until a poll fails or the consumer is disconnected; it reports
-// whether any poll was answered and how many pages were.
-func (c *Consumer) pollConn(ctx context.Context, ep Endpoint, conn string) (opened bool, pages int) {
-	cctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	c.mu.Lock()
-	c.cancelConn = func() { cancel(errDisconnect) }
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.cancelConn = nil
-		c.mu.Unlock()
-	}()
+// whether any poll was answered.
+func (c *Consumer) pollConn(ctx context.Context, ep Endpoint, conn string) (opened bool) {
+	cctx, _, release := c.session(ctx)
+	defer release()
 	rec := &ledger.Record{K: ledger.KindConn, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn, Pod: ep.Name,
 		Since: c.cursor.Load(), Kind: KindPull}
 	var err error
@@ -116,7 +84,6 @@ func (c *Consumer) pollConn(ctx context.Context, ep Endpoint, conn string) (open
 			open.Phase, open.T = "open", c.now()
 			_ = c.cfg.Sink.Write(&open)
 		}
-		pages++
 		c.frames.Add(1)
 		if gone {
 			c.compacted(pg, conn)
@@ -134,7 +101,7 @@ func (c *Consumer) pollConn(ctx context.Context, ep Endpoint, conn string) (open
 	}
 	if !opened {
 		c.fail(rec, err)
-		return false, 0
+		return false
 	}
 	cl := *rec
 	cl.Phase, cl.T = "close", c.now()
@@ -142,7 +109,7 @@ func (c *Consumer) pollConn(ctx context.Context, ep Endpoint, conn string) (open
 		cl.Err = err.Error()
 	}
 	_ = c.cfg.Sink.Write(&cl)
-	return true, pages
+	return true
 }
 
 // poll asks for one page after the checkpoint, bounded by the idle timeout.

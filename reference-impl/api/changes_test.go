@@ -212,27 +212,7 @@ func TestChangesNeverPassALateCommit(t *testing.T) {
 			p.write(t, k, "/first", "x")
 			_, since := p.pullAll(t, k, 0, 100)
 
-			ctx := testCtx(t)
-			direct, err := store.OpenDB(ctx, dsnDirect(e, "ded"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer direct.Close()
-			tx, err := direct.BeginTx(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tx.Rollback()
-			if _, err := store.InsertEventTx(ctx, tx, tenant, store.Event{Path: "/late", Op: "write", CreatedAt: time.Now()}, !skip); err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if code, m, err := p.try("PUT", "/v1/fs/second", k, strings.NewReader("x"), nil); err != nil || code != 200 {
-					t.Errorf("write /second: %d %v %v", code, m, err)
-				}
-			}()
+			h := holdInsert(t, e, p, tenant, k, !skip)
 			var seen []string
 			if skip {
 				waitFor(t, 10*time.Second, "the second event in a page", func() bool {
@@ -241,21 +221,14 @@ func TestChangesNeverPassALateCommit(t *testing.T) {
 					return len(seen) > 0
 				})
 			} else {
-				waitFor(t, 10*time.Second, "the second insert to wait on the sequence row", func() bool {
-					var n int
-					_ = direct.QueryRow(`SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND INFO LIKE 'INSERT INTO fs_event_seq_lock%'`).Scan(&n)
-					return n > 0
-				})
+				h.awaitWaiting(t)
 				got, next := p.pullAll(t, k, since, 100)
 				if len(got) != 0 {
 					t.Fatalf("a page passed the open insert: %v", got)
 				}
 				since = next
 			}
-			if err := tx.Commit(); err != nil { // the late commit
-				t.Fatal(err)
-			}
-			mustWithin(t, 30*time.Second, "the held-back insert to return after the late commit", func() { <-done })
+			h.commit(t)
 			p.write(t, k, "/third", "x")
 			got, _ := p.pullAll(t, k, since, 100)
 			seen = append(seen, got...)

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"database/sql"
 	"strings"
 	"testing"
 	"time"
@@ -30,44 +31,17 @@ func TestLateCommitIsNotSkipped(t *testing.T) {
 			sub := p.subscribe(t, k, 1).start()
 			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
 
-			ctx := testCtx(t)
-			direct, err := store.OpenDB(ctx, dsnDirect(e, "ded"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer direct.Close()
-			tx, err := direct.BeginTx(ctx, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tx.Rollback()
-			lateSeq, err := store.InsertEventTx(ctx, tx, tenant, store.Event{Path: "/late", Op: "write", CreatedAt: time.Now()}, !skip)
-			if err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if code, m, err := p.try("PUT", "/v1/fs/second", k, strings.NewReader("x"), nil); err != nil || code != 200 {
-					t.Errorf("write /second: %d %v %v", code, m, err)
-				}
-			}()
+			h := holdInsert(t, e, p, tenant, k, !skip)
+			lateSeq := h.seq
 			if skip {
 				// The second event commits above the open one and is delivered first.
 				if got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/second" }); !ok {
 					t.Fatalf("second event not delivered: %+v", got)
 				}
 			} else {
-				waitFor(t, 10*time.Second, "the second insert to wait on the sequence row", func() bool {
-					var n int
-					_ = direct.QueryRow(`SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND INFO LIKE 'INSERT INTO fs_event_seq_lock%'`).Scan(&n)
-					return n > 0
-				})
+				h.awaitWaiting(t)
 			}
-			if err := tx.Commit(); err != nil { // the late commit
-				t.Fatal(err)
-			}
-			mustWithin(t, 30*time.Second, "the held-back insert to return after the late commit", func() { <-done })
+			h.commit(t)
 			p.write(t, k, "/third", "x")
 			got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/third" })
 			if !ok {
@@ -85,4 +59,60 @@ func TestLateCommitIsNotSkipped(t *testing.T) {
 			}
 		})
 	}
+}
+
+// heldInsert is an event insert of the service's protocol whose transaction a test holds open on
+// its own connection, while the service writes /second of the same tenant (in the background).
+type heldInsert struct {
+	direct *sql.DB
+	tx     *sql.Tx
+	seq    int64 // the held row's seq (/late)
+	done   chan struct{}
+}
+
+// holdInsert inserts /late for tenant in a transaction left open, then starts the write of /second
+// through p with key k; ordered is the insert's sequence guard (false: the late-commit-skip shape).
+func holdInsert(t *testing.T, e *env, p *pod, tenant, k string, ordered bool) *heldInsert {
+	t.Helper()
+	ctx := testCtx(t)
+	direct, err := store.OpenDB(ctx, dsnDirect(e, "ded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { direct.Close() })
+	tx, err := direct.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	h := &heldInsert{direct: direct, tx: tx, done: make(chan struct{})}
+	if h.seq, err = store.InsertEventTx(ctx, tx, tenant, store.Event{Path: "/late", Op: "write", CreatedAt: time.Now()}, ordered); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(h.done)
+		if code, m, err := p.try("PUT", "/v1/fs/second", k, strings.NewReader("x"), nil); err != nil || code != 200 {
+			t.Errorf("write /second: %d %v %v", code, m, err)
+		}
+	}()
+	return h
+}
+
+// awaitWaiting waits until the service's insert of /second waits on the sequence row.
+func (h *heldInsert) awaitWaiting(t *testing.T) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "the second insert to wait on the sequence row", func() bool {
+		var n int
+		_ = h.direct.QueryRow(`SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND INFO LIKE 'INSERT INTO fs_event_seq_lock%'`).Scan(&n)
+		return n > 0
+	})
+}
+
+// commit commits the held insert (the late commit) and waits for the write of /second to return.
+func (h *heldInsert) commit(t *testing.T) {
+	t.Helper()
+	if err := h.tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	mustWithin(t, 30*time.Second, "the held-back insert to return after the late commit", func() { <-h.done })
 }

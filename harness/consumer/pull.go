@@ -128,14 +128,21 @@ func (c *Consumer) poll(ctx context.Context, ep Endpoint) (pullPage, bool, error
 		return pullPage{}, false, err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK && resp.StatusCode != http.StatusGone {
-		return pullPage{}, false, fmt.Errorf("HTTP %d", resp.StatusCode)
+	return decodePage(resp.StatusCode, resp.Body)
+}
+
+// decodePage reads one answer of the pull endpoint: a page (200, every event with a seq) or a
+// compaction (410, with next_since or oldest_seq); anything else is an error naming what is wrong.
+// The body is read up to maxPageBytes.
+func decodePage(status int, body io.Reader) (pullPage, bool, error) {
+	if status != http.StatusOK && status != http.StatusGone {
+		return pullPage{}, false, fmt.Errorf("HTTP %d", status)
 	}
 	var pg pullPage
-	if err := json.NewDecoder(io.LimitReader(resp.Body, maxPageBytes)).Decode(&pg); err != nil {
-		return pullPage{}, false, fmt.Errorf("HTTP %d: body: %w", resp.StatusCode, err)
+	if err := json.NewDecoder(io.LimitReader(body, maxPageBytes)).Decode(&pg); err != nil {
+		return pullPage{}, false, fmt.Errorf("HTTP %d: body: %w", status, err)
 	}
-	if resp.StatusCode == http.StatusGone {
+	if status == http.StatusGone {
 		switch {
 		case pg.NextSince != nil:
 		case pg.OldestSeq != nil:

@@ -161,3 +161,29 @@ func TestPullDisconnectClosesAndResumes(t *testing.T) {
 		t.Fatalf("after the disconnect: %q, want since=1", q[len(q)-1])
 	}
 }
+
+// FuzzDecodePage: whatever a target answers, decoding never panics, and what it accepts is what the
+// consumer acts on without checking again: every event of a page has a seq, a 410 has a next_since.
+func FuzzDecodePage(f *testing.F) {
+	for _, s := range []string{
+		`{"events":[{"seq":1,"path":"/a","op":"write","batch":"b1"}],"next_since":1,"has_more":true}`,
+		`{"events":[{"path":"/a"}]}`, `{"oldest_seq":9}`, `{"next_since":8}`, `{}`, `null`, `[1]`,
+	} {
+		f.Add(200, s)
+		f.Add(410, s)
+	}
+	f.Fuzz(func(t *testing.T, status int, body string) {
+		pg, gone, err := decodePage(status, strings.NewReader(body))
+		if err != nil {
+			return
+		}
+		if status != 200 && status != 410 || gone != (status == 410) || (gone && pg.NextSince == nil) {
+			t.Fatalf("status %d accepted: gone %v next_since %v", status, gone, pg.NextSince)
+		}
+		for i, e := range pg.Events {
+			if !gone && e.Seq == nil {
+				t.Fatalf("events[%d] accepted without a seq", i)
+			}
+		}
+	})
+}

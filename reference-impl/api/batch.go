@@ -80,16 +80,27 @@ func (s *Server) handleBatchWrite(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "batch": batch, "revisions": res.Revisions})
 }
 
-// readBatch decodes and checks the body: 1..MaxBatchFiles files, each a valid path (once) with a
-// content string; a batch id that matches batchIDPattern, or none (one is drawn).
+// readBatch decodes and checks the body, bounded by --max-body (parseBatch).
 func (s *Server) readBatch(w http.ResponseWriter, r *http.Request) ([]store.FileWrite, string, error) {
+	files, batch, err := parseBatch(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	var tooBig *http.MaxBytesError
+	if errors.As(err, &tooBig) {
+		return nil, "", fmt.Errorf("body: larger than %d bytes (--max-body): %w", s.cfg.MaxBody, err)
+	}
+	return files, batch, err
+}
+
+// parseBatch decodes a batch-write body and checks it: 1..MaxBatchFiles files, each a valid path
+// (once) with a content string; a batch id that matches batchIDPattern, or none (one is drawn).
+// Errors name the field.
+func parseBatch(body io.Reader) ([]store.FileWrite, string, error) {
 	var b batchBody
-	dec := json.NewDecoder(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+	dec := json.NewDecoder(body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
 		var tooBig *http.MaxBytesError
 		if errors.As(err, &tooBig) {
-			return nil, "", fmt.Errorf("body: larger than %d bytes (--max-body): %w", s.cfg.MaxBody, err)
+			return nil, "", err
 		}
 		return nil, "", errors.New(`body: want {"batch"?: ID, "files": [{"path": "/a", "content": "..."}]}: ` + err.Error())
 	}

@@ -81,12 +81,12 @@ func TestBatchAtomicity(t *testing.T) {
 				t.Fatalf("batches %d, batch_torn %d (cA %d), failed %v; want 1, %d", s.Batches, s.BatchTorn, s.PerConsumer["cA"].BatchTorn, s.FailedChecks, tc.torn)
 			}
 			if tc.torn == 0 {
-				if len(s.Witnesses["batch_torn"]) != 0 {
-					t.Fatalf("witnesses %v", s.Witnesses["batch_torn"])
+				if len(s.Witnesses[CheckBatchAtomicity]) != 0 {
+					t.Fatalf("witnesses %v", s.Witnesses[CheckBatchAtomicity])
 				}
 				return
 			}
-			b, _ := json.Marshal(s.Witnesses["batch_torn"][0])
+			b, _ := json.Marshal(s.Witnesses[CheckBatchAtomicity][0])
 			var w map[string]any
 			_ = json.Unmarshal(b, &w)
 			if w["shape"] != tc.shape || w["batch"] != "m4" || w["consumer"] != "cA" || w["delivered_before_other"] != 1.0 ||

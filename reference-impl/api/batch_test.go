@@ -143,12 +143,7 @@ func TestBatchWriteLimits(t *testing.T) {
 func TestBatchInPiecesLetsAWriteIn(t *testing.T) {
 	for _, pieces := range []bool{false, true} {
 		t.Run(map[bool]string{false: "one transaction", true: "batch-in-pieces"}[pieces], func(t *testing.T) {
-			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
-			p := e.pod("p", func(c *api.Config) {
-				if pieces {
-					c.Defects = defect.Set{defect.BatchInPieces: true}
-				}
-			})
+			_, p := defectPod(t, defect.BatchInPieces, pieces, nil)
 			_, k := p.provision(t, "ded")
 			done := make(chan struct{})
 			go func() {

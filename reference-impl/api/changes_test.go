@@ -142,24 +142,11 @@ func TestChangesPagesLimitsAndErrors(t *testing.T) {
 func TestChangesGoneAfterSweep(t *testing.T) {
 	for _, role := range []string{store.RoleDedicated, store.RoleShared} {
 		t.Run(role, func(t *testing.T) {
-			e := newEnv(t, poolDef{id: "pool", role: role})
-			p := e.pod("p", func(c *api.Config) { c.Retention = time.Second })
-			tenant, k := p.provision(t, "pool")
-			for i := 0; i < 5; i++ {
-				p.write(t, k, fmt.Sprintf("/old/%d", i), "x")
-			}
-			if code, pg := p.pull(t, k, "since=1"); code != 200 || len(pg.Events) != 4 {
-				t.Fatalf("before the sweep: %d %+v, want 4 events (control)", code, pg)
-			}
-			time.Sleep(1100 * time.Millisecond) // past the retention
-			st, err := p.srv.Store(testCtx(t), tenant)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res, err := p.srv.Sweeper().SweepNow(testCtx(t), st); err != nil || res.Deleted != 5 {
-				t.Fatalf("sweep: %+v %v, want 5 deleted", res, err)
-			}
-			p.write(t, k, "/new", "x") // seq 6
+			p, tenant, k := sweptTenant(t, role, func(p *pod, k string) {
+				if code, pg := p.pull(t, k, "since=1"); code != 200 || len(pg.Events) != 4 {
+					t.Fatalf("before the sweep: %d %+v, want 4 events (control)", code, pg)
+				}
+			})
 			for _, c := range []struct {
 				since int64
 				code  int
@@ -201,13 +188,7 @@ func TestChangesGoneAfterSweep(t *testing.T) {
 func TestChangesNeverPassALateCommit(t *testing.T) {
 	for _, skip := range []bool{false, true} {
 		t.Run(map[bool]string{false: "ordered", true: "late-commit-skip"}[skip], func(t *testing.T) {
-			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
-			p := e.pod("p", func(c *api.Config) {
-				c.EventInsertTimeout = 20 * time.Second
-				if skip {
-					c.Defects = defect.Set{defect.LateCommitSkip: true}
-				}
-			})
+			e, p := defectPod(t, defect.LateCommitSkip, skip, func(c *api.Config) { c.EventInsertTimeout = 20 * time.Second })
 			tenant, k := p.provision(t, "ded")
 			p.write(t, k, "/first", "x")
 			_, since := p.pullAll(t, k, 0, 100)

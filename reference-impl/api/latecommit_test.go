@@ -19,13 +19,7 @@ import (
 func TestLateCommitIsNotSkipped(t *testing.T) {
 	for _, skip := range []bool{false, true} {
 		t.Run(map[bool]string{false: "ordered", true: "late-commit-skip"}[skip], func(t *testing.T) {
-			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
-			p := e.pod("p", func(c *api.Config) {
-				c.EventInsertTimeout = 20 * time.Second
-				if skip {
-					c.Defects = defect.Set{defect.LateCommitSkip: true}
-				}
-			})
+			e, p := defectPod(t, defect.LateCommitSkip, skip, func(c *api.Config) { c.EventInsertTimeout = 20 * time.Second })
 			tenant, k := p.provision(t, "ded")
 			p.write(t, k, "/first", "x")
 			sub := p.subscribe(t, k, 1).start()

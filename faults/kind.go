@@ -29,6 +29,10 @@ type (
 	Consumers = fault.Consumers
 	// TenantIDs maps tenant names to service tenant ids, optionally (see fault.TenantIDs).
 	TenantIDs = fault.TenantIDs
+	// GoneTenants learns which tenants a fault deleted, optionally (see fault.GoneTenants).
+	GoneTenants = fault.GoneTenants
+	// PodMetaProxies hands out one pod's meta DB proxy, optionally (see fault.PodMetaProxies).
+	PodMetaProxies = fault.PodMetaProxies
 	// Pod is one service process (see fault.Pod).
 	Pod = fault.Pod
 	// Consumer is one SSE subscriber (see fault.Consumer).

@@ -10,6 +10,7 @@ var Registry = mustRegistry(
 	register(kinds.TenantDBDown()),
 	register(kinds.MetaDBStall()),
 	register(kinds.MetaDBLatency()),
+	register(kinds.PodMetaDBLatency()),
 	register(kinds.MetaDBDown()),
 	register(kinds.PodCrash()),
 	register(kinds.PodPause()),
@@ -18,4 +19,5 @@ var Registry = mustRegistry(
 	register(kinds.EventInsertFail()),
 	register(kinds.ConsumerSlow()),
 	register(kinds.ConsumerDisconnect()),
+	register(kinds.TenantDelete()),
 )

@@ -30,9 +30,10 @@ type Runner struct {
 }
 
 type runItem struct {
-	inst  Instance
-	fault *guard
-	mu    sync.Mutex // serializes heal so the stop record is written once
+	inst   Instance
+	tenant string // the service's tenant id of a fault on one tenant, for its records ("" otherwise)
+	fault  *guard
+	mu     sync.Mutex // serializes heal so the stop record is written once
 }
 
 // NewRunner binds every instance to its targets in env (so a bad target name fails before the run, not
@@ -49,12 +50,31 @@ func NewRunner(env Env, instances []Instance, record Recorder, now Clock) (*Runn
 			errs = append(errs, &Error{ID: in.ID, Kind: in.Kind, Phase: "build", Err: err})
 			continue
 		}
-		r.items = append(r.items, &runItem{inst: in, fault: guarded(f)})
+		r.items = append(r.items, &runItem{inst: in, tenant: tenantOf(env, in), fault: guarded(f)})
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	return r, nil
+}
+
+// tenantOf is the service's tenant id a fault on exactly one tenant acts on: the ledger's fault
+// record names it beside the target (which may be a slot name, tenant_<N>), so a verifier can tell
+// which tenant it hit without knowing the harness's naming.
+func tenantOf(env Env, in Instance) string {
+	k, ok := Lookup(in.Kind)
+	if !ok || k.Targets != TargetTenant || len(in.Targets) != 1 {
+		return ""
+	}
+	m, ok := env.(TenantIDs)
+	if !ok {
+		return in.Targets[0] // the Env names tenants by their ids
+	}
+	id, err := m.TenantID(in.Targets[0])
+	if err != nil {
+		return ""
+	}
+	return id
 }
 
 // Build binds one instance to its concrete targets: a Fault whose Heal is refused before Inject and is
@@ -204,6 +224,7 @@ func (r *Runner) emit(it *runItem, phase string, err error) {
 		ID:     it.inst.ID,
 		Kind:   it.inst.Kind,
 		Target: it.inst.Target,
+		Tenant: it.tenant,
 		Phase:  phase,
 		T:      int64(r.now()),
 		Params: paramsMap(it.inst.Params),

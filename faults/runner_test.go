@@ -83,6 +83,10 @@ faults:
 		if rc.K != ledger.KindFault || rc.Kind != x.Kind || rc.Target != x.Target || !reflect.DeepEqual(rc.Params, x.Params.Map()) {
 			t.Errorf("record %+v does not describe %+v", rc, x)
 		}
+		// a fault on one tenant names it (this Env names tenants by id); the meta DB's names none
+		if want := map[string]string{"f001": "t1", "f002": "t2", "f003": ""}[rc.ID]; rc.Tenant != want {
+			t.Errorf("%s record tenant %q, want %q", rc.ID, rc.Tenant, want)
+		}
 		if rc.Phase == "start" && time.Duration(rc.T) < x.At || rc.Phase == "stop" && time.Duration(rc.T) < x.End() {
 			t.Errorf("%s %s recorded at %s, before its time", rc.ID, rc.Phase, time.Duration(rc.T))
 		}

@@ -79,6 +79,12 @@ func TestAdditionsDecode(t *testing.T) {
 			err: `ledger.jsonl:3: field "k": a "audit" record after "end" (end is the last line)`},
 		{name: "drop after persisted", text: runLine + "\n" + `{"k":"persisted","tenant":"t1","seq":1,"op":"write","path":"/a"}` + "\n" + `{"k":"drop","tenant":"t1","intended_t":1}` + "\n",
 			want: Record{K: KindPersisted, Tenant: "t1", Seq: 1, Op: "write", Path: "/a"}},
+		{name: "persisted absent (seqgate's addition)", text: runLine + "\n" + `{"k":"persisted","tenant":"t1","seq":1,"op":"write","path":"/a","absent":true}` + "\n",
+			want: Record{K: KindPersisted, Tenant: "t1", Seq: 1, Op: "write", Path: "/a", Absent: true}},
+		{name: "persisted absent not a boolean", text: runLine + "\n" + `{"k":"persisted","tenant":"t1","seq":1,"op":"write","path":"/a","absent":"yes"}` + "\n",
+			err: `ledger.jsonl:2: field "absent": want boolean, got "yes"`},
+		{name: "fault naming its tenant (seqgate's addition)", text: runLine + "\n" + `{"k":"fault","id":"f1","kind":"tenant_delete","target":"tenant_1","tenant":"t1","phase":"start","t":4}` + "\n",
+			want: Record{K: KindFault, Tenant: "t1", T: 4}},
 		{name: "audit missing rows", text: runLine + "\n" + `{"k":"audit","t":9,"ok":true,"tenants":1}` + "\n",
 			err: `ledger.jsonl:2: field "rows": missing (required for k "audit")`},
 		{name: "audit ok not a boolean", text: runLine + "\n" + `{"k":"audit","t":9,"ok":"yes","tenants":1,"rows":1}` + "\n",
@@ -142,7 +148,7 @@ func TestAdditionsDecode(t *testing.T) {
 			got := recs[1]
 			if got.K != tt.want.K || got.Tenant != tt.want.Tenant || got.IntendedT != tt.want.IntendedT || got.Block != tt.want.Block ||
 				got.T != tt.want.T || got.OK != tt.want.OK || got.AuditTenants != tt.want.AuditTenants || got.Rows != tt.want.Rows ||
-				got.Error != tt.want.Error || got.Tenants != nil {
+				got.Error != tt.want.Error || got.Tenants != nil || got.Absent != tt.want.Absent {
 				t.Errorf("got %+v\nwant %+v", got, tt.want)
 			}
 		})

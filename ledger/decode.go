@@ -303,6 +303,9 @@ func (d *decoder) field(key []byte, rec *Record) error {
 	case "shard":
 		bit = fShard
 		err = d.nested(&rec.Shard)
+	case "absent":
+		bit = fAbsent
+		rec.Absent, err = d.bool()
 	case "batch":
 		bit = fBatch
 		rec.Batch, err = d.id()
@@ -325,6 +328,12 @@ func (d *decoder) field(key []byte, rec *Record) error {
 	case "thresholds":
 		bit = fThresholds
 		err = d.nested(&rec.Thresholds)
+	case "metrics":
+		bit = fMetrics
+		rec.Metrics, err = d.idList()
+	case "type":
+		bit = fMetricType
+		rec.MetricType, err = d.str(true)
 	default:
 		return d.skip(0)
 	}

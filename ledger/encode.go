@@ -156,6 +156,11 @@ func buildEncoders() (encoders [64]fieldEnc) {
 	set(fProfile, strField("profile", func(r *Record) string { return r.Profile }))
 	set(fShard, jsonField("shard", func(r *Record) bool { return r.Shard == nil },
 		func(r *Record) any { return r.Shard }))
+	set(fAbsent, boolField("absent", func(r *Record) bool { return r.Absent }))
+	set(fMetrics, fieldEnc{zero: func(r *Record) bool { return r.Metrics == nil }, enc: func(b []byte, r *Record) ([]byte, error) {
+		return appendNames(b, "metrics", r.Metrics), nil
+	}})
+	set(fMetricType, strField("type", func(r *Record) string { return r.MetricType }))
 	set(fBatch, strField("batch", func(r *Record) string { return r.Batch }))
 	return encoders
 }
@@ -164,16 +169,16 @@ func buildEncoders() (encoders [64]fieldEnc) {
 // included); fields a record sets outside its kind's list follow in presence-bit order.
 var fieldOrder = map[string][]uint64{
 	KindRun: {fV, fRunID, fScenario, fSeed, fStartUnixNs, fBudget, fTenants, fPods, fTarget,
-		fCrashesPerPodYear, fPodsInFleet, fThresholds, fAudit, fProfile, fShard},
+		fCrashesPerPodYear, fPodsInFleet, fThresholds, fAudit, fProfile, fShard, fMetrics},
 	KindMut:       {fMID, fTenant, fOp, fPath, fSrc, fIntendedT, fT, fDoneT, fRes, fStatus, fPod, fBatch},
 	KindEv:        {fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fSrc, fPod, fBatch},
 	KindReset:     {fConsumer, fTenant, fConn, fT, fSeq, fReason, fPath, fOp},
 	KindConn:      {fConsumer, fTenant, fConn, fT, fPhase, fPod, fSince, fErr, fKind},
 	KindFault:     {fID, fKind, fTarget, fPhase, fT, fParams},
 	KindPod:       {fPod, fPhase, fT, fPID, fSignal, fCode},
-	KindMetric:    {fPod, fT, fName, fLabels, fValue},
+	KindMetric:    {fPod, fT, fName, fLabels, fValue, fMetricType},
 	KindProxy:     {fName, fTenant, fT, fConns, fBytesUp, fBytesDown},
-	KindPersisted: {fTenant, fSeq, fOp, fPath, fCreatedUnixNs},
+	KindPersisted: {fTenant, fSeq, fOp, fPath, fCreatedUnixNs, fAbsent},
 	KindConsumer:  {fConsumer, fTenant, fFromT, fToT, fFirstSince, fFinalCursor, fDurable, fKind},
 	KindEnd:       {fT, fDrained, fReason},
 	KindDrop:      {fTenant, fIntendedT, fBlock},
@@ -267,20 +272,27 @@ func appendTenants(b []byte, r *Record) ([]byte, error) {
 		b = appendString(b, t.Mode)
 		b = append(b, `,"cold":`...)
 		b = strconv.AppendBool(b, t.Cold)
+		if t.Name != "" {
+			b = append(b, `,"name":`...)
+			b = appendString(b, t.Name)
+		}
 		b = append(b, '}')
 	}
 	return append(b, ']'), nil
 }
 
-func appendPods(b []byte, r *Record) ([]byte, error) {
-	b = append(b, `"pods":[`...)
-	for i, p := range r.Pods {
+func appendPods(b []byte, r *Record) ([]byte, error) { return appendNames(b, "pods", r.Pods), nil }
+
+// appendNames writes "name":[...] with every string of list.
+func appendNames(b []byte, name string, list []string) []byte {
+	b = append(append(append(b, '"'), name...), `":[`...)
+	for i, p := range list {
 		if i > 0 {
 			b = append(b, ',')
 		}
 		b = appendString(b, p)
 	}
-	return append(b, ']'), nil
+	return append(b, ']')
 }
 
 // appendLabels writes labels sorted by name, so equal records are equal bytes.

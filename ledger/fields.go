@@ -63,6 +63,9 @@ const (
 	fAudit
 	fProfile
 	fShard
+	fAbsent
+	fMetrics    // run: the families the scenario named (seqgate's addition)
+	fMetricType // metric: counter, gauge or untyped, from the scrape (seqgate's addition)
 	fBatch
 	fCount // number of fields; keep last
 )
@@ -76,6 +79,8 @@ var fieldNames = [...]string{
 	"conns", "bytes_up", "bytes_down", "created_unix_ns", "from_t", "to_t", "first_since",
 	"final_cursor", "durable", "drained", "block", "ok", "tenants", "rows", "error", "audit", "profile",
 	"shard",
+	"absent",
+	"metrics", "type",
 	"batch",
 }
 

@@ -35,6 +35,9 @@ type Tenant struct {
 	ID   string `json:"id"`
 	Mode string `json:"mode"` // dedicated | shared
 	Cold bool   `json:"cold"`
+	// Name is the scenario's name of the tenant (e.g. tenant_2), seqgate's addition: the name faults
+	// and thresholds use, beside the service's id. Empty in ledgers that predate it.
+	Name string `json:"name,omitempty"`
 }
 
 // Shard is the run record's shard field: this ledger is agent K's of the run's N (1 <= K <= N).
@@ -69,6 +72,9 @@ type Record struct {
 	// Shard says which of the run's load agents wrote this ledger (seqgate's addition: seqgate run
 	// --shard K/N); nil for a run driven by one agent.
 	Shard *Shard `json:"shard,omitempty"`
+	// Metrics are the metric families the scenario named (seqgate's addition): the verifier reports
+	// one that no pod exported.
+	Metrics []string `json:"metrics,omitempty"`
 
 	// shared by several kinds
 	T        int64  `json:"t"`
@@ -113,14 +119,19 @@ type Record struct {
 	Name   string            `json:"name,omitempty"`
 	Labels map[string]string `json:"labels,omitempty"`
 	Value  float64           `json:"value,omitempty"`
+	// MetricType is the family's TYPE in the scrape: counter, gauge or untyped (seqgate's addition;
+	// empty in older ledgers).
+	MetricType string `json:"type,omitempty"`
 
 	// proxy
 	Conns     int64 `json:"conns,omitempty"`
 	BytesUp   int64 `json:"bytes_up,omitempty"`
 	BytesDown int64 `json:"bytes_down,omitempty"`
 
-	// persisted
+	// persisted. Absent (seqgate's addition): an audit pass during the run saw the row and the final
+	// audit no longer did (the retention sweep deleted it meanwhile); it persisted all the same.
 	CreatedUnixNs int64 `json:"created_unix_ns,omitempty"`
+	Absent        bool  `json:"absent,omitempty"`
 
 	// consumer
 	FromT       int64 `json:"from_t,omitempty"`

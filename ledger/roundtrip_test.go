@@ -20,9 +20,10 @@ func ptrI(i int) *int         { return &i }
 func sampleRecords() []Record {
 	return []Record{
 		{K: KindRun, V: 1, RunID: "r1", Scenario: "smoke", Seed: 7, StartUnixNs: 1700000000000000000, Budget: ptrF(1e-4),
-			Tenants: []Tenant{{ID: "t1", Mode: "dedicated"}, {ID: "t2", Mode: "shared", Cold: true}},
+			Tenants: []Tenant{{ID: "t1", Mode: "dedicated", Name: "tenant_1"}, {ID: "t2", Mode: "shared", Cold: true}},
 			Pods:    []string{"pod-0", "pod-1"}, Target: "eventlogd", CrashesPerPodYear: ptrF(12), PodsInFleet: ptrI(20),
-			Thresholds: map[string][]string{"latency_ms.p99": {"< 500"}, "duplicates": {"== 0"}}, Audit: true, Profile: "drive9-v2.5", Shard: &Shard{K: 1, N: 1}},
+			Thresholds: map[string][]string{"latency_ms.p99": {"< 500"}, "duplicates": {"== 0"}}, Audit: true, Profile: "drive9-v2.5", Shard: &Shard{K: 1, N: 1},
+			Metrics: []string{"drive9_sse_event_retry_flush_total"}},
 		{K: KindPod, Pod: "pod-0", Phase: "start", T: 0, PID: 42},
 		{K: KindConn, Consumer: "c1", Tenant: "t1", Conn: "c1-1", T: 5, Phase: "open", Pod: "pod-0", Since: 0},
 		{K: KindReset, Consumer: "c1", Tenant: "t1", Conn: "c1-1", T: 6, Seq: 0, Reason: "initial_sync"},
@@ -33,7 +34,7 @@ func sampleRecords() []Record {
 		{K: KindEv, Consumer: "c1", Tenant: "t1", Conn: "c1-1", T: 26, Seq: 2, Op: "write", Path: "/p/r1/t1/m3.0", Pod: "pod-0", Batch: "r1.m3"},
 		{K: KindConn, Consumer: "c2", Tenant: "t1", Conn: "c2.1", T: 27, Phase: "open", Pod: "pod-1", Since: 2, Kind: "pull"},
 		{K: KindFault, ID: "f1", Kind: "tenant_db_stall", Target: "t1", Phase: "start", T: 30, Params: map[string]any{"for": "2s"}},
-		{K: KindMetric, Pod: "pod-0", T: 40, Name: "drive9_sse_event_retry_dropped_total", Labels: map[string]string{"tenant_id": "t1", "reason": "tenant_cap"}, Value: 0},
+		{K: KindMetric, Pod: "pod-0", T: 40, Name: "drive9_sse_event_retry_dropped_total", Labels: map[string]string{"tenant_id": "t1", "reason": "tenant_cap"}, Value: 0, MetricType: "counter"},
 		{K: KindProxy, Name: "tenant_t2", Tenant: "t2", T: 40},
 		{K: KindPod, Pod: "pod-1", Phase: "crash", T: 50, Signal: "SIGKILL", Code: ptrI(0)},
 		{K: KindDrop, Tenant: "t2", IntendedT: 55, Block: "1"},

@@ -13,11 +13,11 @@ var errNull = errors.New("null")
 // want names the JSON type a field expects, for error messages.
 func want(bit uint64) string {
 	switch bit {
-	case fK, fOp, fPath, fRes, fSrc, fPhase, fErr, fReason, fName, fKind, fTarget, fSignal, fScenario:
+	case fK, fOp, fPath, fRes, fSrc, fPhase, fErr, fReason, fName, fKind, fTarget, fSignal, fScenario, fMetricType:
 		return "string"
 	case fTenant, fConsumer, fConn, fPod, fMID, fID, fRunID, fBatch:
 		return "string (or number) id"
-	case fDurable, fDrained, fOK, fAudit:
+	case fDurable, fDrained, fOK, fAudit, fAbsent:
 		return "boolean"
 	case fValue, fBudget, fCrashesPerPodYear:
 		return "number"
@@ -31,7 +31,7 @@ func want(bit uint64) string {
 		return "string or number"
 	case fError, fProfile:
 		return "string"
-	case fPods:
+	case fPods, fMetrics:
 		return "list of names"
 	case fParams, fThresholds:
 		return "object"
@@ -272,6 +272,7 @@ type tenantJSON struct {
 	ID   json.RawMessage `json:"id"`
 	Mode string          `json:"mode"`
 	Cold bool            `json:"cold"`
+	Name string          `json:"name"`
 }
 
 func (d *decoder) tenants() ([]Tenant, error) {
@@ -288,7 +289,7 @@ func (d *decoder) tenants() ([]Tenant, error) {
 		if err != nil {
 			return nil, errors.New("tenant " + itoa(int64(i)) + ": id: " + err.Error())
 		}
-		out[i] = Tenant{ID: id, Mode: t.Mode, Cold: t.Cold}
+		out[i] = Tenant{ID: id, Mode: t.Mode, Cold: t.Cold, Name: t.Name}
 	}
 	return out, nil
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/seqgate/seqgate/ledger"
+	"github.com/seqgate/seqgate/verifier"
 )
 
 // Limits that keep one pass bounded whatever the ledger holds.
@@ -455,7 +456,7 @@ func (c *Collector) metric(r *ledger.Record) {
 		i = len(c.d.Families)
 		c.famIx[name] = i
 		c.d.Families = append(c.d.Families, name)
-		c.d.Counters = append(c.d.Counters, strings.HasSuffix(name, "_total"))
+		c.d.Counters = append(c.d.Counters, verifier.MetricKind(name, r.MetricType) == verifier.MetricCounter)
 		c.d.tl.sumFam = c.d.Counters
 	}
 	b := c.d.tl.at(r.T)

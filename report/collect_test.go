@@ -2,6 +2,7 @@ package report
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/seqgate/seqgate/ledger"
@@ -190,5 +191,19 @@ func TestCollectorMetrics(t *testing.T) {
 	}
 	if !math.IsNaN(d.tl.b[len(d.tl.b)-1].metricOr(0)) {
 		t.Error("a bucket without samples should have none")
+	}
+}
+
+// TestCollectorMetricKindByType: a family's recorded TYPE decides how it is plotted, the _total suffix
+// only when there is none (one rule with the verifier's summary).
+func TestCollectorMetricKindByType(t *testing.T) {
+	m := func(name, typ string) ledger.Record {
+		return ledger.Record{K: ledger.KindMetric, Name: name, Pod: "p1", Value: 1, MetricType: typ, Labels: map[string]string{}}
+	}
+	d := collect(recs(ledger.Record{K: ledger.KindRun}, m("odd_total", "gauge"), m("hits", "counter"), m("depth", "untyped"),
+		m("flush_total", ""), ledger.Record{K: ledger.KindEnd, T: 1e9}))
+	want := []bool{false, true, false, true}
+	if !slices.Equal(d.Counters, want) {
+		t.Errorf("families %v: counters %v, want %v", d.Families, d.Counters, want)
 	}
 }

@@ -31,6 +31,7 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"f":     func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) },
 	"int64": func(n int) int64 { return int64(n) },
 	"sub":   func(a, b int64) int64 { return a - b },
+	"msToS": func(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 3, 64) },
 	"css":   func(s string) template.CSS { return template.CSS(s) },
 }).Parse(pageTmpl))
 

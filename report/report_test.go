@@ -228,3 +228,33 @@ func TestPageFetchesNothing(t *testing.T) {
 		t.Error("the check does not see a remote image")
 	}
 }
+
+// TestReportShowsSlowestAndWrites: the page lists the slowest deliveries the summary names, with
+// their pods, and every tenant's write outcomes by name; a run without deliveries says so.
+func TestReportShowsSlowestAndWrites(t *testing.T) {
+	in, _ := synthInput(t, synth.Config{Seed: 7, Tenants: 3, ConsumersPerTenant: 2, Events: 2000})
+	page := renderPage(t, in)
+	s := in.Summary
+	if len(s.SlowestDeliveries) == 0 {
+		t.Fatal("the summary names no slowest delivery: the test would prove nothing")
+	}
+	top := s.SlowestDeliveries[0]
+	row := regexp.MustCompile(`<tr><td class="n">[^<]+</td><td>` + regexp.QuoteMeta(top.MID) + `</td><td>` + regexp.QuoteMeta(top.Tenant) +
+		`</td><td>` + regexp.QuoteMeta(top.Consumer) + `</td><td>` + regexp.QuoteMeta(top.AckPod) + `</td>`)
+	if !strings.Contains(page, `id="slowest-table"`) || !row.MatchString(page) || strings.Count(page, "<code>"+top.Path+"</code>") == 0 {
+		t.Errorf("the slowest delivery %+v is not in the page's table", top)
+	}
+	for _, tn := range s.Tenants {
+		st := s.PerTenant[tn.Name]
+		if !strings.Contains(page, `<tr><td>`+tn.Name) || !strings.Contains(page, `<td class="n">`+fmtInt(st.Offered)+`</td>`) {
+			t.Errorf("tenant %s's writes (offered %d) are not in the page", tn.Name, st.Offered)
+		}
+	}
+	empty := in
+	sum := *in.Summary
+	sum.SlowestDeliveries = nil
+	empty.Summary = &sum
+	if p := renderPage(t, empty); strings.Contains(p, `id="slowest-table"`) || !strings.Contains(p, "No delivery of an acked event.") {
+		t.Error("a summary without deliveries still shows a slowest table")
+	}
+}

@@ -25,6 +25,10 @@ type Threshold struct {
 	ID     string
 	Field  string
 	Window string
+
+	// From says where the threshold came from when not from the run record (e.g. "--threshold"),
+	// for error messages; empty for the run record's.
+	From string
 }
 
 // Scopes of a threshold path (per_tenant.<id>.<field>, per_consumer.<id>.<field>).
@@ -115,6 +119,7 @@ var paths = []string{
 	"dropped_fraction",
 	"drops",
 	"duplicates",
+	"err",
 	"event_loss_fraction",
 	"issue_latency_ms.count",
 	"issue_latency_ms.max",
@@ -133,9 +138,12 @@ var paths = []string{
 	"lost",
 	"lost_by_reason.<key>",
 	"metrics.increase.<key>",
+	"metrics.last.<key>",
 	"metrics.max.<key>",
 	"min_acked_for_budget",
 	"mutations",
+	"offered",
+	"ok",
 	"projection.acked_per_second",
 	"projection.annual_events",
 	"projection.crash_losses",
@@ -166,6 +174,8 @@ var paths = []string{
 	"structural.missing",
 	"structural.reset",
 	"structural.reset_covered",
+	"tenant_gone",
+	"timeout",
 	"undelivered",
 	"unexpected",
 	"unrecovered_faults",
@@ -184,6 +194,7 @@ var statPaths = []string{
 	"dropped_fraction",
 	"drops",
 	"duplicates",
+	"err",
 	"event_loss_fraction",
 	"issue_latency_ms.count",
 	"issue_latency_ms.max",
@@ -202,8 +213,11 @@ var statPaths = []string{
 	"lost",
 	"lost_by_reason.<key>",
 	"metrics.increase.<key>",
+	"metrics.last.<key>",
 	"metrics.max.<key>",
 	"mutations",
+	"offered",
+	"ok",
 	"reconnects.max_per_s",
 	"reconnects.opens",
 	"reconnects.total",
@@ -215,6 +229,8 @@ var statPaths = []string{
 	"seq_mismatch",
 	"skipped",
 	"spurious_resets",
+	"tenant_gone",
+	"timeout",
 	"undelivered",
 	"unexpected",
 	"unresolved",

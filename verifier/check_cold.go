@@ -87,9 +87,10 @@ func (c *coldCheck) Finish(s *Summary) {
 			continue
 		}
 		dc, du, dd := ct.rise.conns, ct.rise.up, ct.rise.down
+		name := c.ix.tenantName(c.ix.tenant(t)) // the summary's name of the proxy's tenant
 		s.ColdWakeups++
-		s.tenant(t).ColdWakeups++
-		c.w.add("cold_wakeups", coldWitness{Tenant: t, Proxy: ct.proxy, FirstMs: ms(ct.first.t), LastMs: ms(ct.last.t),
+		s.tenant(name).ColdWakeups++
+		c.w.add("cold_wakeups", coldWitness{Tenant: name, Proxy: ct.proxy, FirstMs: ms(ct.first.t), LastMs: ms(ct.last.t),
 			Conns: dc, BytesUp: du, BytesDown: dd, FirstRiseMs: ms(ct.riseFrom), FirstRiseTo: ms(ct.riseTo)})
 	}
 }

@@ -6,15 +6,17 @@ import "github.com/seqgate/seqgate/ledger"
 const DefaultMaxDroppedFraction = 0.01
 
 // dropsCheck counts the arrivals the open model did not send (drop records) against the mutations it
-// sent: dropped_fraction = drops / (drops + mutations), overall and per tenant. A run that did not
+// sent: dropped_fraction = drops / (drops + mutations), overall and per tenant, and the write
+// outcomes: offered = mutations + drops, and the mutations by their answer (ok, err, timeout). A run that did not
 // apply its load has not tested it. Witnesses name each drop's tenant, time and load block.
 type dropsCheck struct {
 	ix     *index
 	w      *witnessSet
 	drops  map[int32]int64
-	muts   []int64 // by tenant index
-	dropT  []int64 // intended_t of every drop, kept only when a threshold names a window
-	mutT   []int64 // intended_t of every mut record, likewise
+	muts   []int64    // by tenant index
+	res    [][3]int64 // by tenant index: mut records answered ok, err, timeout
+	dropT  []int64    // intended_t of every drop, kept only when a threshold names a window
+	mutT   []int64    // intended_t of every mut record, likewise
 	firstT map[int32]int64
 	lastT  map[int32]int64
 }
@@ -45,6 +47,17 @@ func (c *dropsCheck) Observe(r *ledger.Record) {
 			c.muts = append(c.muts, 0)
 		}
 		c.muts[ti]++
+		for int(ti) >= len(c.res) {
+			c.res = append(c.res, [3]int64{})
+		}
+		switch r.Res {
+		case ledger.ResOK:
+			c.res[ti][0]++
+		case ledger.ResErr:
+			c.res[ti][1]++
+		case ledger.ResTimeout:
+			c.res[ti][2]++
+		}
 		if c.ix.windows {
 			c.mutT = append(c.mutT, r.IntendedT)
 		}
@@ -57,7 +70,9 @@ func (c *dropsCheck) Observe(r *ledger.Record) {
 			c.lastT[ti] = r.IntendedT
 		}
 		c.drops[ti]++
-		c.w.add("drops", dropWitness{Tenant: r.Tenant, IntendedMs: ms(r.IntendedT), Block: r.Block})
+		if !c.w.full("drops") {
+			c.w.add("drops", dropWitness{Tenant: c.ix.tenantName(ti), IntendedMs: ms(r.IntendedT), Block: r.Block})
+		}
 		if c.ix.windows {
 			c.dropT = append(c.dropT, r.IntendedT)
 		}
@@ -75,6 +90,11 @@ func (c *dropsCheck) Finish(s *Summary) {
 		s.Drops += n
 		s.tenant(c.ix.tenantName(ti)).Drops += n
 	}
+	for ti, n := range c.res {
+		for _, st := range []*Stats{&s.Stats, s.tenant(c.ix.tenantName(int32(ti)))} {
+			st.OK, st.Err, st.Timeout = st.OK+n[0], st.Err+n[1], st.Timeout+n[2]
+		}
+	}
 	for ti := range int32(len(c.ix.tenantNames)) {
 		if n := c.drops[ti]; n > 0 {
 			c.w.add("drops_by_tenant", dropTenantWitness{Tenant: c.ix.tenantName(ti), Drops: n, FirstMs: ms(c.firstT[ti]), LastMs: ms(c.lastT[ti])})
@@ -82,6 +102,7 @@ func (c *dropsCheck) Finish(s *Summary) {
 	}
 	for _, st := range append([]*Stats{&s.Stats}, statsOf(s.PerTenant)...) {
 		st.DroppedFraction = fraction(st.Drops, st.Drops+st.Mutations)
+		st.Offered = st.Mutations + st.Drops
 	}
 }
 

@@ -47,7 +47,17 @@ type faultSpan struct {
 	info        FaultInfo
 	start, stop int64 // stop noTime: never stopped
 	tenants     []int32
-	recoveryEnd int64 // noTime: not computed (no stop)
+	tenant      string // the tenant id it affects, "" for every tenant
+	recoveryEnd int64  // noTime: not computed (no stop)
+}
+
+// faultTenant is the tenant a fault record names: its tenant field (seqgate's addition, beside a
+// target that may be a slot name such as tenant_1), else its target.
+func faultTenant(r *ledger.Record) string {
+	if r.Tenant != "" {
+		return r.Tenant
+	}
+	return r.Target
 }
 
 // tracker logs one consumer's cursor highs after one fault's stop.
@@ -108,8 +118,8 @@ func (c *windowCheck) fault(r *ledger.Record) {
 		if n := c.nth[r.ID]; n > 1 {
 			name += "#" + strconv.Itoa(n)
 		}
-		sp := &faultSpan{info: FaultInfo{ID: name, Kind: r.Kind, Target: r.Target, StartMs: ms(r.T)}, start: r.T, stop: noTime, recoveryEnd: noTime}
-		if ti, ok := c.ix.tenantIDs[r.Target]; ok {
+		sp := &faultSpan{info: FaultInfo{ID: name, Kind: r.Kind, Target: r.Target, StartMs: ms(r.T)}, start: r.T, stop: noTime, recoveryEnd: noTime, tenant: faultTenant(r)}
+		if ti, ok := c.ix.tenantRef(faultTenant(r)); ok {
 			sp.tenants = []int32{ti}
 		} else {
 			for ti := range int32(len(c.ix.tenantNames)) {
@@ -147,8 +157,8 @@ func (c *windowCheck) Finish(s *Summary) {
 	}
 	heads := map[*faultSpan]map[int32]int64{}
 	for _, sp := range c.spans {
-		if _, ok := ix.tenantIDs[sp.info.Target]; ok {
-			sp.info.Tenants = []string{sp.info.Target}
+		if ti, ok := ix.tenantRef(sp.tenant); ok {
+			sp.info.Tenants = []string{ix.tenantName(ti)}
 		} else {
 			sp.info.Tenants = []string{"*"} // every tenant
 		}
@@ -182,6 +192,10 @@ func (c *windowCheck) Finish(s *Summary) {
 				at = h.t
 				break
 			}
+		}
+		if gt, gone := ix.deletedAt(cs.tenant); at == noTime && gone {
+			// its tenant was deleted: its stream ended there, and nothing it missed can be recovered
+			at = max(sp.stop, min(gt, end))
 		}
 		if at == noTime {
 			sp.info.Recovered = false

@@ -3,7 +3,8 @@ package verifier
 import "github.com/seqgate/seqgate/ledger"
 
 // undeliveredCheck finds expected events beyond a durable consumer's final cursor: its stream never
-// got there (a stall).
+// got there (a stall). When the consumer's tenant was deleted during the run they are counted as
+// tenant_gone instead: nothing could deliver them after the deletion.
 type undeliveredCheck struct {
 	ix *index
 	w  *witnessSet
@@ -31,6 +32,12 @@ func (c *undeliveredCheck) Finish(s *Summary) {
 		cst := s.consumer(cs.id)
 		tst := s.tenant(ix.tenantName(cs.tenant))
 		ix.expected(cs, func(row auditRow, class deliveryClass) {
+			if class == classGone {
+				s.TenantGone++
+				cst.TenantGone++
+				tst.TenantGone++
+				return
+			}
 			if class != classUndelivered {
 				return
 			}

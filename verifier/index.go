@@ -32,11 +32,15 @@ type index struct {
 	windows bool
 
 	tenantIDs   map[string]int32 // int32: a run may have more than 65,536 tenants
-	tenantNames []string
-	podIDs      map[string]uint16
-	podNames    []string // podNames[0] = "" (unknown)
-	connIDs     map[string]int32
-	connNames   []string
+	tenantNames []string         // the ledger's tenant ids, by index
+	// tenantLabels is how the summary names each tenant: the scenario's name from the run record
+	// (tenant_2), else the id; byLabel finds a tenant by that name.
+	tenantLabels []string
+	byLabel      map[string]int32
+	podIDs       map[string]uint16
+	podNames     []string // podNames[0] = "" (unknown)
+	connIDs      map[string]int32
+	connNames    []string
 
 	muts   *mutTable // interned tenant "\x00" path -> mutation
 	keybuf []byte
@@ -45,6 +49,12 @@ type index struct {
 	cons    []*consumerState
 
 	audit []*tenantAudit // by tenant index
+
+	// gone: tenants a tenant_delete fault deleted -> when (its start record's t); a deletion whose
+	// fault record carries an error did not happen for sure and is not taken (deletions).
+	gone       map[int32]int64
+	goneFailed map[string]bool  // fault ids of tenant_delete faults whose records carry an error
+	goneBy     map[string]int32 // fault id -> the tenant it deleted
 
 	orphans []orphan // deliveries whose mutation was unknown when they arrived
 	oddSeq  []oddDelivery
@@ -68,6 +78,7 @@ type runInfo struct {
 	Audit             bool // an audit of the events table is part of this run
 	Profile           string
 	Thresholds        map[string][]string
+	Metrics           []string // the families the scenario named
 }
 
 type opClass uint8
@@ -105,6 +116,9 @@ const (
 	fPersisted                   // the final audit found its row
 	fDelivered                   // an ev with its tenant and path reached some consumer
 	fEvMulti                     // evSeq was carried to more than one consumer
+	// fSwept: an audit pass during the run found its row and the final audit no longer did (persisted
+	// absent: the retention sweep deleted it). It persisted, but it is not "still in the audit".
+	fSwept
 )
 
 // noTime marks an unknown time.
@@ -140,7 +154,7 @@ func (m *mutation) op() opClass { return opClass(m.kind & 0xf) }
 func (m *mutation) res() uint8  { return m.kind >> 4 }
 
 // persisted is the spec's persisted(m): an audit row or any delivered event with m's tenant and path.
-func (m *mutation) persisted() bool { return m.flags&(fPersisted|fDelivered) != 0 }
+func (m *mutation) persisted() bool { return m.flags&(fPersisted|fSwept|fDelivered) != 0 }
 
 // consumerState is what the verifier keeps per consumer: the compact set of delivered mutation ids
 // (matching is by (tenant, path), never by seq), the cursor as the client computes it (max seq seen,
@@ -216,6 +230,7 @@ type frame struct {
 func newIndex() *index {
 	return &index{
 		tenantIDs: map[string]int32{},
+		byLabel:   map[string]int32{},
 		podIDs:    map[string]uint16{"": 0},
 		podNames:  []string{""},
 		connIDs:   map[string]int32{},
@@ -237,6 +252,11 @@ func (ix *index) tenant(id string) int32 {
 	i := int32(len(ix.tenantNames))
 	ix.tenantIDs[id] = i
 	ix.tenantNames = append(ix.tenantNames, id)
+	label := id
+	if _, clash := ix.byLabel[id]; clash {
+		label = "id:" + id // another tenant is named so: keep the two apart in the summary
+	}
+	ix.tenantLabels = append(ix.tenantLabels, label)
 	ix.audit = append(ix.audit, &tenantAudit{seqs: roaring64.New()})
 	return i
 }
@@ -263,17 +283,24 @@ func (ix *index) conn(name string) int32 {
 
 // lookup finds the mutation id of (tenant, path) without creating it; -1 when unknown.
 func (ix *index) lookup(tenant, path string) int32 {
+	id, _ := ix.find(tenant, path)
+	return id
+}
+
+// find is lookup that also returns the key's hash; the key is left in ix.keybuf.
+func (ix *index) find(tenant, path string) (int32, uint64) {
 	ix.keybuf = append(append(append(ix.keybuf[:0], tenant...), 0), path...)
 	return ix.muts.find(ix.keybuf)
 }
 
 // intern returns the mutation id of (tenant, path), creating an entry on first sight.
 func (ix *index) intern(tenant, path string) int32 {
-	if id := ix.lookup(tenant, path); id >= 0 {
+	id, h := ix.find(tenant, path)
+	if id >= 0 {
 		return id
 	}
 	ti := ix.tenant(tenant)
-	return ix.muts.add(ix.keybuf, mutation{tenant: ti, t: noTime, doneT: noTime, intendedT: noTime, evSeq: noTime, evCons: -1})
+	return ix.muts.add(ix.keybuf, h, mutation{tenant: ti, t: noTime, doneT: noTime, intendedT: noTime, evSeq: noTime, evCons: -1})
 }
 
 // consumer returns the state of consumer id, creating it on first sight. A consumer id seen with two
@@ -320,10 +347,12 @@ func (ix *index) observe(r *ledger.Record) error {
 			Profile:           r.Profile,
 			PodsInFleet:       r.PodsInFleet,
 			Thresholds:        maps.Clone(r.Thresholds),
+			Metrics:           slices.Clone(r.Metrics),
 		}
 		for _, t := range r.Tenants {
 			ix.tenant(t.ID)
 		}
+		ix.nameTenants(r.Tenants)
 	case ledger.KindMut:
 		ix.observeMut(r)
 	case ledger.KindEv:
@@ -359,7 +388,11 @@ func (ix *index) observe(r *ledger.Record) error {
 		if op != opStructural && op != opSilent {
 			// A delete's or chmod's row shares the path of the file it acted on; it does not prove
 			// that the file's write persisted.
-			ix.muts.at(id).flags |= fPersisted
+			if r.Absent {
+				ix.muts.at(id).flags |= fSwept
+			} else {
+				ix.muts.at(id).flags |= fPersisted
+			}
 		}
 		pt := int64(noTime)
 		if r.CreatedUnixNs > 0 && ix.run.StartUnixNs > 0 {
@@ -367,9 +400,11 @@ func (ix *index) observe(r *ledger.Record) error {
 		}
 		a := ix.audit[ti]
 		a.rows = append(a.rows, auditRow{seq: r.Seq, persistedT: pt, id: id, op: op})
-		if r.Seq >= 0 {
+		if r.Seq >= 0 && !r.Absent { // seqs: the rows still in the audit (the spurious-reset check)
 			a.seqs.Add(uint64(r.Seq))
 		}
+	case ledger.KindFault:
+		ix.observeDeletion(r)
 	case ledger.KindConsumer:
 		c, err := ix.consumer(r.Consumer, r.Tenant, r.FromT)
 		if err != nil {
@@ -486,8 +521,39 @@ func (ix *index) advance(c *consumerState, seq int64, conn string) {
 // mutationAt returns the mutation of id.
 func (ix *index) mutationAt(id int32) *mutation { return ix.muts.at(id) }
 
-// tenantName returns the id string of tenant index i.
-func (ix *index) tenantName(i int32) string { return ix.tenantNames[i] }
+// tenantName returns how the summary names tenant index i: its scenario name (tenant_2) when the run
+// record gives one, else its id.
+func (ix *index) tenantName(i int32) string { return ix.tenantLabels[i] }
+
+// nameTenants takes the scenario's names of the run record's tenants (seqgate's addition to the
+// ledger). A name is used only when it is unique and no other tenant's id, so that naming can never
+// merge two tenants' numbers; a tenant without a usable name keeps its id (old ledgers: all of them).
+func (ix *index) nameTenants(ts []ledger.Tenant) {
+	count := map[string]int{}
+	for _, t := range ts {
+		count[t.Name]++
+	}
+	for _, t := range ts {
+		i := ix.tenantIDs[t.ID]
+		if other, isID := ix.tenantIDs[t.Name]; t.Name == "" || count[t.Name] > 1 || (isID && other != i) || ix.tenantLabels[i] != t.ID {
+			if t.Name != "" && t.Name != t.ID {
+				ix.warnf("run record: tenant %s: name %q is not unique among the tenants' names and ids; the summary names it by its id", t.ID, t.Name)
+			}
+			continue
+		}
+		ix.tenantLabels[i] = t.Name
+		ix.byLabel[t.Name] = i
+	}
+}
+
+// tenantRef finds a tenant by its id or its scenario name (fault targets and thresholds may use either).
+func (ix *index) tenantRef(ref string) (int32, bool) {
+	if i, ok := ix.tenantIDs[ref]; ok {
+		return i, true
+	}
+	i, ok := ix.byLabel[ref]
+	return i, ok
+}
 
 // deliveryClass is how one expected event ended for one durable consumer.
 type deliveryClass uint8
@@ -497,6 +563,8 @@ const (
 	classResetCovered
 	classSkipped
 	classUndelivered
+	// classGone: beyond the final cursor of a consumer whose tenant was deleted during the run.
+	classGone
 )
 
 // expected calls fn for every expected event of a durable consumer with its class, in seq order.
@@ -528,6 +596,9 @@ func (ix *index) classify(c *consumerState, row auditRow) deliveryClass {
 	}
 	if row.seq <= c.finalCursor {
 		return classSkipped
+	}
+	if _, ok := ix.deletedAt(c.tenant); ok {
+		return classGone
 	}
 	return classUndelivered
 }

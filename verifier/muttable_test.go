@@ -2,39 +2,44 @@ package verifier
 
 import (
 	"fmt"
-	"hash/maphash"
 	"testing"
 	"unsafe"
 )
 
 func TestMutTable(t *testing.T) {
 	tb := newMutTable()
-	const n = 1<<chunkBits + 10 // crosses a chunk boundary
+	const n = 1<<chunkBits + 10 // crosses a chunk boundary and grows the index several times
 	for i := range n {
 		k := []byte(fmt.Sprintf("t\x00/p/%d", i))
-		if tb.find(k) != -1 {
+		id, h := tb.find(k)
+		if id != -1 {
 			t.Fatalf("%d found before add", i)
 		}
-		if id := tb.add(k, mutation{mid: fmt.Sprint(i)}); id != int32(i) {
+		if id := tb.add(k, h, mutation{mid: fmt.Sprint(i)}); id != int32(i) {
 			t.Fatalf("add %d = %d", i, id)
 		}
 	}
-	for _, i := range []int{0, 1 << chunkBits, n - 1} {
-		id := tb.find([]byte(fmt.Sprintf("t\x00/p/%d", i)))
+	for i := range n {
+		id, _ := tb.find([]byte(fmt.Sprintf("t\x00/p/%d", i)))
 		if id != int32(i) || tb.at(id).mid != fmt.Sprint(i) || tb.at(id).path() != fmt.Sprintf("/p/%d", i) {
-			t.Errorf("find %d = %d (%+v)", i, id, tb.at(id))
+			t.Fatalf("find %d = %d (%+v)", i, id, tb.at(id))
 		}
 	}
-	// A hash collision: pretend key b hashes where a already is; b must go to the exact overflow map.
-	a, b := []byte("A\x00/a"), []byte("A\x00/b")
-	ida := tb.add(a, mutation{})
-	tb.byHash[maphash.Bytes(tb.seed, b)] = ida
-	if tb.find(b) != -1 {
-		t.Fatal("colliding key found before add")
+	// Hash collisions: keys added under one made-up hash (one tag, one home slot) are all found
+	// exactly, by the key kept in their entry; a key with that hash that was never added is not.
+	const h = 0xdeadbeef_00000007
+	keys := [][]byte{[]byte("A\x00/a"), []byte("A\x00/b"), []byte("B\x00/a")}
+	ids := map[string]int32{}
+	for _, k := range keys {
+		ids[string(k)] = tb.add(k, h, mutation{})
 	}
-	idb := tb.add(b, mutation{})
-	if tb.find(b) != idb || tb.find(a) != ida || idb == ida {
-		t.Errorf("collision: find(a)=%d find(b)=%d, want %d %d", tb.find(a), tb.find(b), ida, idb)
+	for _, k := range keys {
+		if id := tb.findHashed(k, h); id != ids[string(k)] {
+			t.Errorf("colliding key %q found as %d, want %d", k, id, ids[string(k)])
+		}
+	}
+	if id := tb.findHashed([]byte("A\x00/c"), h); id != -1 {
+		t.Errorf("a key never added was found as %d", id)
 	}
 }
 

@@ -35,11 +35,15 @@ func WriteText(w io.Writer, s *Summary) error {
 			fmt.Fprintf(&b, "not judged: %s: measured %.6g, want %s (%s)\n", c.Name, c.Measured, c.Limit, c.NotJudged)
 		}
 	}
-	if s.Verdict != VerdictInconclusive { // (an inconclusive verdict lists them as warnings)
-		for _, why := range s.InconclusiveBecause {
-			fmt.Fprintf(&b, "also missing: %s\n", why)
-		}
+	label := "also missing" // beside a fail
+	if s.Verdict == VerdictInconclusive {
+		label = "inconclusive because"
 	}
+	for _, why := range s.InconclusiveBecause {
+		fmt.Fprintf(&b, "%s: %s\n", label, why)
+	}
+	writeFaults(&b, s)
+	writeTenants(&b, s)
 	fmt.Fprintf(&b, "loss: acked %d, lost %d%s, fraction %.3g, upper95 %.3g, budget %g", s.Acked, s.Lost,
 		reasons(s.LostByReason), s.EventLossFraction, s.LossUpper95, s.Budget)
 	if !s.BoundWithinBudget {
@@ -52,9 +56,13 @@ func WriteText(w io.Writer, s *Summary) error {
 	fmt.Fprintf(&b, "load: mutations %d, drops %d, dropped_fraction %.3g; audit: %s\n", s.Mutations, s.Drops, s.DroppedFraction, auditLine(s.Audit))
 	fmt.Fprintf(&b, "delivery: skipped %d, undelivered %d, reset-covered %d, spurious resets %d, duplicates %d, unexpected %d, leaks %d, recovered %d, seq mismatch %d\n",
 		s.Skipped, s.Undelivered, s.ResetCovered, s.SpuriousResets, s.Duplicates, s.Unexpected, s.Leaks, s.Recovered, s.SeqMismatch)
+	if s.TenantGone > 0 {
+		fmt.Fprintf(&b, "deleted tenants: %d expected events their consumers could no longer receive (tenant_gone, not undelivered)\n", s.TenantGone)
+	}
 	q := s.LatencyMs
 	fmt.Fprintf(&b, "latency ms: p50 %g, p90 %g, p99 %g, p99.9 %g, max %g (%d deliveries, %d before ack)\n",
 		q.P50, q.P90, q.P99, q.P999, q.Max, q.Count, s.DeliveredBeforeAck)
+	writeSlowest(&b, s)
 	q = s.IssueLatencyMs
 	fmt.Fprintf(&b, "issue latency ms (from intended_t): p50 %g, p99 %g, max %g\n", q.P50, q.P99, q.Max)
 	fmt.Fprintf(&b, "reorder: overtaken %d, max %g ms; reconnects: %d, max %d opens/s; cold wakeups %d; resets%s\n",
@@ -66,15 +74,13 @@ func WriteText(w io.Writer, s *Summary) error {
 	if s.Batches > 0 {
 		fmt.Fprintf(&b, "batches: %d acked, torn %d (consumer, batch) pairs\n", s.Batches, s.BatchTorn)
 	}
-	if len(s.Faults) > 0 {
-		fmt.Fprintf(&b, "faults: %s; recovery max %g ms, unrecovered %d\n", recoveryLine(s), s.RecoveryMaxMs, s.UnrecoveredFaults)
-	}
 	for _, name := range []string{"steady", "fault", "recovery"} {
 		if w, ok := s.Windows[name]; ok {
 			fmt.Fprintf(&b, "window %s: mutations %d, drops %d, acked %d, lost %d, latency ms p99 %g max %g (%d deliveries)\n",
 				name, w.Mutations, w.Drops, w.Acked, w.Lost, w.LatencyMs.P99, w.LatencyMs.Max, w.Deliveries)
 		}
 	}
+	writeMetrics(&b, s)
 	p := s.Projection
 	fmt.Fprintf(&b, "projection: %g crashes/yr x %.3g unflushed/crash / %.3g events/yr = %.3g\n",
 		p.CrashesPerYear, p.UnflushedPerCrash, p.AnnualEvents, p.Fraction)
@@ -93,7 +99,9 @@ func WriteText(w io.Writer, s *Summary) error {
 		}
 	}
 	for _, wn := range s.Warnings {
-		fmt.Fprintf(&b, "warning: %s\n", wn)
+		if !strings.HasPrefix(wn, "inconclusive: ") { // (printed under the verdict)
+			fmt.Fprintf(&b, "warning: %s\n", wn)
+		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err

@@ -282,7 +282,7 @@ func TestReportsShowTheAdditions(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"verdict: FAIL", "dropped_fraction: measured 0.25", "not judged: loss_budget", "load: mutations 3, drops 1",
-		"seq mismatch 0", "faults: f1 (pod_kill on p1)", "audit: required true, attempts 0, ok false", "also missing: evidence"} {
+		"seq mismatch 0", "  f1  pod_kill  p1  start 0.005s  healed 0.005s", "audit: required true, attempts 0, ok false", "also missing: evidence"} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, out.String())
 		}

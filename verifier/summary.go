@@ -50,9 +50,19 @@ type Summary struct {
 	// Windows holds the windowed numbers (steady, fault, recovery) when a threshold names one.
 	Windows map[string]*WindowStats `json:"windows,omitempty"`
 
-	Witnesses   map[string][]any  `json:"witnesses"`
+	Witnesses map[string][]any `json:"witnesses"`
+	// SlowestDeliveries are the slowest first deliveries of acked events (Options.SlowestDeliveries,
+	// default 10), slowest first: the latency tail by name.
+	SlowestDeliveries []SlowDelivery `json:"slowest_deliveries"`
+	// Tenants names every tenant: by the scenario's name (tenant_2, the key of per_tenant and the
+	// tenant of every witness) and by the service's id (what the ledger's records carry).
+	Tenants     []TenantInfo      `json:"tenants"`
 	PerTenant   map[string]*Stats `json:"per_tenant"`
 	PerConsumer map[string]*Stats `json:"per_consumer"`
+
+	// Thresholds is the gate the ledger was judged against: the run record's thresholds, with the
+	// paths given to the verifier (seqgate verify --threshold) replacing the run record's.
+	Thresholds map[string][]string `json:"thresholds"`
 
 	Run      RunInfo  `json:"run"`
 	Records  int64    `json:"records"`
@@ -62,6 +72,11 @@ type Summary struct {
 // Stats are the numbers the verifier computes, overall and again per tenant and per consumer. Fields
 // that have no meaning for a scope stay zero there; a consumer's acked is its tenant's.
 type Stats struct {
+	// Tenant and TenantID say whose numbers these are in per_tenant and per_consumer: the tenant's
+	// scenario name (or its id when the ledger gives no name) and the service's id.
+	Tenant   string `json:"tenant,omitempty"`
+	TenantID string `json:"tenant_id,omitempty"`
+
 	Acked             int64            `json:"acked"`
 	Lost              int64            `json:"lost"`
 	LostByReason      map[string]int64 `json:"lost_by_reason"`
@@ -73,13 +88,24 @@ type Stats struct {
 	Mutations       int64   `json:"mutations"`
 	Drops           int64   `json:"drops"`
 	DroppedFraction float64 `json:"dropped_fraction"`
+	// The write outcomes: Offered = Mutations + Drops (the arrivals the schedule produced); the
+	// mutations sent, by their mut record's res: OK (answered 2xx, any op: acked counts only the
+	// event-producing ones), Err, Timeout.
+	Offered int64 `json:"offered"`
+	OK      int64 `json:"ok"`
+	Err     int64 `json:"err"`
+	Timeout int64 `json:"timeout"`
 	// Unresolved: acked mutations neither persisted nor delivered in a ledger with no end (or an
 	// interrupted one): not lost, counted apart.
 	Unresolved int64 `json:"unresolved"`
 
-	Skipped        int64 `json:"skipped"`
-	Undelivered    int64 `json:"undelivered"`
-	ResetCovered   int64 `json:"reset_covered"`
+	Skipped      int64 `json:"skipped"`
+	Undelivered  int64 `json:"undelivered"`
+	ResetCovered int64 `json:"reset_covered"`
+	// TenantGone counts expected events beyond a durable consumer's final cursor whose tenant a
+	// tenant_delete fault deleted: its key was refused and its stream ended, so they could no longer
+	// be delivered (not undelivered, not a failure; docs/ledger-v1.md).
+	TenantGone     int64 `json:"tenant_gone"`
 	SpuriousResets int64 `json:"spurious_resets"`
 	Duplicates     int64 `json:"duplicates"`
 	Unexpected     int64 `json:"unexpected"`
@@ -116,6 +142,14 @@ type Structural struct {
 	Both         int64 `json:"both"`
 	ResetCovered int64 `json:"reset_covered"`
 	Missing      int64 `json:"missing"`
+}
+
+// TenantInfo is one tenant of the run: the name the summary uses and the id the service gave it.
+type TenantInfo struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+	Mode string `json:"mode,omitempty"`
+	Cold bool   `json:"cold,omitempty"`
 }
 
 // Audit summarises the audit records.
@@ -252,6 +286,8 @@ func newSummary() *Summary {
 		Failures:            []Failure{},
 		Witnesses:           map[string][]any{},
 		PerTenant:           map[string]*Stats{},
+		Tenants:             []TenantInfo{},
+		SlowestDeliveries:   []SlowDelivery{},
 		PerConsumer:         map[string]*Stats{},
 		Faults:              []FaultInfo{},
 		RecoveryMs:          map[string]float64{},

@@ -26,15 +26,57 @@ func measureThreshold(doc map[string]any, t threshold.Threshold) float64 {
 	return measure(doc, t.Field)
 }
 
-// checkThresholdIDs refuses a per-tenant or per-consumer threshold whose id the ledger does not have:
-// it would measure 0 and pass whatever happened.
-func checkThresholdIDs(s *Summary, th threshold.List) error {
-	for _, t := range th {
+// mergeThresholds is the gate a ledger is judged against: the run record's thresholds, each path
+// given in extra replacing the run record's expressions for that path.
+func mergeThresholds(run, extra map[string][]string) map[string][]string {
+	out := maps.Clone(run)
+	if out == nil {
+		out = map[string][]string{}
+	}
+	maps.Copy(out, extra)
+	return out
+}
+
+// parseThresholds parses the merged gate. An error names where the bad threshold came from: the run
+// record, or opts.ThresholdsFrom for one given in Options.
+func parseThresholds(run map[string][]string, opts Options) (threshold.List, error) {
+	from := opts.ThresholdsFrom
+	if from == "" {
+		from = "options"
+	}
+	if _, err := threshold.Parse(opts.Thresholds); err != nil {
+		return nil, fmt.Errorf("%s: %w", from, err)
+	}
+	th, err := threshold.Parse(mergeThresholds(run, opts.Thresholds))
+	if err != nil {
+		return nil, fmt.Errorf("run record thresholds: %w", err)
+	}
+	for i := range th {
+		if _, given := opts.Thresholds[th[i].Path]; given {
+			th[i].From = from
+		}
+	}
+	return th, nil
+}
+
+// resolveThresholdIDs points every per-tenant threshold at its tenant's entry in per_tenant, whether
+// it names the tenant by its scenario name (per_tenant.tenant_2.lost) or by the service's id, and
+// refuses a per-tenant or per-consumer threshold whose tenant or consumer the ledger does not have: it
+// would measure 0 and pass whatever happened.
+func resolveThresholdIDs(s *Summary, ix *index, th threshold.List) error {
+	for i, t := range th {
+		if err := checkMetricAggregate(s, t); err != nil {
+			return err
+		}
 		var known map[string]*Stats
 		what := "tenant"
 		switch t.Scope {
 		case threshold.ScopeTenant:
 			known = s.PerTenant
+			if ti, ok := ix.tenantRef(t.ID); ok {
+				th[i].ID = ix.tenantName(ti)
+				continue
+			}
 		case threshold.ScopeConsumer:
 			known, what = s.PerConsumer, "consumer"
 		default:
@@ -45,10 +87,41 @@ func checkThresholdIDs(s *Summary, th threshold.List) error {
 			if len(ids) > 10 {
 				ids = append(ids[:10], "...")
 			}
-			return fmt.Errorf("threshold %q: the ledger has no %s %q (its %ss: %s)", t.Path, what, t.ID, what, strings.Join(ids, ", "))
+			return fmt.Errorf("%s: threshold %q: the ledger has no %s %q (its %ss: %s)", source(t), t.Path, what, t.ID, what, strings.Join(ids, ", "))
 		}
 	}
 	return nil
+}
+
+// checkMetricAggregate refuses a threshold that bounds a counter's last value or a gauge's increase
+// (the summary has neither: a gauge's increase is meaningless), or a metric per tenant or consumer
+// (never computed): each would measure 0 and pass.
+func checkMetricAggregate(s *Summary, t threshold.Threshold) error {
+	name, ok := metricFamily(t.Field)
+	if ok && t.Scope != "" {
+		// Metrics are scraped per pod, not per tenant or consumer: the scoped number is always 0.
+		return fmt.Errorf("%s: threshold %q: metrics are summarised over the whole run, not per tenant or consumer; bound %s", source(t), t.Path, t.Field)
+	}
+	kind := s.Metrics.Types[name]
+	if !ok || kind == "" {
+		return nil
+	}
+	from := source(t)
+	switch {
+	case kind == MetricGauge && strings.HasPrefix(t.Field, "metrics.increase."):
+		return fmt.Errorf("%s: threshold %q: %s is a gauge, which has no increase; bound metrics.max.%s or metrics.last.%s", from, t.Path, name, name, name)
+	case kind == MetricCounter && strings.HasPrefix(t.Field, "metrics.last."):
+		return fmt.Errorf("%s: threshold %q: %s is a counter, which has no last level; bound metrics.increase.%s", from, t.Path, name, name)
+	}
+	return nil
+}
+
+// source names where a threshold came from in an error: the run record, or the option that gave it.
+func source(t threshold.Threshold) string {
+	if t.From == "" {
+		return "run record thresholds"
+	}
+	return t.From
 }
 
 // windowsAsked reports whether a threshold names a window (the windows are computed only then).

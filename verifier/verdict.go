@@ -2,6 +2,7 @@ package verifier
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/seqgate/seqgate/threshold"
@@ -23,6 +24,9 @@ const (
 	// CheckDroppedFraction bounds dropped_fraction by DefaultMaxDroppedFraction unless a threshold on
 	// dropped_fraction replaces it (additions of 2026-11-30).
 	CheckDroppedFraction = "dropped_fraction"
+	// CheckMetricsExported is seqgate's: every metric family the scenario names, or a threshold
+	// bounds, had a sample from some pod; without one the verdict is inconclusive.
+	CheckMetricsExported = "metrics_exported"
 )
 
 // EndReasonInterrupted is the end record's reason for a run stopped before it finished (seqgate run
@@ -66,6 +70,13 @@ func decide(s *Summary, ix *index, th threshold.List) {
 		}
 	}
 	why := &s.InconclusiveBecause
+	if names, whys := missingMetrics(s, th); len(names) > 0 {
+		s.Checks = append(s.Checks, Check{Name: CheckMetricsExported, Measured: float64(len(names)), Limit: "== 0",
+			NotJudged: "no sample from any pod: " + strings.Join(names, ", ")})
+		for _, w := range whys {
+			*why = append(*why, "metrics: "+w)
+		}
+	}
 	if !ix.ended {
 		*why = append(*why, "the ledger has no end record (the run did not finish): acked mutations neither persisted nor delivered are unresolved, not lost")
 	}
@@ -98,6 +109,40 @@ func decide(s *Summary, ix *index, th threshold.List) {
 			s.Warnings = append(s.Warnings, "inconclusive: "+w)
 		}
 	}
+}
+
+// missingMetrics says, per family the scenario's metrics: names or a threshold bounds, why it
+// cannot be judged when no pod exported a sample of it: a misspelt name, a family the service does
+// not have, or a labelled family never used (client libraries export a vector only once a label
+// set is used). A threshold on it would measure 0 and pass whatever happened.
+func missingMetrics(s *Summary, th threshold.List) (names, whys []string) {
+	for _, name := range s.Metrics.Missing {
+		names = append(names, name)
+		whys = append(whys, fmt.Sprintf("no pod exported a sample of %s, which the scenario's metrics: names (check the name against a pod's /metrics; a labelled family appears only once a label set is used)", name))
+	}
+	for _, t := range th {
+		name, ok := metricFamily(t.Field)
+		if !ok || slices.Contains(s.Metrics.Missing, name) {
+			continue
+		}
+		if _, sampled := s.Metrics.Types[name]; !sampled {
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+			whys = append(whys, fmt.Sprintf("no pod exported a sample of %s, which threshold %s bounds", name, t.Path))
+		}
+	}
+	return names, whys
+}
+
+// metricFamily returns the family a metrics.<agg>.<family> path names.
+func metricFamily(field string) (string, bool) {
+	for _, agg := range []string{"metrics.max.", "metrics.last.", "metrics.increase."} {
+		if name, ok := strings.CutPrefix(field, agg); ok {
+			return name, true
+		}
+	}
+	return "", false
 }
 
 // boundsDropped reports whether a threshold bounds dropped_fraction of the whole run or of a window:

@@ -21,6 +21,14 @@ type Options struct {
 	Budget *float64
 	// Witnesses is the number of instances kept per check: 0 means DefaultWitnesses, < 0 none.
 	Witnesses int
+	// Thresholds judge the ledger against a new gate: each path's expressions replace the run
+	// record's for that path, and the run record's other paths still apply. ThresholdsFrom names
+	// where they came from in errors (e.g. "--threshold"; default "options").
+	Thresholds     map[string][]string
+	ThresholdsFrom string
+	// SlowestDeliveries is how many of the slowest deliveries the summary keeps as witnesses: 0
+	// means DefaultSlowest, < 0 none.
+	SlowestDeliveries int
 }
 
 // RecordSource yields ledger records in ledger order and io.EOF at the end. The returned record may be
@@ -48,8 +56,9 @@ type checker interface {
 }
 
 // checkers is the explicit list of properties the verdict is composed from.
-func checkers(ix *index, w *witnessSet) []checker {
+func checkers(ix *index, w *witnessSet, slow *slowest) []checker {
 	lat := newLatencyCheck(ix)
+	lat.slow = slow
 	drops := newDropsCheck(ix, w)
 	return []checker{
 		newLossCheck(ix, w),
@@ -73,7 +82,8 @@ func checkers(ix *index, w *witnessSet) []checker {
 		newColdCheck(ix, w),
 		newProjectionCheck(ix),
 		newWindowCheck(ix, lat, drops),
-		newMetricsSummary(),
+		newMetricsSummary(ix),
+		&slowestReport{ix: ix, slow: slow}, // after the windows: it names the faults of each delivery
 	}
 }
 
@@ -95,7 +105,7 @@ func Verify(r *ledger.Reader, opts Options) (*Summary, error) {
 func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	ix := newIndex()
 	w := newWitnessSet(opts.Witnesses)
-	cs := checkers(ix, w)
+	cs := checkers(ix, w, newSlowest(opts.SlowestDeliveries))
 	var n int64
 	var th threshold.List
 	for {
@@ -112,8 +122,8 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 			return nil, &UnusableError{fmt.Errorf("record %d: %w", n, err)}
 		}
 		if !wasRun && ix.hasRun {
-			if th, err = threshold.Parse(ix.run.Thresholds); err != nil {
-				return nil, &UnusableError{fmt.Errorf("run record thresholds: %w", err)}
+			if th, err = parseThresholds(ix.run.Thresholds, opts); err != nil {
+				return nil, &UnusableError{err}
 			}
 			ix.windows = windowsAsked(th)
 		}
@@ -135,8 +145,8 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	if opts.Budget != nil {
 		s.Budget = *opts.Budget
 	}
-	for _, t := range ix.tenantNames {
-		s.tenant(t)
+	for i := range ix.tenantNames {
+		s.tenant(ix.tenantName(int32(i)))
 	}
 	for _, c := range ix.cons {
 		s.consumer(c.id)
@@ -144,9 +154,11 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	for _, c := range cs {
 		c.Finish(s)
 	}
-	if err := checkThresholdIDs(s, th); err != nil {
-		return nil, &UnusableError{fmt.Errorf("run record thresholds: %w", err)}
+	nameScopes(s, ix)
+	if err := resolveThresholdIDs(s, ix, th); err != nil {
+		return nil, &UnusableError{err}
 	}
+	s.Thresholds = mergeThresholds(ix.run.Thresholds, opts.Thresholds)
 	s.Witnesses = w.lists()
 	s.Warnings = append(s.Warnings, ix.warnings...)
 	decide(s, ix, th)

@@ -76,6 +76,15 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
 
 	fs.DurationVar(&c.EventInsertTimeout, "event-insert-timeout", 2*time.Second, "hot-path fs_events insert timeout")
+	c.Guard = store.GuardHorizon
+	fs.Func("late-commit-guard", "how a reader never passes a seq that commits later: horizon (inserts not serialised; streams stop at a missing seq, at most --sse-horizon-wait) or lock (a tenant's inserts serialised on a row lock) (default horizon)", func(v string) error {
+		g, ok := store.Guards[v]
+		if !ok {
+			return fmt.Errorf("%q is not a guard (allowed: horizon, lock)", v)
+		}
+		c.Guard = g
+		return nil
+	})
 	fs.IntVar(&c.Buffer.GlobalCap, "retry-global-cap", 10000, "retry buffer: entries across all tenants")
 	fs.IntVar(&c.Buffer.TenantCap, "retry-tenant-cap", 1000, "retry buffer: entries per tenant")
 	fs.IntVar(&c.Buffer.Concurrency, "retry-concurrency", 8, "retry buffer: tenants flushing at once")
@@ -115,6 +124,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&c.Stream.ReplayBudgetEvents, "sse-replay-budget-events", 0, "replay: end a connection (heartbeat at its cursor) after a full page takes it past this many events (0: no cap)")
 	fs.DurationVar(&c.Stream.ReplayBudgetTime, "sse-replay-budget-time", 0, "replay: or after this long (0: no cap)")
 	fs.DurationVar(&c.Stream.LivenessPoll, "sse-liveness-poll", 0, "optional poll of a connected tenant not polled for this long (0: off)")
+	fs.DurationVar(&c.Stream.HorizonWait, "sse-horizon-wait", 5*time.Second, "--late-commit-guard horizon: how long a stream waits for a missing seq before it gives it up as a rolled-back insert")
 
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 30*time.Second, "server-side bound on a filesystem request (mutation + event insert)")
 	fs.DurationVar(&c.AuthCacheTTL, "auth-cache-ttl", 5*time.Second, "API key cache lifetime (a deleted tenant's key works this long)")

@@ -67,7 +67,7 @@ func TestSweepCommand(t *testing.T) {
 		for _, tenant := range seed[spec.ID] {
 			st := &store.TenantStore{DB: db, TenantID: tenant}
 			for i, at := range []time.Time{old, old, old, recent, old, recent} {
-				if _, err := st.InsertEvent(ctx, store.Event{Path: "/f" + string(rune('a'+i)), Op: "write", CreatedAt: at}, true); err != nil {
+				if _, err := st.InsertEvent(ctx, store.Event{Path: "/f" + string(rune('a'+i)), Op: "write", CreatedAt: at}, store.GuardLock); err != nil {
 					t.Fatal(err)
 				}
 			}

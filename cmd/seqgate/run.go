@@ -183,9 +183,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	if err := verifier.WriteText(stdout, s); err != nil {
 		return &exitError{exitUnusable, err}
 	}
-	fmt.Fprintf(stdout, "run %s: offered %.1f/s, acked %.1f/s (%d acked, %d dropped by the open model), %d events delivered, wall %s, directory %s\n",
-		res.RunID, float64(res.Offered)/res.LoadSeconds, float64(res.Acked)/res.LoadSeconds, res.Acked, res.Dropped, res.Events,
-		res.Wall.Round(100*time.Millisecond), res.Dir)
+	fmt.Fprintln(stdout, finalLine(res))
 	if res.Audit != nil && !res.Audit.OK {
 		fmt.Fprintf(stdout, "audit failed (%d tenants, %d rows read): %s\n", res.Audit.Tenants, res.Audit.Rows, res.Audit.Error)
 	}
@@ -203,6 +201,19 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// finalLine is the run's own figures after the verdict. The rates divide by the scheduled duration
+// (Result.PerSecond), so the offered rate agrees with the scenario's; the load phase's own length is
+// printed beside it.
+func finalLine(res *run.Result) string {
+	over := fmt.Sprintf("over the scheduled %gs", res.ScheduledSeconds)
+	if res.LoadSeconds < res.ScheduledSeconds {
+		over = fmt.Sprintf("over the %.1fs the load ran (cut short)", res.LoadSeconds)
+	}
+	return fmt.Sprintf("run %s: offered %.1f/s, acked %.1f/s %s (%d offered, %d acked, %d dropped by the open model), %d events delivered, wall %s, directory %s",
+		res.RunID, res.PerSecond(res.Offered), res.PerSecond(res.Acked), over, res.Offered, res.Acked, res.Dropped, res.Events,
+		res.Wall.Round(100*time.Millisecond), res.Dir)
 }
 
 // readScenario reads the scenario file with the command line's overrides (--seed, --duration, then

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/harness/run"
 	"github.com/seqgate/seqgate/harness/target"
 )
 
@@ -96,6 +97,25 @@ func TestRunDocsListFlagsAndProfiles(t *testing.T) {
 		"The real drive9 server, by hand"} {
 		if !strings.Contains(string(extDoc), s) {
 			t.Errorf("docs/external.md does not mention %s", s)
+		}
+	}
+}
+
+// TestFinalLineRate: the final line's offered rate is the configured one (1000/s) when the load phase
+// ran a little past its schedule, and says so when it was cut short.
+func TestFinalLineRate(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		res  run.Result
+		want string
+	}{
+		{"ran a little long", run.Result{RunID: "r", ScheduledSeconds: 30, LoadSeconds: 30.25, Offered: 30000, Acked: 29000},
+			"offered 1000.0/s, acked 966.7/s over the scheduled 30s (30000 offered, 29000 acked"},
+		{"cut short", run.Result{RunID: "r", ScheduledSeconds: 30, LoadSeconds: 10, Offered: 10000, Acked: 10000},
+			"offered 1000.0/s, acked 1000.0/s over the 10.0s the load ran (cut short)"},
+	} {
+		if got := finalLine(&tc.res); !strings.Contains(got, tc.want) {
+			t.Errorf("%s: %q\nwant it to contain %q", tc.name, got, tc.want)
 		}
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seqgate/seqgate/ledger"
+	"github.com/seqgate/seqgate/threshold"
 	"github.com/seqgate/seqgate/verifier"
 )
 
@@ -23,6 +24,8 @@ type verifyFlags struct {
 	witnesses  int
 	stats      bool
 	decodeOnly bool
+	thresholds []string // --threshold 'PATH: EXPR', repeatable
+	slowest    int
 }
 
 func newVerifyCmd() *cobra.Command {
@@ -48,6 +51,8 @@ drain), 3 unusable input.`,
 	fl.StringVar(&f.junitPath, "junit", "", "write JUnit XML (one testcase per check) to PATH")
 	fl.Float64Var(&f.budget, "budget", 0, "loss budget; overrides the run record's budget, 0 = any loss fails (default: the run's, else 1e-4)")
 	fl.IntVar(&f.witnesses, "witnesses", verifier.DefaultWitnesses, "witnesses kept per check (0 = none)")
+	fl.StringArrayVar(&f.thresholds, "threshold", nil, `judge against this threshold too, 'PATH: EXPR' (repeatable), e.g. --threshold 'latency_ms.p99: < 500' --threshold 'per_tenant.tenant_2.timeout: == 0'; a path given here replaces the run record's expressions for that path, the run record's other thresholds still apply (docs/thresholds.md)`)
+	fl.IntVar(&f.slowest, "slowest", verifier.DefaultSlowest, "keep the N slowest deliveries as witnesses (0 = none)")
 	fl.BoolVar(&f.stats, "stats", false, "print records/s and peak RSS to stderr (for make bench)")
 	fl.BoolVar(&f.decodeOnly, "decode-only", false, "only read and decode the ledger (the benchmark floor); implies --stats")
 	_ = fl.MarkHidden("stats")
@@ -61,6 +66,13 @@ func runVerify(stdout, stderr io.Writer, args []string, f verifyFlags) error {
 	}
 	if f.witnesses < 0 {
 		return &exitError{exitUnusable, fmt.Errorf("--witnesses %d: want >= 0", f.witnesses)}
+	}
+	if f.slowest < 0 {
+		return &exitError{exitUnusable, fmt.Errorf("--slowest %d: want >= 0", f.slowest)}
+	}
+	given, err := parseThresholdFlags(f.thresholds)
+	if err != nil {
+		return &exitError{exitUnusable, err}
 	}
 	if os.Getenv("GOGC") == "" {
 		// The verifier's heap is long-lived tables (mutations, audit rows) with little garbage per
@@ -88,7 +100,10 @@ func runVerify(stdout, stderr io.Writer, args []string, f verifyFlags) error {
 		printStats(stderr, "decode-only", n, time.Since(start))
 		return nil
 	}
-	opts := verifier.Options{Witnesses: f.witnesses}
+	opts := verifier.Options{Witnesses: f.witnesses, Thresholds: given, ThresholdsFrom: "--threshold", SlowestDeliveries: f.slowest}
+	if f.slowest == 0 {
+		opts.SlowestDeliveries = -1
+	}
 	if f.budgetSet {
 		opts.Budget = &f.budget
 	}
@@ -123,6 +138,28 @@ func runVerify(stdout, stderr io.Writer, args []string, f verifyFlags) error {
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+// parseThresholdFlags turns --threshold 'PATH: EXPR' values into the thresholds field's form, checking
+// each on its own so that an error names the flag value that caused it. The path is everything before
+// the last colon (an expression has none), the expression everything after it.
+func parseThresholdFlags(vals []string) (map[string][]string, error) {
+	if len(vals) == 0 {
+		return nil, nil
+	}
+	out := map[string][]string{}
+	for _, v := range vals {
+		i := strings.LastIndexByte(v, ':')
+		if i < 0 {
+			return nil, fmt.Errorf("--threshold %q: want 'PATH: EXPR', e.g. 'latency_ms.p99: < 500' or 'per_tenant.tenant_2.lost: == 0'", v)
+		}
+		path, expr := strings.TrimSpace(v[:i]), strings.TrimSpace(v[i+1:])
+		if _, err := threshold.Parse(map[string][]string{path: {expr}}); err != nil {
+			return nil, fmt.Errorf("--threshold %q: %w", v, err)
+		}
+		out[path] = append(out[path], expr)
+	}
+	return out, nil
 }
 
 func writeTo(path string, stdout io.Writer, s *verifier.Summary, write func(io.Writer, *verifier.Summary) error) error {

@@ -38,6 +38,21 @@ func TestVerifyCmdExitCodes(t *testing.T) {
 		{args: []string{garbage}, code: exitUnusable, errHas: "garbage.jsonl:1"},
 		{args: []string{filepath.Join(dir, "missing.jsonl")}, code: exitUnusable, errHas: "missing.jsonl"},
 		{args: []string{"../../verifier/testdata/clean.jsonl"}, flags: verifyFlags{budget: 2, budgetSet: true}, code: exitUnusable, errHas: "--budget"},
+		// --threshold judges an old ledger against a new gate: a bound it breaks fails it, one it keeps
+		// passes, by tenant too; a bad path, expression, tenant or a missing colon names the flag value.
+		{args: []string{"../../verifier/testdata/clean.jsonl"}, flags: verifyFlags{thresholds: []string{"latency_ms.max: < 1"}}, code: exitFail,
+			outHead: "verdict: FAIL (exit 1)"},
+		{args: []string{"../../verifier/testdata/clean.jsonl"}, flags: verifyFlags{thresholds: []string{"latency_ms.max: < 500", "per_tenant.A.lost: == 0"}}, code: exitPass,
+			outHead: "verdict: PASS"},
+		{args: []string{"../../verifier/testdata/clean.jsonl"}, flags: verifyFlags{thresholds: []string{"latency_ms.p98: < 5"}}, code: exitUnusable,
+			errHas: `--threshold "latency_ms.p98: < 5": threshold path "latency_ms.p98" is not a summary number`},
+		{args: []string{"../../verifier/testdata/clean.jsonl"}, flags: verifyFlags{thresholds: []string{"latency_ms.p99: <<5"}}, code: exitUnusable,
+			errHas: `--threshold "latency_ms.p99: <<5": threshold "latency_ms.p99": expression "<<5" is not <op> <number>`},
+		{args: []string{"../../verifier/testdata/clean.jsonl"}, flags: verifyFlags{thresholds: []string{"latency_ms.p99 < 5"}}, code: exitUnusable,
+			errHas: `--threshold "latency_ms.p99 < 5": want 'PATH: EXPR'`},
+		{args: []string{"../../verifier/testdata/clean.jsonl"}, flags: verifyFlags{thresholds: []string{"per_tenant.tenant_9.lost: == 0"}}, code: exitUnusable,
+			errHas: `--threshold: threshold "per_tenant.tenant_9.lost": the ledger has no tenant "tenant_9" (its tenants: A, B)`},
+		{args: []string{"../../verifier/testdata/clean.jsonl"}, flags: verifyFlags{slowest: -1}, code: exitUnusable, errHas: "--slowest -1"},
 	}
 	for _, c := range cases {
 		var out, errOut bytes.Buffer

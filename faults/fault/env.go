@@ -97,3 +97,17 @@ type Consumer interface {
 	// the consumer then reconnects by its own policy (resume with ?since=).
 	Disconnect() error
 }
+
+// GoneTenants is optionally implemented by an Env that wants to know which tenants a fault deleted
+// (tenant_delete): the harness stops waiting for their consumers to reach a head they can no longer
+// read. Names are the Env's tenant names.
+type GoneTenants interface {
+	TenantDeleted(tenant string)
+}
+
+// PodMetaProxies is optionally implemented by an Env whose pods each reach the meta DB through a
+// proxy of their own (chained in front of MetaProxy's): a fault on one of them slows or breaks one
+// pod's meta connections only.
+type PodMetaProxies interface {
+	PodMetaProxy(pod string) (ToxicProxy, error)
+}

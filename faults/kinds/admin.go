@@ -31,19 +31,22 @@ func adminOf(env fault.Env, pod string) (*admin, error) {
 }
 
 // post POSTs path (with its query) and fails on anything but a 2xx answer, quoting the answer.
-func (a *admin) post(ctx context.Context, path string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, a.base+path, nil)
+func (a *admin) post(ctx context.Context, path string) error { return a.do(ctx, http.MethodPost, path) }
+
+// do sends method path and fails on anything but a 2xx answer, quoting the answer.
+func (a *admin) do(ctx context.Context, method, path string) error {
+	req, err := http.NewRequestWithContext(ctx, method, a.base+path, nil)
 	if err != nil {
 		return err
 	}
 	resp, err := a.client.Do(req)
 	if err != nil {
-		return fmt.Errorf("pod %s: admin %s: %w", a.pod, path, err)
+		return fmt.Errorf("pod %s: admin %s %s: %w", a.pod, method, path, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
 	if resp.StatusCode/100 != 2 {
-		return fmt.Errorf("pod %s: admin %s: HTTP %d: %s", a.pod, path, resp.StatusCode, strings.TrimSpace(string(body)))
+		return fmt.Errorf("pod %s: admin %s %s: HTTP %d: %s", a.pod, method, path, resp.StatusCode, strings.TrimSpace(string(body)))
 	}
 	return nil
 }

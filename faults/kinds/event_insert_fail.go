@@ -29,25 +29,36 @@ func EventInsertFail() fault.Def[EventInsertFailParams] {
 }
 
 func buildEventInsertFail(env fault.Env, target string, span time.Duration, _ EventInsertFailParams) (fault.Fault, error) {
+	id, pods, err := tenantOnPods(env, target, EventInsertFailName)
+	if err != nil {
+		return nil, err
+	}
+	return &eventInsertFail{tenant: id, span: span, pods: pods}, nil
+}
+
+// tenantOnPods resolves a tenant target to the service's tenant id (when the Env names tenants
+// otherwise) and returns the admin client of every pod: the kinds that act on one tenant through
+// the pods' admin endpoints. No pods (an external target) is an error naming the kind.
+func tenantOnPods(env fault.Env, target, kind string) (string, []*admin, error) {
 	id := target
 	if m, ok := env.(fault.TenantIDs); ok {
 		var err error
 		if id, err = m.TenantID(target); err != nil {
-			return nil, err
+			return "", nil, err
 		}
 	}
-	f := &eventInsertFail{tenant: id, span: span}
+	var pods []*admin
 	for _, pod := range env.PodNames() {
 		a, err := adminOf(env, pod)
 		if err != nil {
-			return nil, err
+			return "", nil, err
 		}
-		f.pods = append(f.pods, a)
+		pods = append(pods, a)
 	}
-	if len(f.pods) == 0 {
-		return nil, errors.New("event_insert_fail: no pods to arm (an external target has no admin failpoint)")
+	if len(pods) == 0 {
+		return "", nil, errors.New(kind + ": no pods to ask (an external target has no admin endpoint)")
 	}
-	return f, nil
+	return id, pods, nil
 }
 
 // eventInsertFail arms the event-insert failpoint of one tenant on every pod (any pod may take its

@@ -78,7 +78,7 @@ func TestEventInsertFail(t *testing.T) {
 	}{
 		{name: "armed on every pod by tenant id", ids: true, wantID: "t9f3"},
 		{name: "env names tenants by id", ids: false, wantID: "tenant_1"},
-		{name: "pod without admin", refuse: http.StatusNotFound, ids: true, wantID: "t9f3", wantErr: "pod-2: admin /v1/admin/failpoint/event-insert"},
+		{name: "pod without admin", refuse: http.StatusNotFound, ids: true, wantID: "t9f3", wantErr: "pod-2: admin POST /v1/admin/failpoint/event-insert"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -68,7 +68,15 @@ func (t Table) Head(ctx context.Context, tenant string) (int64, error) {
 // Rows writes one persisted record per fs_events row of tenant whose path starts with prefix (the
 // run's own rows), in seq order, and returns how many it wrote.
 func (t Table) Rows(ctx context.Context, tenant, prefix string, sink ledger.Sink) (int, error) {
+	return t.RowsAfter(ctx, tenant, prefix, -1, sink)
+}
+
+// RowsAfter is Rows for the rows with seq > after only (after < 0: every row).
+func (t Table) RowsAfter(ctx context.Context, tenant, prefix string, after int64, sink ledger.Sink) (int, error) {
 	w, args := t.where(tenant, "path LIKE ?", likePrefix(prefix))
+	if after >= 0 {
+		w, args = t.where(tenant, "path LIKE ? AND seq > ?", likePrefix(prefix), after)
+	}
 	rows, err := t.DB.QueryContext(ctx, "SELECT seq, op, path, created_at FROM "+EventsTable+w+" ORDER BY seq", args...)
 	if err != nil {
 		return 0, fmt.Errorf("database %s: read %s of tenant %s: %w", t.Database, EventsTable, tenant, err)

@@ -1,10 +1,9 @@
 package load
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -56,7 +55,7 @@ func (d *Driver) sendBatch(t Tenant, timeout time.Duration, mid string, size int
 		req.Header.Set("Authorization", "Bearer "+t.Key)
 		req.Header.Set("Content-Type", "application/json")
 		res.T = d.now()
-		d.answer(ctx, &res, req)
+		d.answer(ctx, &res, req, new(bytes.Buffer))
 		res.DoneT = d.now()
 	}
 	for i := range recs {
@@ -66,29 +65,5 @@ func (d *Driver) sendBatch(t Tenant, timeout time.Duration, mid string, size int
 			d.keep(t.ID, r.Path)
 		}
 		_ = d.cfg.Sink.Write(r)
-	}
-}
-
-// answer sends req and fills rec's result (res, status, err) and the stats.
-func (d *Driver) answer(ctx context.Context, rec *ledger.Record, req *http.Request) {
-	resp, err := d.cfg.Client.Do(req)
-	switch {
-	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
-		rec.Res, rec.Err = ledger.ResTimeout, err.Error()
-		d.Stats.Timeout.Add(1)
-	case err != nil:
-		rec.Res, rec.Err = ledger.ResErr, err.Error()
-		d.Stats.Err.Add(1)
-	default:
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		resp.Body.Close()
-		rec.Status = resp.StatusCode
-		if resp.StatusCode/100 == 2 {
-			rec.Res = ledger.ResOK
-			d.Stats.OK.Add(1)
-		} else {
-			rec.Res, rec.Err = ledger.ResErr, strings.TrimSpace(string(body[:min(len(body), 300)]))
-			d.Stats.Err.Add(1)
-		}
 	}
 }

@@ -2,12 +2,8 @@ package load
 
 import (
 	"context"
-	"fmt"
-	"io"
 	"net/http"
-	"net/url"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -123,11 +119,10 @@ func (d *Driver) Run(ctx context.Context, loadStart time.Time, blocks []Block) {
 	var sched, inflight sync.WaitGroup
 	for _, b := range blocks {
 		for _, t := range b.Tenants {
-			sem := make(chan struct{}, b.Load.MaxInFlight)
 			sched.Add(1)
 			go func() {
 				defer sched.Done()
-				d.schedule(ctx, loadStart, b, t, sem, &inflight)
+				d.schedule(ctx, loadStart, b, t, &inflight)
 			}()
 		}
 	}
@@ -135,44 +130,57 @@ func (d *Driver) Run(ctx context.Context, loadStart time.Time, blocks []Block) {
 	inflight.Wait()
 }
 
-func (d *Driver) schedule(ctx context.Context, loadStart time.Time, b Block, t Tenant, sem chan struct{}, inflight *sync.WaitGroup) {
+// arrival is one scheduled mutation on its way to a request slot.
+type arrival struct {
+	i    int // index in the block's schedule: the mutation id's last part
+	op   string
+	pick int // seeded choice of an existing file, for ops that need one
+	due  time.Time
+}
+
+// schedule offers the arrivals of one tenant of block b at their intended times. Its request slots
+// are goroutines started on demand, up to MaxInFlight, each sending one request at a time and then
+// waiting for the next arrival: a goroutine per request would grow a fresh stack through net/http
+// on every send. An arrival goes to an idle slot; with none idle and every slot started it is
+// dropped (the open model), never queued.
+func (d *Driver) schedule(ctx context.Context, loadStart time.Time, b Block, t Tenant, inflight *sync.WaitGroup) {
 	pace := NewPacer(b.Load, t.Phase)
 	mix := NewMix(b.Load.Mix, uint64(d.cfg.Seed), uint64(t.Index)<<16|uint64(b.Index))
 	begin := loadStart.Add(b.Load.Start.D())
-	timer := time.NewTimer(0)
-	defer timer.Stop()
-	<-timer.C
+	wake := newAlarm()
+	defer wake.close()
+	idle := make(chan arrival) // unbuffered: a send succeeds only into a slot waiting for work
+	defer close(idle)
+	slots := 0
 	for i := 0; ; i++ {
 		off, ok := pace(i)
 		if !ok {
 			return
 		}
 		due := begin.Add(off)
-		timer.Reset(time.Until(due))
-		select {
-		case <-ctx.Done():
+		if !wake.until(ctx, due) {
 			return
-		case <-timer.C:
 		}
-		op := mix.Next()
-		pick := mix.Pick(1 << 30)
+		a := arrival{i: i, op: mix.Next(), pick: mix.Pick(1 << 30), due: due}
 		d.Stats.Offered.Add(1)
 		select {
-		case sem <- struct{}{}:
+		case idle <- a:
+			continue
 		default:
+		}
+		if slots == b.Load.MaxInFlight {
 			d.drop(t.ID, b.Index, due)
 			continue
 		}
-		mid := fmt.Sprintf("t%d.b%d.%d", t.Index, b.Index, i)
+		slots++
 		inflight.Add(1)
 		go func() {
 			defer inflight.Done()
-			defer func() { <-sem }()
-			if op == "batch" {
-				d.sendBatch(t, b.Load.Timeout.D(), mid, b.Load.BatchSize, due)
-				return
+			s := d.newSlot(t, b)
+			s.send(a)
+			for a := range idle {
+				s.send(a)
 			}
-			d.send(t, b.Load.Timeout.D(), mid, op, pick, due)
 		}()
 	}
 }
@@ -201,92 +209,3 @@ func (d *Driver) keep(tenant, path string) {
 }
 
 func (d *Driver) now() int64 { return time.Since(d.cfg.Start).Nanoseconds() }
-
-// UnicodeSuffix ends the path of a write_unicode mutation (valid UTF-8, not ASCII).
-const UnicodeSuffix = "-日本-é"
-
-// InvalidUTF8Suffix ends the URL path of a write_invalid_utf8 mutation, percent-encoded as sent:
-// the decoded path ends in byte 0xFF, never valid UTF-8. The ledger records it in this escaped
-// form (a ledger string is UTF-8); a correct service answers 400 and the mutation is not acked.
-const InvalidUTF8Suffix = "-%FF"
-
-// send performs one mutation and writes its mut record. Ops that need an existing file (rename,
-// copy, chmod, delete) fall back to a write while the tenant has none.
-func (d *Driver) send(t Tenant, timeout time.Duration, mid, op string, pick int, due time.Time) {
-	path := d.Path(t.ID, mid)
-	var src string
-	switch op {
-	case "rename", "delete":
-		src = d.take(t.ID, pick, true)
-	case "copy", "chmod":
-		src = d.take(t.ID, pick, false)
-	}
-	if src == "" && op != "write" && op != "mkdir" && op != "write_unicode" && op != "write_invalid_utf8" {
-		op = "write"
-	}
-	method, query, header, body := http.MethodPut, "", "", io.Reader(nil)
-	rawSuffix := "" // sent after the escaped path, not part of the ledger's path
-	switch op {
-	case "write":
-		body = strings.NewReader("seqgate " + mid + "\n")
-	case "write_unicode": // a valid non-ASCII path: stored and delivered byte for byte
-		op, path = "write", path+UnicodeSuffix
-		body = strings.NewReader("seqgate " + mid + "\n")
-	case "write_invalid_utf8": // an invalid UTF-8 path: the service must refuse it (4xx), never ack it
-		op, rawSuffix = "write", InvalidUTF8Suffix
-		path += InvalidUTF8Suffix // the ledger's path is the escaped form (a ledger string is UTF-8)
-		body = strings.NewReader("seqgate " + mid + "\n")
-	case "mkdir":
-		method, query = http.MethodPost, "?mkdir"
-	case "rename":
-		method, query, header = http.MethodPost, "?rename", "X-Dat9-Rename-Source"
-	case "copy":
-		method, query, header = http.MethodPost, "?copy", "X-Dat9-Copy-Source"
-	case "chmod": // silent op on an existing file: its path is that file's
-		method, query, path, src = http.MethodPost, "?chmod&mode=0600", src, ""
-	case "delete":
-		method, path, src = http.MethodDelete, src, ""
-	}
-	rec := &ledger.Record{K: ledger.KindMut, MID: mid, Tenant: t.ID, Op: op, Path: path, Src: src,
-		IntendedT: due.Sub(d.cfg.Start).Nanoseconds()}
-	eps := d.cfg.Endpoints()
-	if len(eps) == 0 {
-		rec.T = d.now()
-		rec.DoneT, rec.Res, rec.Err = rec.T, ledger.ResErr, "no endpoint up"
-		d.Stats.Sent.Add(1)
-		d.Stats.Err.Add(1)
-		_ = d.cfg.Sink.Write(rec)
-		return
-	}
-	ep := eps[d.rr.Add(1)%uint64(len(eps))]
-	rec.Pod = ep.Name
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, ep.URL+"/v1/fs"+escapePath(strings.TrimSuffix(path, rawSuffix))+rawSuffix+query, body)
-	if err != nil {
-		panic(err) // our own URL: a bug, not an input
-	}
-	req.Header.Set("Authorization", "Bearer "+t.Key)
-	if header != "" {
-		req.Header.Set(header, rec.Src)
-	}
-	rec.T = d.now()
-	d.Stats.Sent.Add(1)
-	d.answer(ctx, rec, req)
-	if rec.Res == ledger.ResOK {
-		switch op {
-		case "write", "copy", "rename":
-			d.keep(t.ID, path)
-		}
-	}
-	rec.DoneT = d.now()
-	_ = d.cfg.Sink.Write(rec)
-}
-
-func escapePath(p string) string {
-	segs := strings.Split(p, "/")
-	for i, s := range segs {
-		segs[i] = url.PathEscape(s)
-	}
-	return strings.Join(segs, "/")
-}

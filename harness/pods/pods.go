@@ -36,6 +36,9 @@ type Config struct {
 	// while its environment is readable by its owner only. Start refuses Args that carry a DSN
 	// password.
 	Env []string
+	// PodEnv, when set, is environment one pod gets on top of Env (by pod name, the same on every
+	// restart), e.g. its own meta DSN through its own proxy.
+	PodEnv func(pod string) []string
 }
 
 // Pod is one eventlogd process (or the slot for one, while it is down).
@@ -173,6 +176,9 @@ func (p *Pod) start(ctx context.Context) error {
 	args := append([]string{"--listen", listen, "--pod", p.Name}, p.cfg.Args...)
 	cmd := exec.Command(p.cfg.Binary, args...)
 	cmd.Env = append(os.Environ(), p.cfg.Env...)
+	if p.cfg.PodEnv != nil {
+		cmd.Env = append(cmd.Env, p.cfg.PodEnv(p.Name)...)
+	}
 	cmd.Stderr = logf
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

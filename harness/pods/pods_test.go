@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -186,6 +187,39 @@ func TestSecretsStayOffTheCommandLine(t *testing.T) {
 		if _, err := Start(context.Background(), Config{Binary: exe, Args: args, LogDir: t.TempDir(), Start: time.Now()}, 1); err == nil ||
 			!strings.Contains(err.Error(), "password") || strings.Contains(err.Error(), "s3cretpw") {
 			t.Fatalf("Start with %q: %v, want a refusal that does not repeat the password", args, err)
+		}
+	}
+}
+
+// TestPodEnvOverridesPerPod: PodEnv gives each pod its own value of a variable Env also sets (each
+// pod's own meta DSN through its own proxy): the pod's process sees only its own value.
+func TestPodEnvOverridesPerPod(t *testing.T) {
+	t.Setenv("SEQGATE_FAKE_POD", "1")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := Start(context.Background(), Config{Binary: exe, Env: []string{"EVENTLOGD_META_DSN=shared"},
+		PodEnv: func(pod string) []string { return []string{"EVENTLOGD_META_DSN=own-" + pod} },
+		LogDir: t.TempDir(), Start: time.Now(), Sink: &ledger.Memory{}}, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Stop(5 * time.Second)
+	for _, name := range []string{"pod-1", "pod-2"} {
+		p := f.Get(name)
+		p.mu.Lock()
+		pid := p.cmd.Process.Pid
+		p.mu.Unlock()
+		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		vars := bytes.Split(environ, []byte{0})
+		own := slices.ContainsFunc(vars, func(v []byte) bool { return string(v) == "EVENTLOGD_META_DSN=own-"+name })
+		shared := slices.ContainsFunc(vars, func(v []byte) bool { return string(v) == "EVENTLOGD_META_DSN=shared" })
+		if !own || shared {
+			t.Errorf("%s: own DSN %v, shared DSN %v; want only its own", name, own, shared)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/seqgate/seqgate/faults"
 	"github.com/seqgate/seqgate/harness/consumer"
@@ -18,12 +19,38 @@ type env struct {
 	proxies   *proxy.Set
 	fleet     *pods.Fleet
 	consumers map[string][]*consumer.Consumer // by tenant name
+
+	goneMu sync.Mutex
+	gone   map[string]bool // tenant ids a tenant_delete fault deleted
 }
 
 var (
-	_ faults.Env       = (*env)(nil)
-	_ faults.TenantIDs = (*env)(nil)
+	_ faults.Env            = (*env)(nil)
+	_ faults.TenantIDs      = (*env)(nil)
+	_ faults.GoneTenants    = (*env)(nil)
+	_ faults.PodMetaProxies = (*env)(nil)
 )
+
+// TenantDeleted notes a tenant a fault deleted: the drain stops waiting for its consumers, whose
+// key no longer works.
+func (e *env) TenantDeleted(tenant string) {
+	e.goneMu.Lock()
+	defer e.goneMu.Unlock()
+	if e.gone == nil {
+		e.gone = map[string]bool{}
+	}
+	e.gone[e.ids[tenant]] = true
+}
+
+// deleted reports whether the tenant with service id id was deleted by a fault.
+func (e *env) deleted(id string) bool {
+	if e == nil {
+		return false
+	}
+	e.goneMu.Lock()
+	defer e.goneMu.Unlock()
+	return e.gone[id]
+}
 
 // TenantID returns the service's tenant_id of the tenant named tenant_<index>.
 func (e *env) TenantID(tenant string) (string, error) {
@@ -60,6 +87,14 @@ func (e *env) MetaProxy() (faults.ToxicProxy, error) {
 		return nil, fmt.Errorf("no meta DB proxy (an external target has none)")
 	}
 	return e.proxies.Get("meta"), nil
+}
+
+// PodMetaProxy returns the proxy in front of one pod's meta DB connections.
+func (e *env) PodMetaProxy(pod string) (faults.ToxicProxy, error) {
+	if e.proxies == nil || e.proxies.Get(PodMetaProxyName(pod)) == nil {
+		return nil, fmt.Errorf("no meta DB proxy of pod %q (pods: %v; an external target has none)", pod, e.PodNames())
+	}
+	return e.proxies.Get(PodMetaProxyName(pod)), nil
 }
 
 func (e *env) Pod(name string) (faults.Pod, error) {

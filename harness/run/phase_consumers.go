@@ -63,7 +63,7 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 			for i := 0; i < spec.Count; i++ {
 				n++
 				c := consumer.New(consumer.Config{
-					Name: fmt.Sprintf("%s/c%d", t.ID, len(s.env.consumers[t.Name()])+1), Tenant: t.ID, Key: t.Key,
+					Name: fmt.Sprintf("%s/c%d", t.Name(), len(s.env.consumers[t.Name()])+1), Tenant: t.ID, Key: t.Key,
 					Durable: spec.IsDurable(), BackoffMin: spec.BackoffMin.D(), BackoffMax: spec.BackoffMax.D(),
 					Jitter: spec.Jitter, Slow: spec.Slow.D(), IdleTimeout: spec.IdleTimeout.D(), Seed: uint64(s.sc.Seed)*1_000_003 + uint64(n),
 					Home: n, Start: s.start, Sink: s.w, Client: client, Wait: wait,

@@ -10,7 +10,8 @@ import (
 )
 
 // drainPhase waits until every durable consumer's cursor reaches its tenant's head seq in the DB (or,
-// with no DB to ask, until every cursor has been still for 3 s), bounded by the drain timeout. An
+// with no DB to ask, until every cursor has been still for 3 s), bounded by the drain timeout. The
+// consumers of a tenant a fault deleted are not waited for: their key is refused, their stream ended. An
 // interrupted run still drains briefly: the consumers take what is already in flight, so its ledger
 // is not full of undelivered events that were merely late.
 func drainPhase(ctx context.Context, s *state, log *slog.Logger) error {
@@ -37,6 +38,9 @@ func drainPhase(ctx context.Context, s *state, log *slog.Logger) error {
 		}
 		heads := map[string]int64{}
 		for _, t := range s.tenants {
+			if s.env.deleted(t.ID) {
+				continue
+			}
 			h, err := s.sys.tables[t.ID].Head(ctx, t.ID)
 			if err != nil {
 				return false
@@ -44,7 +48,7 @@ func drainPhase(ctx context.Context, s *state, log *slog.Logger) error {
 			heads[t.ID] = h
 		}
 		for _, c := range s.cons.all {
-			if c.Durable() && c.Cursor() < heads[c.Tenant()] {
+			if c.Durable() && !s.env.deleted(c.Tenant()) && c.Cursor() < heads[c.Tenant()] {
 				return false
 			}
 		}

@@ -16,9 +16,9 @@ import (
 // loadPhase drives the load for the scenario's duration, with sampling, the fault runner, the hooks
 // and the progress display beside it. Ctrl-C cuts it short; the phases after it still run.
 func loadPhase(ctx context.Context, s *state, log *slog.Logger) error {
-	startSampling(s)
 	s.driver = load.NewDriver(load.Config{RunID: s.id, Seed: s.sc.Seed, Start: s.start, Sink: s.w,
 		Endpoints: func() []load.Endpoint { return s.sys.endpoints(true) }})
+	startSampling(s) // after the driver: the audit passes read the run's paths through it
 	var blocks []load.Block
 	for i, l := range s.sc.Load {
 		b := load.Block{Index: i, Load: l}
@@ -65,11 +65,18 @@ func loadPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	side.Wait()
 	st := &s.driver.Stats
 	s.res.Offered, s.res.Dropped, s.res.Acked = st.Offered.Load(), st.Dropped.Load(), st.OK.Load()
-	s.res.DroppedByTenant = s.driver.DroppedByTenant()
+	s.res.ScheduledSeconds = s.sc.Duration.D().Seconds()
+	s.res.DroppedByTenant = map[string]int64{}
+	byID := s.driver.DroppedByTenant()
+	for _, t := range s.tenants {
+		if n := byID[t.ID]; n > 0 {
+			s.res.DroppedByTenant[t.Name()] = n
+		}
+	}
 	log.Info("load finished", "offered", st.Offered.Load(), "sent", st.Sent.Load(), "dropped", st.Dropped.Load(),
 		"ok", st.OK.Load(), "err", st.Err.Load(), "timeout", st.Timeout.Load(),
-		"offered_per_s", fmt.Sprintf("%.1f", float64(st.Offered.Load())/s.res.LoadSeconds),
-		"acked_per_s", fmt.Sprintf("%.1f", float64(st.OK.Load())/s.res.LoadSeconds))
+		"offered_per_s", fmt.Sprintf("%.1f", s.res.PerSecond(st.Offered.Load())),
+		"acked_per_s", fmt.Sprintf("%.1f", s.res.PerSecond(st.OK.Load())))
 	return nil
 }
 

@@ -23,13 +23,14 @@ func provisionPhase(ctx context.Context, s *state, log *slog.Logger) error {
 		s.env.tenants = append(s.env.tenants, t.Name())
 		s.env.pool[t.Name()] = t.Pool
 		s.env.ids[t.Name()] = t.ID
+		s.res.Tenants = append(s.res.Tenants, TenantName{Name: t.Name(), ID: t.ID})
 	}
 	budget := s.sc.Budget
 	rec := &ledger.Record{K: ledger.KindRun, V: ledger.Version, RunID: s.id, Scenario: s.sc.Name, Seed: s.sc.Seed,
 		StartUnixNs: s.start.UnixNano(), Budget: &budget, Target: s.sys.name, Thresholds: s.sc.Thresholds, Pods: s.sys.podNames(),
-		Audit: s.sys.audited, Profile: s.sys.profile}
+		Audit: s.sys.audited, Profile: s.sys.profile, Metrics: s.sc.Metrics}
 	for _, t := range s.tenants {
-		rec.Tenants = append(rec.Tenants, ledger.Tenant{ID: t.ID, Mode: t.Mode, Cold: t.Cold})
+		rec.Tenants = append(rec.Tenants, ledger.Tenant{ID: t.ID, Mode: t.Mode, Cold: t.Cold, Name: t.Name()})
 	}
 	if sh := s.o.Shard; sh.Sharded() {
 		rec.Shard = &ledger.Shard{K: sh.K, N: sh.N}

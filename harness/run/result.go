@@ -5,20 +5,26 @@ import (
 )
 
 // resultFile is result.json in the run directory: the harness's own figures, which the ledger does
-// not carry (arrivals dropped by the open model, wall time).
+// not carry (arrivals dropped by the open model, wall time). Every field is always written (docs/run.md
+// lists them, and a test holds the two together): a reader never has to guess whether an absent field
+// means zero.
 type resultFile struct {
-	RunID       string           `json:"run_id"`
-	Interrupted bool             `json:"interrupted"`
-	Drained     bool             `json:"drained"`
-	FaultError  string           `json:"fault_error,omitempty"`
-	Offered     int64            `json:"offered"`
-	Dropped     int64            `json:"dropped"`
-	DroppedBy   map[string]int64 `json:"dropped_by_tenant,omitempty"`
-	Acked       int64            `json:"acked"`
-	Events      int64            `json:"events_delivered"`
-	LoadSeconds float64          `json:"load_seconds"`
-	WallSeconds float64          `json:"wall_seconds"`
-	Audit       *AuditResult     `json:"audit,omitempty"`
+	RunID            string           `json:"run_id"`
+	Interrupted      bool             `json:"interrupted"`
+	Drained          bool             `json:"drained"`
+	FaultError       string           `json:"fault_error"`
+	Tenants          []TenantName     `json:"tenants"`
+	Offered          int64            `json:"offered"`
+	OfferedPerS      float64          `json:"offered_per_s"`
+	Dropped          int64            `json:"dropped"`
+	DroppedBy        map[string]int64 `json:"dropped_by_tenant"`
+	Acked            int64            `json:"acked"`
+	AckedPerS        float64          `json:"acked_per_s"`
+	Events           int64            `json:"events_delivered"`
+	ScheduledSeconds float64          `json:"scheduled_seconds"`
+	LoadSeconds      float64          `json:"load_seconds"`
+	WallSeconds      float64          `json:"wall_seconds"`
+	Audit            *AuditResult     `json:"audit"` // null: the run had no audit (an external target without --dsn)
 }
 
 // AuditResult is the outcome of the run's audit, as its ledger record says.
@@ -26,17 +32,34 @@ type AuditResult struct {
 	OK      bool   `json:"ok"`
 	Tenants int    `json:"tenants"`
 	Rows    int    `json:"rows"`
-	Error   string `json:"error,omitempty"`
+	Error   string `json:"error"`
+	// Passes, FailedPasses and Absent: audit passes during the run (a retention short enough to sweep
+	// the run's rows), those in which a tenant could not be read, and the rows they saw that the final
+	// audit no longer found (written as persisted with absent).
+	Passes       int `json:"passes"`
+	FailedPasses int `json:"failed_passes"`
+	Absent       int `json:"absent"`
 }
 
-func (res *Result) save() error {
-	f := resultFile{RunID: res.RunID, Interrupted: res.Interrupted, Drained: res.Drained, Offered: res.Offered,
-		Dropped: res.Dropped, DroppedBy: res.DroppedByTenant, Acked: res.Acked, Events: res.Events, LoadSeconds: res.LoadSeconds, WallSeconds: res.Wall.Seconds(),
-		Audit: res.Audit}
+func (res *Result) file() resultFile {
+	f := resultFile{RunID: res.RunID, Interrupted: res.Interrupted, Drained: res.Drained, Tenants: res.Tenants,
+		Offered: res.Offered, OfferedPerS: res.PerSecond(res.Offered), Dropped: res.Dropped, DroppedBy: res.DroppedByTenant,
+		Acked: res.Acked, AckedPerS: res.PerSecond(res.Acked), Events: res.Events, ScheduledSeconds: res.ScheduledSeconds,
+		LoadSeconds: res.LoadSeconds, WallSeconds: res.Wall.Seconds(), Audit: res.Audit}
 	if res.FaultErr != nil {
 		f.FaultError = res.FaultErr.Error()
 	}
-	b, err := json.MarshalIndent(f, "", "  ")
+	if f.Tenants == nil {
+		f.Tenants = []TenantName{}
+	}
+	if f.DroppedBy == nil {
+		f.DroppedBy = map[string]int64{}
+	}
+	return f
+}
+
+func (res *Result) save() error {
+	b, err := json.MarshalIndent(res.file(), "", "  ")
 	if err != nil {
 		return err
 	}

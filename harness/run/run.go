@@ -107,14 +107,39 @@ type Result struct {
 	FaultErr    error // inject/heal failures: the run is not trustworthy
 	Offered     int64 // arrivals the schedule produced
 	Dropped     int64 // arrivals not sent: no free request slot at their time
-	// DroppedByTenant is Dropped per tenant id (tenants with none are absent).
+	// DroppedByTenant is Dropped per tenant, by the scenario's name (tenant_2; tenants with none are
+	// absent); Tenants maps each name to the service's id.
 	DroppedByTenant map[string]int64
+	Tenants         []TenantName
 	Acked           int64 // mutations answered 2xx
 	Events          int64 // file_changed events delivered to all consumers
-	LoadSeconds     float64
-	Wall            time.Duration
+	// LoadSeconds is how long the load phase took; ScheduledSeconds the scenario's duration, the
+	// span the schedule spread its arrivals over (PerSecond divides by it).
+	LoadSeconds      float64
+	ScheduledSeconds float64
+	Wall             time.Duration
 	// Audit is the audit's outcome (nil for a run without one: an external target without --dsn).
 	Audit *AuditResult
+}
+
+// TenantName pairs a tenant's scenario name (tenant_2) with the id the service gave it.
+type TenantName struct {
+	Name string `json:"name"`
+	ID   string `json:"id"`
+}
+
+// PerSecond is n over the load phase: divided by the scheduled duration, so that an offered rate
+// agrees with the scenario's configured rate, or by the elapsed time when the phase was cut short
+// (Ctrl-C) and the schedule's later arrivals never came.
+func (res *Result) PerSecond(n int64) float64 {
+	d := res.ScheduledSeconds
+	if d <= 0 || (res.LoadSeconds > 0 && res.LoadSeconds < d) {
+		d = res.LoadSeconds
+	}
+	if d <= 0 {
+		return 0
+	}
+	return float64(n) / d
 }
 
 // Run runs the scenario. Cleanup (heal, stop pods and proxies, remove a private DB) happens on every

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/faults"
+	"github.com/seqgate/seqgate/harness/audit"
 	"github.com/seqgate/seqgate/harness/consumer"
 	"github.com/seqgate/seqgate/harness/load"
 	"github.com/seqgate/seqgate/harness/scenario"
@@ -41,6 +42,7 @@ type state struct {
 	faults  *faults.Runner // schedule (nil: no faults)
 	driver  *load.Driver   // load
 	samp    *sampling      // load, stopped by stop
+	passes  *audit.Passes  // load: audit passes during the run (nil: only the final audit)
 	drained bool           // drain
 }
 

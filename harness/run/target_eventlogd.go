@@ -83,6 +83,18 @@ func (eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *
 		}
 		pools = append(pools, poolJSON{ID: name, Role: role, DSN: dsn})
 	}
+	// Each pod reaches the meta DB through a proxy of its own, chained in front of the shared one:
+	// a fault on "meta" still hits every pod, one on a pod's proxy (pod_meta_db_latency) only that
+	// pod's meta connections.
+	podMetaDSN := map[string]string{}
+	for i := 1; i <= s.sc.Pods.Count; i++ {
+		pod := fmt.Sprintf("pod-%d", i)
+		p, err := sys.proxies.Add(PodMetaProxyName(pod), sys.proxies.Get("meta").Addr())
+		if err != nil {
+			return err
+		}
+		podMetaDSN[pod] = db.ProxiedDSN(p.Addr(), "meta")
+	}
 	b, _ := json.MarshalIndent(map[string]any{"pools": pools}, "", "  ")
 	poolsPath := filepath.Join(s.o.Dir, "pools.json")
 	if err := writeFile(s.o.Dir, "pools.json", b, 0o600); err != nil {
@@ -91,7 +103,12 @@ func (eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *
 	args, env := eventlogdCommand(s.sc.Pods.Eventlogd, metaDSN, poolsPath)
 	log.Info("starting pods", "count", s.sc.Pods.Count, "eventlogd", s.o.Eventlogd)
 	fleet, err := pods.Start(ctx, pods.Config{Binary: s.o.Eventlogd, Args: args, Env: env, LogDir: filepath.Join(s.o.Dir, "pods"),
-		Start: s.start, Sink: s.sink}, s.sc.Pods.Count)
+		Start: s.start, Sink: s.sink, PodEnv: func(pod string) []string {
+			if dsn, ok := podMetaDSN[pod]; ok {
+				return []string{"EVENTLOGD_META_DSN=" + dsn}
+			}
+			return nil
+		}}, s.sc.Pods.Count)
 	if err != nil {
 		return err
 	}
@@ -150,3 +167,6 @@ func eventlogdCommand(e scenario.Eventlogd, metaDSN, poolsPath string) (args, en
 	}
 	return args, []string{"EVENTLOGD_META_DSN=" + metaDSN}
 }
+
+// PodMetaProxyName is the name of the proxy in front of one pod's meta DB connections.
+func PodMetaProxyName(pod string) string { return "meta_" + pod }

@@ -120,6 +120,7 @@ func (s *Scraper) one(ctx context.Context, t Target, keep map[string]bool) error
 	}
 	sort.Strings(names)
 	for _, n := range names {
+		typ := typeName(fams[n].GetType())
 		for _, m := range fams[n].GetMetric() {
 			v, ok := value(fams[n].GetType(), m)
 			if !ok {
@@ -131,10 +132,22 @@ func (s *Scraper) one(ctx context.Context, t Target, keep map[string]bool) error
 			}
 			sums[n] += v
 			s.Samples.Add(1)
-			_ = s.Sink.Write(&ledger.Record{K: ledger.KindMetric, Pod: t.Pod, T: at, Name: n, Labels: labels, Value: v})
+			_ = s.Sink.Write(&ledger.Record{K: ledger.KindMetric, Pod: t.Pod, T: at, Name: n, Labels: labels, Value: v, MetricType: typ})
 		}
 	}
 	return nil
+}
+
+// typeName is the family's TYPE as the ledger records it, so that the verifier summarises a gauge
+// by its max and last value and a counter by its increase.
+func typeName(t dto.MetricType) string {
+	switch t {
+	case dto.MetricType_COUNTER:
+		return "counter"
+	case dto.MetricType_GAUGE:
+		return "gauge"
+	}
+	return "untyped"
 }
 
 // value reads a counter, gauge or untyped sample; histograms and summaries are not recorded.

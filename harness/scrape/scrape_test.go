@@ -47,13 +47,14 @@ func TestScrapeKeepsNamedFamilies(t *testing.T) {
 		name  string
 		want  float64
 		label string
+		typ   string // the family's TYPE, recorded so the verifier can tell gauges from counters
 	}{
-		{"drive9_sse_event_retry_dropped_total", 3, "tenant_cap"},
-		{"drive9_sse_event_retry_buffer_depth", 7, ""},
+		{"drive9_sse_event_retry_dropped_total", 3, "tenant_cap", "counter"},
+		{"drive9_sse_event_retry_buffer_depth", 7, "", "gauge"},
 	}
 	for _, tc := range tests {
 		r, ok := got[tc.name]
-		if !ok || r.Value != tc.want || r.Pod != "pod-1" || r.Labels["reason"] != tc.label {
+		if !ok || r.Value != tc.want || r.Pod != "pod-1" || r.Labels["reason"] != tc.label || r.MetricType != tc.typ {
 			t.Errorf("%s: %+v", tc.name, r)
 		}
 	}

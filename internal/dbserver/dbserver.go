@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -146,9 +147,40 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 			return fail(fmt.Errorf("dbserver: %s --initialize-insecure: %v\n%s", bin, err, out))
 		}
 	}
-	port, err := FreePort()
+	logPath := opts.LogPath
+	if logPath == "" {
+		logPath = filepath.Join(dir, "server.log")
+	}
+	// The port is free when FreePort returns but anything on the machine may bind it before the
+	// server does; a server that exits on "Address already in use" is started again on another port.
+	for attempt := 1; ; attempt++ {
+		err := s.launch(ctx, bin, datadir, tmpdir, logPath, isMySQL, opts)
+		if err == nil {
+			return s, nil
+		}
+		if !errors.Is(err, errPortTaken) || attempt == portAttempts {
+			return fail(err)
+		}
+		s.cmd, s.done, s.waitErr = nil, make(chan struct{}), nil
+	}
+}
+
+// portAttempts bounds how many ports Start tries when the one it picked is taken before the
+// server binds it.
+const portAttempts = 3
+
+// pickPort is FreePort; a test replaces it to hand out a port that is already bound.
+var pickPort = FreePort
+
+// errPortTaken marks a server that exited because its port was bound by someone else first.
+var errPortTaken = errors.New("port taken")
+
+// launch starts the server on a fresh free port and waits until it is ready. A server that exits
+// because the port was taken returns an error wrapping errPortTaken.
+func (s *Server) launch(ctx context.Context, bin, datadir, tmpdir, logPath string, isMySQL bool, opts Options) error {
+	port, err := pickPort()
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	s.Port = port
 	s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
@@ -157,7 +189,7 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		"--datadir=" + datadir,
 		"--port=" + strconv.Itoa(port),
 		"--bind-address=127.0.0.1",
-		"--socket=" + filepath.Join(dir, "sock"),
+		"--socket=" + filepath.Join(s.Dir, "sock"),
 		"--tmpdir=" + tmpdir,
 		"--user=root",
 		"--skip-grant-tables",
@@ -166,47 +198,52 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		"--skip-name-resolve",
 	}
 	if isMySQL {
-		args = append(args, "--mysqlx=OFF", "--pid-file="+filepath.Join(dir, "pid"))
+		args = append(args, "--mysqlx=OFF", "--pid-file="+filepath.Join(s.Dir, "pid"))
 	}
 	args = append(args, opts.ExtraArgs...)
-	logPath := opts.LogPath
-	if logPath == "" {
-		logPath = filepath.Join(dir, "server.log")
-	}
 	// The log may be in a run directory other local users can write to: never append through a link.
 	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644)
 	if errors.Is(err, syscall.ELOOP) {
-		return fail(fmt.Errorf("dbserver: log %s is a symbolic link; the server's log is not written through links", logPath))
+		return fmt.Errorf("dbserver: log %s is a symbolic link; the server's log is not written through links", logPath)
 	}
 	if err != nil {
-		return fail(err)
+		return err
 	}
 	defer logf.Close()
+	logStart, _ := logf.Seek(0, io.SeekEnd)
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
-		return fail(fmt.Errorf("dbserver: start %s: %w", bin, err))
+		return fmt.Errorf("dbserver: start %s: %w", bin, err)
 	}
 	s.cmd = cmd
-	go func() { s.waitErr = cmd.Wait(); close(s.done) }()
+	done := s.done
+	go func() { s.waitErr = cmd.Wait(); close(done) }()
 
 	deadline := time.Now().Add(opts.ReadyTimeout)
 	for {
 		err := s.ping(ctx)
 		if err == nil {
-			return s, nil
+			return nil
 		}
 		select {
-		case <-s.done:
-			tail, _ := os.ReadFile(logPath)
-			return fail(fmt.Errorf("dbserver: %s exited before it was ready: %v\n%s", bin, s.waitErr, lastLines(string(tail), 15)))
+		case <-done:
+			all, _ := os.ReadFile(logPath)
+			if int64(len(all)) >= logStart {
+				all = all[logStart:]
+			}
+			tail := lastLines(string(all), 15)
+			if strings.Contains(tail, "Address already in use") {
+				return fmt.Errorf("dbserver: %s: port %d: %w", bin, port, errPortTaken)
+			}
+			return fmt.Errorf("dbserver: %s exited before it was ready: %v\n%s", bin, s.waitErr, tail)
 		case <-ctx.Done():
-			return fail(ctx.Err())
+			return ctx.Err()
 		case <-time.After(50 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fail(fmt.Errorf("dbserver: %s not ready after %v: %v (log %s)", bin, opts.ReadyTimeout, err, logPath))
+			return fmt.Errorf("dbserver: %s not ready after %v: %v (log %s)", bin, opts.ReadyTimeout, err, logPath)
 		}
 	}
 }
@@ -224,6 +261,14 @@ func (s *Server) ping(ctx context.Context) error {
 
 // DSN returns a go-sql-driver DSN for database db (empty: none) on this server.
 func (s *Server) DSN(db string) string { return DSNFor(s.Addr, db) }
+
+// Pid returns the server process's id (benchmarks read its CPU time from /proc).
+func (s *Server) Pid() int {
+	if s.cmd == nil || s.cmd.Process == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
+}
 
 // DSNFor returns a go-sql-driver DSN for root on addr with the settings seqgate relies on
 // (interpolated parameters: one round trip per statement).

@@ -3,6 +3,7 @@ package dbserver
 import (
 	"context"
 	"database/sql"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -117,5 +118,64 @@ func TestStartRefusesLogLink(t *testing.T) {
 		if fi, err := os.Lstat(logPath); !link && (err != nil || !fi.Mode().IsRegular()) {
 			t.Errorf("control: log %s not created as a regular file: %v", logPath, err)
 		}
+	}
+}
+
+// TestStartRetriesATakenPort: the port Start picked is bound by someone else before the server binds
+// it (here: on purpose, every time for the first pick); Start tries another port instead of failing.
+// The control: with every pick taken, Start gives up after portAttempts and names the cause.
+func TestStartRetriesATakenPort(t *testing.T) {
+	held, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Close()
+	takenPort := held.Addr().(*net.TCPAddr).Port
+	defer func() { pickPort = FreePort }()
+
+	for _, tc := range []struct {
+		name   string
+		taken  int // how many picks return the held port
+		wantOK bool
+	}{
+		{"first pick taken", 1, true},
+		{"every pick taken", portAttempts, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			picks := 0
+			pickPort = func() (int, error) {
+				picks++
+				if picks <= tc.taken {
+					return takenPort, nil
+				}
+				return FreePort()
+			}
+			s, err := Start(context.Background(), Options{})
+			if !tc.wantOK {
+				if err == nil {
+					s.Stop()
+					t.Fatal("Start succeeded with every port taken")
+				}
+				if !strings.Contains(err.Error(), "port taken") || picks != portAttempts {
+					t.Fatalf("err %v after %d picks, want a port-taken error after %d", err, picks, portAttempts)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Start: %v (picks %d)", err, picks)
+			}
+			defer s.Stop()
+			if s.Port == takenPort || picks != tc.taken+1 {
+				t.Fatalf("server on port %d after %d picks (taken %d)", s.Port, picks, takenPort)
+			}
+			db, err := sql.Open("mysql", s.DSN(""))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer db.Close()
+			if err := db.Ping(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }

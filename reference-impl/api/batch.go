@@ -53,7 +53,7 @@ func (s *Server) handleBatchWrite(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	st := tenantStore(r)
-	ordered := s.publisher.Ordered
+	ordered := s.publisher.Guard == store.GuardLock
 	pieces := [][]store.FileWrite{files}
 	if s.cfg.Defects.On(defect.BatchInPieces) && len(files) > 1 {
 		pieces = [][]store.FileWrite{files[:len(files)/2], files[len(files)/2:]}

@@ -31,7 +31,7 @@ func TestReplayBudgetHandsOffWithoutGaps(t *testing.T) {
 			}
 			var want []int64
 			for i := 0; i < backlog+1; i++ {
-				seq, err := st.InsertEvent(ctx, store.Event{Path: fmt.Sprintf("/b/%d", i), Op: "write", CreatedAt: time.Now()}, true)
+				seq, err := st.InsertEvent(ctx, store.Event{Path: fmt.Sprintf("/b/%d", i), Op: "write", CreatedAt: time.Now()}, store.GuardLock)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -54,6 +54,8 @@ func (p *pod) pull(t *testing.T, key, query string) (int, changesPage) {
 }
 
 // pullAll follows next_since from since until has_more is false; it returns the paths in order.
+// next_since is the last event's seq or, under GuardHorizon, a later seq every row up to which was
+// judged (another tenant's).
 func (p *pod) pullAll(t *testing.T, key string, since int64, limit int) (paths []string, next int64) {
 	t.Helper()
 	for pages := 0; ; pages++ {
@@ -71,9 +73,10 @@ func (p *pod) pullAll(t *testing.T, key string, since int64, limit int) (paths [
 			since = e.Seq
 			paths = append(paths, e.Path)
 		}
-		if pg.NextSince != since {
-			t.Fatalf("next_since %d, want the last seq %d", pg.NextSince, since)
+		if pg.NextSince < since {
+			t.Fatalf("next_since %d, want at least the last seq %d", pg.NextSince, since)
 		}
+		since = pg.NextSince // past the last event when other tenants' seqs follow it (GuardHorizon)
 		if !pg.HasMore {
 			return paths, since
 		}
@@ -183,33 +186,74 @@ func TestChangesGoneAfterSweep(t *testing.T) {
 }
 
 // TestChangesNeverPassALateCommit: with an insert's transaction held open, a pull never returns a
-// seq past it (the later write waits on the sequence row); the late-commit-skip defect lets the
-// later write commit first, and a poller that follows next_since never sees the late row.
+// seq past it, under each guard:
+//   - lock: the later write waits on the sequence row, and so does a pull's page read (the test
+//     commits only once it sees the read waiting): it answers the late row first;
+//   - horizon: the later write commits above the open insert; a pull that finds the gap first waits
+//     for it inside the request (it reads again and again: the test commits only after it saw two
+//     reads), and answers the late row first;
+//   - late-commit-skip (no guard): the later write commits first, and a poller that follows
+//     next_since never sees the late row.
 func TestChangesNeverPassALateCommit(t *testing.T) {
-	for _, skip := range []bool{false, true} {
-		t.Run(map[bool]string{false: "ordered", true: "late-commit-skip"}[skip], func(t *testing.T) {
-			e, p := defectPod(t, defect.LateCommitSkip, skip, func(c *api.Config) { c.EventInsertTimeout = 20 * time.Second })
+	for _, mode := range []string{"lock", "horizon", "late-commit-skip"} {
+		t.Run(mode, func(t *testing.T) {
+			skip := mode == "late-commit-skip"
+			e, p := defectPod(t, defect.LateCommitSkip, skip, func(c *api.Config) {
+				c.EventInsertTimeout = 20 * time.Second
+				c.Stream.HorizonWait = 5 * time.Minute // the late commit comes long before: never given up
+				c.Guard = store.Guards[mode]
+			})
 			tenant, k := p.provision(t, "ded")
 			p.write(t, k, "/first", "x")
 			_, since := p.pullAll(t, k, 0, 100)
 
-			h := holdInsert(t, e, p, tenant, k, !skip)
+			h := holdInsert(t, e, p, tenant, k, mode == "lock")
 			var seen []string
-			if skip {
+			switch mode {
+			case "late-commit-skip":
 				waitFor(t, 10*time.Second, "the second event in a page", func() bool {
 					got, next := p.pullAll(t, k, since, 100)
 					seen, since = append(seen, got...), next
 					return len(seen) > 0
 				})
-			} else {
-				h.awaitWaiting(t)
-				got, next := p.pullAll(t, k, since, 100)
-				if len(got) != 0 {
-					t.Fatalf("a page passed the open insert: %v", got)
+				h.commit(t)
+			default: // lock, horizon: a pull made while the insert is held waits for it
+				if mode == "lock" {
+					h.awaitWaiting(t)
+				} else {
+					mustWithin(t, 30*time.Second, "the second write to return", func() { <-h.done })
 				}
-				since = next
+				reads := func() float64 {
+					return counter(t, p, "eventlogd_tenant_db_event_queries_total", map[string]string{"op": "events_since"})
+				}
+				before := reads()
+				type answer struct {
+					paths []string
+					next  int64
+				}
+				ans := make(chan answer, 1)
+				go func() {
+					got, next := p.pullAll(t, k, since, 100)
+					ans <- answer{got, next}
+				}()
+				if mode == "lock" {
+					waitFor(t, 10*time.Second, "the pull's page read to wait on the sequence row", func() bool {
+						var n int
+						_ = h.direct.QueryRow(`SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND INFO LIKE 'SELECT n FROM fs_event_seq_lock%'`).Scan(&n)
+						return n > 0
+					})
+				} else {
+					waitFor(t, 10*time.Second, "the pull request to wait at the gap (two reads)", func() bool { return reads()-before >= 2 })
+				}
+				h.commit(t)
+				var a answer
+				mustWithin(t, 30*time.Second, "the held pull request to answer after the late commit", func() { a = <-ans })
+				// Under lock the page may be read before /second commits (it waited on the row too).
+				if len(a.paths) == 0 || a.paths[0] != "/late" {
+					t.Fatalf("the held pull answered %v, want /late first", a.paths)
+				}
+				seen, since = a.paths, a.next
 			}
-			h.commit(t)
 			p.write(t, k, "/third", "x")
 			got, _ := p.pullAll(t, k, since, 100)
 			seen = append(seen, got...)
@@ -218,5 +262,35 @@ func TestChangesNeverPassALateCommit(t *testing.T) {
 				t.Fatalf("pages %v: late row seen = %v, want %v", seen, sawLate, !skip)
 			}
 		})
+	}
+}
+
+// TestChangesGiveUpARolledBackInsert: under GuardHorizon a pull that finds a hole (an insert that
+// rolled back) first waits --sse-horizon-wait for it inside the request, then gives it up and
+// answers what follows (the held-back direction is the horizon case of
+// TestChangesNeverPassALateCommit).
+func TestChangesGiveUpARolledBackInsert(t *testing.T) {
+	e, p := defectPod(t, defect.LateCommitSkip, false, func(c *api.Config) {
+		c.Guard = store.GuardHorizon
+		c.Stream.HorizonWait = 300 * time.Millisecond
+	})
+	tenant, k := p.provision(t, "ded")
+	p.write(t, k, "/first", "x")
+	_, since := p.pullAll(t, k, 0, 100)
+	_, tx := directTx(t, e, "ded")
+	hole, err := store.InsertEventTx(testCtx(t), tx, tenant, store.Event{Path: "/never", Op: "write", CreatedAt: time.Now()}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	p.write(t, k, "/after", "x")
+	code, pg := p.pull(t, k, fmt.Sprintf("since=%d", since))
+	if code != 200 || len(pg.Events) != 1 || pg.Events[0].Path != "/after" || pg.Events[0].Seq != hole+1 || pg.NextSince != hole+1 {
+		t.Fatalf("pull past hole %d: %d %+v, want /after at seq %d", hole, code, pg, hole+1)
+	}
+	if n := counter(t, p, "eventlogd_sse_horizon_gaps_given_up_total", nil); n != 1 {
+		t.Fatalf("eventlogd_sse_horizon_gaps_given_up_total = %v, want 1", n)
 	}
 }

@@ -31,8 +31,11 @@ type Config struct {
 	AdminToken string
 
 	EventInsertTimeout time.Duration // hot-path insert bound [2s]
-	Buffer             events.BufferConfig
-	Stream             sse.Config
+	// Guard is the late-commit guard of event inserts and stream reads [store.GuardHorizon]; the
+	// late-commit-skip defect sets store.GuardNone (docs/eventlogd.md, "The late-commit guard").
+	Guard  store.Guard
+	Buffer events.BufferConfig
+	Stream sse.Config
 
 	OutboxCoalesce     time.Duration // outbox insert spacing [200ms]
 	OutboxPoll         time.Duration // poller period [200ms]
@@ -105,6 +108,12 @@ func (c *Config) defaults() {
 	}
 	if c.Defects == nil {
 		c.Defects = defect.Set{}
+	}
+	if c.Guard == store.GuardNone {
+		c.Guard = store.GuardHorizon
+	}
+	if c.Defects.On(defect.LateCommitSkip) {
+		c.Guard = store.GuardNone
 	}
 	if c.Log == nil {
 		c.Log = slog.Default()

@@ -12,27 +12,50 @@ import (
 )
 
 // TestLateCommitIsNotSkipped makes a lower seq commit after a higher one on purpose: connection 1
-// inserts an event (the insert protocol of the service) and holds its transaction open while the
-// service commits another event of the same tenant on connection 2. With the sequence-row lock the
-// second insert waits for the first to commit, so its seq is higher and the reader never passes the
-// first; with the late-commit-skip defect the reader's cursor passes the late seq and skips it.
+// inserts an event (the insert protocol of the guard) and holds its transaction open while the
+// service commits another event of the same tenant on connection 2.
+//   - lock: the second insert waits on the sequence row for the first to commit, so its seq is
+//     higher and the reader never passes the first;
+//   - horizon: the second insert commits at once above the open one; the stream holds it back at
+//     the missing seq until the late commit, then sends both in seq order;
+//   - late-commit-skip (no guard): the reader's cursor passes the late seq and skips it.
 func TestLateCommitIsNotSkipped(t *testing.T) {
-	for _, skip := range []bool{false, true} {
-		t.Run(map[bool]string{false: "ordered", true: "late-commit-skip"}[skip], func(t *testing.T) {
-			e, p := defectPod(t, defect.LateCommitSkip, skip, func(c *api.Config) { c.EventInsertTimeout = 20 * time.Second })
+	for _, mode := range []string{"lock", "horizon", "late-commit-skip"} {
+		t.Run(mode, func(t *testing.T) {
+			skip := mode == "late-commit-skip"
+			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+			p := e.pod("p", func(c *api.Config) {
+				c.EventInsertTimeout = 20 * time.Second
+				c.Stream.HorizonWait = 5 * time.Minute // the late commit comes long before: never given up
+				c.Guard = store.Guards[mode]
+				if skip {
+					c.Defects = defect.Set{defect.LateCommitSkip: true}
+				}
+			})
 			tenant, k := p.provision(t, "ded")
 			p.write(t, k, "/first", "x")
 			sub := p.subscribe(t, k, 1).start()
 			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
 
-			h := holdInsert(t, e, p, tenant, k, !skip)
+			h := holdInsert(t, e, p, tenant, k, mode == "lock")
 			lateSeq := h.seq
-			if skip {
+			var early []frame
+			switch mode {
+			case "late-commit-skip":
 				// The second event commits above the open one and is delivered first.
 				if got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/second" }); !ok {
 					t.Fatalf("second event not delivered: %+v", got)
 				}
-			} else {
+			case "horizon":
+				// The second event commits above the open one (its write returns) but is held back.
+				mustWithin(t, 30*time.Second, "the second write to return", func() { <-h.done })
+				early = sub.collect(300 * time.Millisecond)
+				for _, f := range early {
+					if f.Path == "/second" {
+						t.Fatalf("horizon: /second delivered while seq %d was in flight: %+v", lateSeq, early)
+					}
+				}
+			case "lock":
 				h.awaitWaiting(t)
 			}
 			h.commit(t)
@@ -44,15 +67,75 @@ func TestLateCommitIsNotSkipped(t *testing.T) {
 			if !skip {
 				got = append(got, sub.collect(100*time.Millisecond)...)
 			}
-			sawLate := false
+			got = append(early, got...)
+			sawLate, order := false, []string{}
 			for _, f := range got {
 				sawLate = sawLate || (f.Path == "/late" && f.Seq == lateSeq)
+				if f.Type == "file_changed" {
+					order = append(order, f.Path)
+				}
 			}
 			if sawLate == skip {
 				t.Fatalf("late seq %d delivered = %v, want %v: %+v", lateSeq, sawLate, !skip, got)
 			}
+			if !skip && strings.Join(order, " ") != "/late /second /third" {
+				t.Fatalf("frames %v, want /late /second /third in seq order", order)
+			}
 		})
 	}
+}
+
+// TestHorizonGivesUpARolledBackInsert: an insert that rolls back leaves a hole in the seqs; a
+// horizon stream waits --sse-horizon-wait for it, then gives it up and delivers what follows (the
+// held-back direction is the horizon case of TestLateCommitIsNotSkipped).
+func TestHorizonGivesUpARolledBackInsert(t *testing.T) {
+	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+	p := e.pod("p", func(c *api.Config) {
+		c.Guard = store.GuardHorizon
+		c.Stream.HorizonWait = 300 * time.Millisecond
+	})
+	tenant, k := p.provision(t, "ded")
+	p.write(t, k, "/first", "x")
+	sub := p.subscribe(t, k, 1).start()
+	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	ctx := testCtx(t)
+	_, tx := directTx(t, e, "ded")
+	hole, err := store.InsertEventTx(ctx, tx, tenant, store.Event{Path: "/never", Op: "write", CreatedAt: time.Now()}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	p.write(t, k, "/after", "x")
+	got, ok := sub.until(t, 30*time.Second, func(f frame) bool { return f.Path == "/after" })
+	if !ok {
+		t.Fatalf("the event after hole %d never came: %+v", hole, got)
+	}
+	if f := got[len(got)-1]; f.Seq != hole+1 {
+		t.Fatalf("/after has seq %d, want %d (right after the hole)", f.Seq, hole+1)
+	}
+	if n := counter(t, p, "eventlogd_sse_horizon_gaps_given_up_total", nil); n < 1 {
+		t.Fatalf("eventlogd_sse_horizon_gaps_given_up_total = %v, want >= 1", n)
+	}
+}
+
+// directTx opens pool's DB beside the pod and begins a transaction on it (both closed at cleanup):
+// an insert there is one the test holds open, commits or rolls back when it chooses.
+func directTx(t *testing.T, e *env, pool string) (*sql.DB, *sql.Tx) {
+	t.Helper()
+	ctx := testCtx(t)
+	direct, err := store.OpenDB(ctx, dsnDirect(e, pool))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { direct.Close() })
+	tx, err := direct.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	return direct, tx
 }
 
 // heldInsert is an event insert of the service's protocol whose transaction a test holds open on
@@ -64,23 +147,15 @@ type heldInsert struct {
 	done   chan struct{}
 }
 
-// holdInsert inserts /late for tenant in a transaction left open, then starts the write of /second
-// through p with key k; ordered is the insert's sequence guard (false: the late-commit-skip shape).
+// holdInsert inserts /late for tenant in a transaction left open on pool "ded", then starts the
+// write of /second through p with key k; ordered is the insert's sequence guard (true: GuardLock's
+// protocol; false: GuardHorizon's single statement, or the late-commit-skip shape).
 func holdInsert(t *testing.T, e *env, p *pod, tenant, k string, ordered bool) *heldInsert {
 	t.Helper()
-	ctx := testCtx(t)
-	direct, err := store.OpenDB(ctx, dsnDirect(e, "ded"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { direct.Close() })
-	tx, err := direct.BeginTx(ctx, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = tx.Rollback() })
+	direct, tx := directTx(t, e, "ded")
 	h := &heldInsert{direct: direct, tx: tx, done: make(chan struct{})}
-	if h.seq, err = store.InsertEventTx(ctx, tx, tenant, store.Event{Path: "/late", Op: "write", CreatedAt: time.Now()}, ordered); err != nil {
+	var err error
+	if h.seq, err = store.InsertEventTx(testCtx(t), tx, tenant, store.Event{Path: "/late", Op: "write", CreatedAt: time.Now()}, ordered); err != nil {
 		t.Fatal(err)
 	}
 	go func() {
@@ -92,7 +167,7 @@ func holdInsert(t *testing.T, e *env, p *pod, tenant, k string, ordered bool) *h
 	return h
 }
 
-// awaitWaiting waits until the service's insert of /second waits on the sequence row.
+// awaitWaiting waits until the service's insert of /second waits on the sequence row (GuardLock).
 func (h *heldInsert) awaitWaiting(t *testing.T) {
 	t.Helper()
 	waitFor(t, 10*time.Second, "the second insert to wait on the sequence row", func() bool {

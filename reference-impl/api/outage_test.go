@@ -152,7 +152,7 @@ func TestDrainErrorBackoffRetriesUntilTheDBRecovers(t *testing.T) {
 	}
 	defer direct.Close()
 	st := &store.TenantStore{DB: direct, TenantID: tenant}
-	if _, err := st.InsertEvent(ctx, store.Event{Path: "/silent", Op: "write", CreatedAt: time.Now()}, true); err != nil {
+	if _, err := st.InsertEvent(ctx, store.Event{Path: "/silent", Op: "write", CreatedAt: time.Now()}, store.GuardLock); err != nil {
 		t.Fatal(err)
 	}
 	e.proxies["ded"].Stop()

@@ -26,7 +26,7 @@ func TestOutboxHintCommittedLateIsNotSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	seq, err := stx.InsertEvent(ctx, store.Event{Path: "/x-late", Op: "write", CreatedAt: time.Now()}, true) // no signal
+	seq, err := stx.InsertEvent(ctx, store.Event{Path: "/x-late", Op: "write", CreatedAt: time.Now()}, store.GuardLock) // no signal
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -133,7 +133,7 @@ func TestOneWakeDrainsBurstAcrossPages(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := 0; i < burst; i++ { // durable rows, but no wake
-				if _, err := st.InsertEvent(testCtx(t), store.Event{Path: fmt.Sprintf("/burst/%d", i), Op: "write", CreatedAt: time.Now()}, true); err != nil {
+				if _, err := st.InsertEvent(testCtx(t), store.Event{Path: fmt.Sprintf("/burst/%d", i), Op: "write", CreatedAt: time.Now()}, store.GuardLock); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -98,7 +98,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	pools := store.NewPools(cfg.Pools, cfg.DB)
 	// Pools an earlier start already migrated (recorded in the meta DB) are opened lazily: a pod
 	// start must not touch every cold tenant DB. The others are migrated now and recorded.
-	meta := &store.Meta{DB: metaDB}
+	meta := &store.Meta{DB: metaDB, UnorderedOutbox: cfg.Defects.On(defect.UnorderedOutbox)}
 	known, err := meta.MigratedPools(ctx, cfg.Pools)
 	if err != nil {
 		cfg.Log.Warn("pool schema records unreadable; migrating every pool", "err", err)
@@ -149,7 +149,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.sweeper = &retention.Sweeper{Retention: cfg.Retention, Interval: cfg.SweepInterval, SharedInterval: cfg.SharedSweepInterval,
 		Maintenance: cfg.MaintenanceInterval, Batch: cfg.SweepBatch, MaxBatches: cfg.SweepMaxBatches,
 		ColdSweeper: cfg.Defects.On(defect.ColdDBSweeper), Unbounded: cfg.Defects.On(defect.UnboundedSweep), Meta: s.meta, Pools: pools, Resolve: s.resolve, Metrics: s.m, Log: log}
-	s.publisher = &events.Publisher{InsertTimeout: cfg.EventInsertTimeout, Ordered: !cfg.Defects.On(defect.LateCommitSkip),
+	s.publisher = &events.Publisher{InsertTimeout: cfg.EventInsertTimeout, Guard: cfg.Guard,
 		DropOnFailure: cfg.Defects.On(defect.DropOnInsertFailure), NoSecondWake: cfg.Defects.On(defect.NoSecondWake),
 		Wake: wake{s.notifier, s.bus}, Sweep: s.sweeper, Resolve: s.resolve, Metrics: s.m, Log: log}
 	bcfg := cfg.Buffer
@@ -160,6 +160,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	scfg.SinglePageReplay = cfg.Defects.On(defect.SinglePageReplay)
 	scfg.UnsignalledDrop = cfg.Defects.On(defect.UnsignalledQueueDrop)
 	scfg.SpuriousSeqTooOld = cfg.Defects.On(defect.SpuriousSeqTooOld)
+	scfg.Guard = cfg.Guard
 	s.streamer = sse.NewStreamer(scfg, s.bus, s.m, log)
 	s.streamer.Resolve = s.resolveStream
 	s.streamer.HeadHint = s.meta.SeqHead
@@ -213,7 +214,7 @@ func (s *Server) Start() {
 		}
 	})
 	s.cfg.Log.Info("eventlogd pod started", "fs_events_retention", s.cfg.Retention.String(),
-		"retry_max_age", s.buffer.Config().MaxAge.String(), "pools", len(s.cfg.Pools), "defects", s.cfg.Defects.String())
+		"retry_max_age", s.buffer.Config().MaxAge.String(), "late_commit_guard", s.cfg.Guard.String(), "pools", len(s.cfg.Pools), "defects", s.cfg.Defects.String())
 }
 
 func (s *Server) goBg(fn func(ctx context.Context)) {

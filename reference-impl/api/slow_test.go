@@ -58,7 +58,7 @@ func TestSlowConsumerIsResetAloneOthersKeepStreaming(t *testing.T) {
 				t.Fatal(err)
 			}
 			for i := 0; i < burst; i++ {
-				if _, err := st.InsertEvent(testCtx(t), store.Event{Path: fmt.Sprintf("/burst/%d", i), Op: "write", CreatedAt: time.Now()}, true); err != nil {
+				if _, err := st.InsertEvent(testCtx(t), store.Event{Path: fmt.Sprintf("/burst/%d", i), Op: "write", CreatedAt: time.Now()}, store.GuardLock); err != nil {
 					t.Fatal(err)
 				}
 			}

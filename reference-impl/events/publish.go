@@ -33,7 +33,7 @@ type Sweeper interface {
 // never fails the mutation; a failed insert goes to the retry buffer.
 type Publisher struct {
 	InsertTimeout time.Duration // hot-path insert timeout (default 2s)
-	Ordered       bool          // lock the tenant's sequence row (false only under late-commit-skip)
+	Guard         store.Guard   // the late-commit guard of inserts (GuardNone only under late-commit-skip)
 	DropOnFailure bool          // the drop-on-insert-failure defect: log and drop instead of buffering
 	NoSecondWake  bool          // the no-second-wake defect: a flushed entry wakes nobody
 	Buffer        *Buffer
@@ -87,7 +87,7 @@ func (p *Publisher) Publish(ctx context.Context, st *store.TenantStore, ev store
 	if p.failing(st.TenantID) {
 		err = ErrFailpoint
 	} else {
-		seq, err = st.InsertEvent(ictx, ev, p.Ordered)
+		seq, err = st.InsertEvent(ictx, ev, p.Guard)
 	}
 	p.Metrics.InsertDuration.WithLabelValues("hot").Observe(time.Since(t0).Seconds())
 	if err != nil {
@@ -175,7 +175,7 @@ func (p *Publisher) InsertBuffered(ctx context.Context, tenant string, ev store.
 		}
 		p.Metrics.InsertAttempts.WithLabelValues("flush").Inc()
 		t0 := time.Now()
-		seq, err := st.InsertEvent(ctx, ev, p.Ordered)
+		seq, err := st.InsertEvent(ctx, ev, p.Guard)
 		p.Metrics.InsertDuration.WithLabelValues("flush").Observe(time.Since(t0).Seconds())
 		if err == nil {
 			p.Metrics.InsertResults.WithLabelValues("flush", "ok").Inc()

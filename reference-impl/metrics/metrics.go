@@ -32,6 +32,7 @@ type Metrics struct {
 	PodsSwept      prometheus.Counter
 	Mutations      *prometheus.CounterVec // op, result
 	ResumesAtHead  prometheus.Counter
+	HorizonHoles   prometheus.Counter
 	ShutdownCloses prometheus.Histogram // streams closed per paced batch at shutdown
 	ReplayHandoffs prometheus.Counter
 	FanoutLag      *prometheus.CounterVec // reason=poll_gap|backlog
@@ -106,11 +107,25 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help: "Live drains that stopped short and re-armed a timer, by reason (catch_up: the page budget per wake was spent with rows left; error: a read failed, retried with backoff)."}, []string{"reason"}),
 		LagCloses: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_fanout_lag_closed_streams_total",
 			Help: "Streams closed because the fan-out lagged (only the seeded defect mass-close-on-lag closes any)."}),
+		HorizonHoles: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_sse_horizon_gaps_given_up_total",
+			Help: "Times a stream under --late-commit-guard horizon gave missing seqs up as holes after --sse-horizon-wait."}),
 	}
 	reg.MustRegister(m.InsertAttempts, m.InsertResults, m.InsertDuration, m.FlushResults, m.BufferDepth, m.Dropped,
 		m.Residency, m.Resets, m.EventsSent, m.Heartbeats, m.Connections, m.Inflight, m.OutboxInserts, m.OutboxPolls,
 		m.OutboxAge, m.OutboxPruned, m.OutboxStalled, m.FSEventsRows, m.FSEventsPruned, m.Sweeps, m.TenantQueries,
 		m.PodsSwept, m.Mutations, m.ResumesAtHead, m.ShutdownCloses, m.ReplayHandoffs, m.FanoutLag, m.SignalLost,
-		m.RecoveryWakes, m.DrainRearms, m.LagCloses)
+		m.RecoveryWakes, m.DrainRearms, m.LagCloses, m.HorizonHoles)
+	// The vectors whose labels come from a fixed list are exported at 0 from the start: a vector
+	// appears on /metrics only once a label set is used, and a scraper (seqgate's metrics:) cannot
+	// tell a family that never counted from one the service does not have.
+	for _, path := range []string{"hot", "flush"} {
+		m.InsertAttempts.WithLabelValues(path)
+		for _, result := range []string{"ok", "error"} {
+			m.InsertResults.WithLabelValues(path, result)
+		}
+	}
+	for _, result := range []string{"ok", "error", "rejected", "tenant_gone"} {
+		m.FlushResults.WithLabelValues(result)
+	}
 	return m
 }

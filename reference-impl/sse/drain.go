@@ -25,6 +25,9 @@ func (x *stream) phase2(ctx context.Context, sub *signal.Sub) {
 	}
 	backoff := time.Duration(0)
 	lastPoll := time.Now()
+	if x.held {
+		timer.Reset(x.cfg.CatchUpDelay) // phase 1 stopped at a missing seq: no write may come to wake us
+	}
 	for {
 		select {
 		case <-ctx.Done():
@@ -78,26 +81,30 @@ const (
 // drain pulls pages until a short page (disarm) or MaxPagesPerWake full pages (re-arm shortly).
 func (x *stream) drain(ctx context.Context) (rearm, bool) {
 	for pages := 0; ; {
-		evs, tooOld, err := x.page(ctx)
+		r, err := x.page(ctx)
 		if err != nil {
 			x.log.Warn("sse drain query failed", "tenant_id", x.st.TenantID, "cursor", x.cursor, "err", err)
 			x.m.DrainRearms.WithLabelValues("error").Inc()
 			return rearmError, true
 		}
-		if tooOld {
-			x.cursor = x.swept
+		if r.tooOld {
+			x.setCursor(x.swept)
 			return rearmCatchUp, x.reset(ctx, x.swept, ReasonSeqTooOld)
 		}
+		evs := r.evs
 		if x.cfg.SpuriousSeqTooOld && x.cursor == 0 && len(evs) > 0 {
 			// Defect: the first rows of a tenant that was empty when the stream started are answered
 			// with a resync, as if they had been swept (nothing was).
-			x.cursor = evs[len(evs)-1].Seq
+			x.setCursor(evs[len(evs)-1].Seq)
 			return rearmCatchUp, x.reset(ctx, x.cursor, ReasonSeqTooOld)
 		}
 		if !x.sendEvents(ctx, evs) {
 			return rearmNone, false
 		}
-		if len(evs) < x.cfg.PageSize || x.cfg.SinglePageReplay {
+		if x.held {
+			return rearmCatchUp, true // a missing seq: look again shortly, no write may come to wake us
+		}
+		if !r.more || x.cfg.SinglePageReplay {
 			return rearmNone, true
 		}
 		if pages++; pages >= x.cfg.MaxPagesPerWake {

@@ -53,10 +53,10 @@ func (x *stream) phase1(ctx context.Context, since int64) bool {
 		// Every drain page carries the sweep mark: if the hint lagged for a whole retention
 		// (a long meta outage) and rows above it were swept, the first drain says seq_too_old.
 		if since == 0 {
-			x.cursor = h
+			x.setCursor(h)
 			return x.reset(ctx, h, ReasonInitialSync) && x.heartbeat(ctx)
 		}
-		x.cursor = since
+		x.setCursor(since)
 		return x.heartbeat(ctx)
 	}
 	x.m.TenantQueries.WithLabelValues("bounds").Inc()
@@ -70,44 +70,44 @@ func (x *stream) phase1(ctx context.Context, since int64) bool {
 	top := max(head, swept)
 	switch {
 	case since == 0:
-		x.cursor = top
+		x.setCursor(top)
 		return x.reset(ctx, top, ReasonInitialSync) && x.heartbeat(ctx)
 	case since > top:
-		x.cursor = top
+		x.setCursor(top)
 		return x.reset(ctx, top, ReasonServerRestart) && x.heartbeat(ctx)
 	case since < swept:
-		x.cursor = top
+		x.setCursor(top)
 		return x.reset(ctx, top, ReasonSeqTooOld) && x.heartbeat(ctx)
 	}
-	x.cursor = since // a sweep between the bounds read above and a page shows in that page's mark
+	x.setCursor(since) // a sweep between the bounds read above and a page shows in that page's mark
 	pages, lastHB, sent, started := 0, time.Now(), 0, time.Now()
 	for {
-		evs, tooOld, err := x.page(ctx)
+		r, err := x.page(ctx)
 		if err != nil {
 			// Mid-replay failure: end without the stream-current heartbeat (that would be a lie);
 			// the client resumes from the last seq it saw.
 			x.log.Warn("sse replay query failed", "tenant_id", x.st.TenantID, "cursor", x.cursor, "err", err)
 			return false
 		}
-		if tooOld {
+		if r.tooOld {
 			// The rows above the mark still have to be replayed before the stream is current:
 			// go on from the mark (the drain does the same), never straight to the heartbeat.
-			x.cursor = x.swept
+			x.setCursor(x.swept)
 			if !x.reset(ctx, x.swept, ReasonSeqTooOld) {
 				return false
 			}
 			continue
 		}
-		if !x.sendEvents(ctx, evs) {
+		if !x.sendEvents(ctx, r.evs) {
 			return false
 		}
 		if x.afterPage != nil {
 			x.afterPage()
 		}
-		if len(evs) < x.cfg.PageSize || x.cfg.SinglePageReplay {
-			break
+		if !r.more || x.cfg.SinglePageReplay {
+			break // a short page, or a missing seq (phase 2 looks again shortly)
 		}
-		sent += len(evs)
+		sent += len(r.evs)
 		if (x.cfg.ReplayBudgetEvents > 0 && sent >= x.cfg.ReplayBudgetEvents) ||
 			(x.cfg.ReplayBudgetTime > 0 && time.Since(started) >= x.cfg.ReplayBudgetTime) {
 			// Hand off: the heartbeat carries the cursor, the client resumes from it.

@@ -40,6 +40,13 @@ type Config struct {
 	SinglePageReplay  bool // defect single-page-replay
 	UnsignalledDrop   bool // defect unsignalled-queue-drop
 	SpuriousSeqTooOld bool // defect spurious-seq-too-old
+	// Guard is how pages are read (store.Guard): under GuardLock each page takes the tenant's
+	// sequence row in share mode first, under GuardHorizon a stream delivers up to the first
+	// missing seq (horizon.go), under GuardNone (the late-commit-skip defect) pages are read plainly.
+	Guard store.Guard
+	// HorizonWait is how long a GuardHorizon stream waits for a missing seq before it gives it up
+	// as a hole [5s]. A row that becomes visible later than this after a higher one is skipped.
+	HorizonWait time.Duration
 }
 
 func (c *Config) defaults() {
@@ -66,6 +73,7 @@ func (c *Config) defaults() {
 	defaults.Positive(&c.QueueWait, 2*time.Second)
 	defaults.Positive(&c.WriteTimeout, 30*time.Second)
 	defaults.Positive(&c.QueryTimeout, 10*time.Second)
+	defaults.Positive(&c.HorizonWait, 5*time.Second)
 }
 
 // Streamer serves event streams of one pod.
@@ -96,7 +104,15 @@ type stream struct {
 	st     *store.TenantStore
 	q      *sendQueue
 	cursor int64
-	swept  int64 // the sweep mark of the last page that said seq_too_old
+	swept  int64   // the sweep mark of the last page that said seq_too_old
+	hz     horizon // GuardHorizon only
+	held   bool    // the last page stopped at a missing seq: read again soon (GuardHorizon)
+}
+
+// setCursor moves the stream to c (its since, a reset's seq): nothing at or below c is read again.
+func (x *stream) setCursor(c int64) {
+	x.cursor = c
+	x.hz = horizon{settled: max(x.hz.settled, c)}
 }
 
 // Serve streams st's events after since until the client leaves, the server shuts down (ctx), or
@@ -185,40 +201,82 @@ func (x *stream) sendEvents(ctx context.Context, evs []store.Event) bool {
 	return true
 }
 
-// page reads one page after the cursor through read (the read path streams and the pull endpoint
-// share), and turns a page read past swept rows into tooOld.
-func (x *stream) page(ctx context.Context) (evs []store.Event, tooOld bool, err error) {
-	evs, swept, st, err := x.read(ctx, x.st, x.cursor, x.cfg.PageSize)
-	x.st = st
+// pageResult is one read of a stream: the events to send, and what to do next.
+type pageResult struct {
+	evs    []store.Event
+	tooOld bool // rows above the cursor were swept: reset(seq_too_old) at x.swept, then go on
+	more   bool // a full page: read again at once
+}
+
+// page reads one page after the cursor, with the sweep mark read by the same statement: a sweep
+// raises the mark before it deletes, so a page read past swept rows always carries the raised mark,
+// and the range turns into seq_too_old instead of a silent gap. This holds for every page, however
+// recent the stream's last event: a retried row can be inserted with a created_at already past the
+// sweep cutoff and swept before any stream read it.
+func (x *stream) page(ctx context.Context) (pageResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, x.cfg.QueryTimeout)
+	defer cancel()
+	x.m.TenantQueries.WithLabelValues("events_since").Inc()
+	r, err := x.read(ctx)
+	if store.IsClosed(err) && x.Resolve != nil {
+		st, rerr := x.Resolve(ctx, x.st.TenantID)
+		if rerr != nil {
+			return pageResult{}, rerr
+		}
+		x.st = st
+		r, err = x.read(ctx)
+	}
+	return r, err
+}
+
+// read is one page read under the stream's guard.
+func (x *stream) read(ctx context.Context) (pageResult, error) {
+	var evs []store.Event
+	var swept int64
+	var err error
+	switch x.cfg.Guard {
+	case store.GuardHorizon:
+		return x.readHorizon(ctx)
+	case store.GuardLock:
+		evs, swept, err = x.st.EventsPageLocked(ctx, x.cursor, x.cfg.PageSize)
+	default:
+		evs, swept, err = x.st.EventsPage(ctx, x.cursor, x.cfg.PageSize)
+	}
 	if err != nil {
-		return nil, false, err
+		return pageResult{}, err
 	}
 	if x.cursor < swept {
 		x.swept = swept
-		return nil, true, nil
+		return pageResult{tooOld: true}, nil
 	}
-	return evs, false, nil
+	return pageResult{evs: evs, more: len(evs) >= x.cfg.PageSize}, nil
 }
 
-// read is the one read of fs_events behind every stream page and every pull page: up to limit rows
-// after cursor, with the sweep mark read by the same statement: a sweep raises the mark before it
-// deletes, so a page read past swept rows always carries the raised mark, and the range turns into
-// seq_too_old (or 410) instead of a silent gap. This holds for every page, however recent the
-// reader's last event: a retried row can be inserted with a created_at already past the sweep cutoff
-// and swept before anyone read it. A handle closed under the reader is re-resolved once; the
-// store to use from then on is returned.
-func (s *Streamer) read(ctx context.Context, st *store.TenantStore, cursor int64, limit int) ([]store.Event, int64, *store.TenantStore, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.QueryTimeout)
-	defer cancel()
-	s.m.TenantQueries.WithLabelValues("events_since").Inc()
-	evs, swept, err := st.EventsPage(ctx, cursor, limit)
-	if store.IsClosed(err) && s.Resolve != nil {
-		nst, rerr := s.Resolve(ctx, st.TenantID)
-		if rerr != nil {
-			return nil, 0, st, rerr
-		}
-		st = nst
-		evs, swept, err = st.EventsPage(ctx, cursor, limit)
+// readHorizon reads every tenant's seqs after the stream's horizon and keeps this tenant's events
+// up to the first missing seq (horizon.go).
+func (x *stream) readHorizon(ctx context.Context) (pageResult, error) {
+	p, err := x.st.EventsAfter(ctx, x.hz.settled, x.cfg.PageSize)
+	if err != nil {
+		return pageResult{}, err
 	}
-	return evs, swept, st, err
+	if x.cursor < p.Swept {
+		x.swept = p.Swept
+		x.held = false
+		return pageResult{tooOld: true}, nil
+	}
+	before := x.hz.settled
+	n, held, gaveUp := x.hz.advance(p.Rows, p.SweptAny, time.Now(), x.cfg.HorizonWait)
+	if gaveUp {
+		x.m.HorizonHoles.Inc()
+		x.log.Warn("sse horizon gave missing seqs up as holes (rolled-back inserts, or rows visible later than --sse-horizon-wait)",
+			"tenant_id", x.st.TenantID, "after", before, "through", x.hz.settled)
+	}
+	x.held = held
+	var evs []store.Event
+	for _, r := range p.Rows[:n] {
+		if r.Mine {
+			evs = append(evs, r.Event)
+		}
+	}
+	return pageResult{evs: evs, more: !held && len(p.Rows) >= x.cfg.PageSize}, nil
 }

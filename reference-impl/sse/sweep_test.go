@@ -75,7 +75,7 @@ func tenantStore(t *testing.T) *store.TenantStore {
 
 func insert(t *testing.T, st *store.TenantStore, path string, created time.Time) int64 {
 	t.Helper()
-	seq, err := st.InsertEvent(testCtx(t), store.Event{Path: path, Op: "write", CreatedAt: created}, true)
+	seq, err := st.InsertEvent(testCtx(t), store.Event{Path: path, Op: "write", CreatedAt: created}, store.GuardLock)
 	if err != nil {
 		t.Fatal(err)
 	}

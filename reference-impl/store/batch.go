@@ -22,9 +22,9 @@ type BatchResult struct {
 
 // BatchWrite writes every file and inserts one write event per file, all carrying batch, in one
 // transaction: the files and their events commit together or not at all, so no reader can see part
-// of the batch. Each event goes through InsertEventTx, the insert of a single event, with its
-// sequence guard (ordered): the batch's events take consecutive seqs of the tenant and commit before
-// any later event of the tenant. A deadlock victim or lock wait timeout runs the whole transaction
+// of the batch. The events are one multi-row INSERT (insertEventsTx) behind the sequence row when
+// ordered (GuardLock): they take consecutive seqs under every guard, so no other event of the
+// tenant, not even an unserialised GuardHorizon insert, can take a seq inside the batch. A deadlock victim or lock wait timeout runs the whole transaction
 // again (bounded).
 func (s *TenantStore) BatchWrite(ctx context.Context, files []FileWrite, batch string, ordered bool) (BatchResult, error) {
 	var r BatchResult
@@ -38,12 +38,16 @@ func (s *TenantStore) BatchWrite(ctx context.Context, files []FileWrite, batch s
 			r.Revisions[i] = rev
 		}
 		now := time.Now()
+		evs := make([]Event, len(files))
 		for i, f := range files {
-			seq, err := InsertEventTx(ctx, tx, s.TenantID, Event{Path: f.Path, Op: "write", Batch: batch, CreatedAt: now}, ordered)
-			if err != nil {
-				return err
-			}
-			r.Seqs[i] = seq
+			evs[i] = Event{Path: f.Path, Op: "write", Batch: batch, CreatedAt: now}
+		}
+		first, err := insertEventsTx(ctx, tx, s.TenantID, evs, ordered)
+		if err != nil {
+			return err
+		}
+		for i := range r.Seqs {
+			r.Seqs[i] = first + int64(i)
 		}
 		return nil
 	})

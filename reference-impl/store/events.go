@@ -36,21 +36,62 @@ type Event struct {
 	Batch string
 }
 
-// InsertEvent writes ev and returns its seq. With ordered set, the insert first locks the tenant's
+// Guard is how a tenant's event inserts and stream reads keep a reader at seq > cursor from
+// passing a seq that becomes visible after a higher one (a late commit). See docs/eventlogd.md,
+// "The late-commit guard".
+type Guard int
+
+const (
+	// GuardNone inserts and reads plainly: the late-commit-skip seeded defect.
+	GuardNone Guard = iota
+	// GuardLock serialises a tenant's inserts on its fs_event_seq_lock row (so its seqs commit in
+	// order) and has every page read take that row in share mode before its snapshot (so no insert
+	// of the tenant commits while the snapshot is taken: see EventsPageLocked).
+	GuardLock
+	// GuardHorizon inserts with one autocommit statement (nothing serialised) and reads pages in the
+	// global seq order, delivering only up to the first gap: a reader never passes a seq that is
+	// still in flight, and gives a gap up as a hole (a rolled-back insert) after a bounded wait.
+	GuardHorizon
+)
+
+// Guards names the guards a flag may choose (GuardNone is only reachable through the defect).
+var Guards = map[string]Guard{"lock": GuardLock, "horizon": GuardHorizon}
+
+// String returns the guard's flag name.
+func (g Guard) String() string {
+	switch g {
+	case GuardLock:
+		return "lock"
+	case GuardHorizon:
+		return "horizon"
+	}
+	return "none"
+}
+
+// InsertEvent writes ev and returns its seq. Under GuardLock the insert first locks the tenant's
 // fs_event_seq_lock row in the same transaction, so the AUTO_INCREMENT seq is taken only after the
-// tenant's previous event committed: a tenant's events commit in seq order, and a reader at
-// seq > cursor can never pass a lower seq that commits later. Without ordered (the late-commit-skip
-// defect) two inserts of one tenant may commit out of seq order. A deadlock victim or lock wait
-// timeout runs the transaction again (bounded, see retryConflicts): the event is not pushed to the
-// retry buffer for a conflict between our own statements.
-func (s *TenantStore) InsertEvent(ctx context.Context, ev Event, ordered bool) (int64, error) {
+// tenant's previous event committed: a tenant's events commit in seq order. Under GuardHorizon it
+// is one autocommit INSERT (one round trip); its readers make up for the order (EventsAfter). Under
+// GuardNone (the late-commit-skip defect) it is the lock's transaction without the lock, so the
+// window between a seq and its commit is as wide as the guard's would be without its lock.
+// A deadlock victim or lock wait timeout runs the transaction again (bounded, see retryConflicts):
+// the event is not pushed to the retry buffer for a conflict between our own statements.
+func (s *TenantStore) InsertEvent(ctx context.Context, ev Event, g Guard) (int64, error) {
 	var seq int64
 	err := retryConflicts(ctx, func() error {
+		if g == GuardHorizon {
+			res, err := s.DB.ExecContext(ctx, insertEvent, s.TenantID, ev.Path, ev.Op, ev.Actor, ev.CreatedAt.UTC(), ev.Src, ev.Batch)
+			if err != nil {
+				return err
+			}
+			seq, err = res.LastInsertId()
+			return err
+		}
 		tx, err := s.DB.BeginTx(ctx, nil)
 		if err != nil {
 			return err
 		}
-		if seq, err = InsertEventTx(ctx, tx, s.TenantID, ev, ordered); err != nil {
+		if seq, err = InsertEventTx(ctx, tx, s.TenantID, ev, g == GuardLock); err != nil {
 			_ = tx.Rollback()
 			return err
 		}
@@ -59,16 +100,30 @@ func (s *TenantStore) InsertEvent(ctx context.Context, ev Event, ordered bool) (
 	return seq, err
 }
 
-// InsertEventTx runs the statements of InsertEvent inside tx (the caller commits). Tests use it to
-// hold one insert's transaction open while another commits.
+const insertEvent = `INSERT INTO fs_events (tenant_id, path, op, actor, created_at, src_path, batch) VALUES (?, ?, ?, ?, ?, ?, ?)`
+
+// InsertEventTx runs the statements of InsertEvent inside tx (the caller commits); ordered takes the
+// sequence row first (GuardLock). Tests use it to hold one insert's transaction open while another
+// commits.
 func InsertEventTx(ctx context.Context, tx *sql.Tx, tenantID string, ev Event, ordered bool) (int64, error) {
+	return insertEventsTx(ctx, tx, tenantID, []Event{ev}, ordered)
+}
+
+// insertEventsTx inserts evs (at least one) with one statement inside tx and returns the first
+// one's seq; ordered takes the sequence row first (GuardLock). One multi-row INSERT is a "simple
+// insert" to InnoDB: under innodb_autoinc_lock_mode 0 or 1 (MariaDB's default is 1) it reserves its
+// seqs at once, so they are consecutive and no concurrent insert of any guard takes a seq among them.
+func insertEventsTx(ctx context.Context, tx *sql.Tx, tenantID string, evs []Event, ordered bool) (int64, error) {
 	if ordered {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO fs_event_seq_lock (tenant_id, n) VALUES (?, 1) ON DUPLICATE KEY UPDATE n = n + 1`, tenantID); err != nil {
 			return 0, err
 		}
 	}
-	res, err := tx.ExecContext(ctx, `INSERT INTO fs_events (tenant_id, path, op, actor, created_at, src_path, batch) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		tenantID, ev.Path, ev.Op, ev.Actor, ev.CreatedAt.UTC(), ev.Src, ev.Batch)
+	args := make([]any, 0, 7*len(evs))
+	for _, ev := range evs {
+		args = append(args, tenantID, ev.Path, ev.Op, ev.Actor, ev.CreatedAt.UTC(), ev.Src, ev.Batch)
+	}
+	res, err := tx.ExecContext(ctx, insertEvent+strings.Repeat(`, (?, ?, ?, ?, ?, ?, ?)`, len(evs)-1), args...)
 	if err != nil {
 		return 0, err
 	}
@@ -86,22 +141,30 @@ func (s *TenantStore) EventsSince(ctx context.Context, since int64, limit int) (
 // raises the mark before it deletes, so when a page was read past deleted rows its mark covers
 // them: the caller compares the mark with its cursor on every page, at no extra query.
 func (s *TenantStore) EventsPage(ctx context.Context, since int64, limit int) ([]Event, int64, error) {
-	const mark = `(SELECT COALESCE(MAX(swept_through), 0) FROM fs_events_sweep_mark WHERE tenant_id = ?)`
-	q := `SELECT seq, path, op, actor, created_at, src_path, batch, ` + mark + ` FROM fs_events WHERE tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?`
-	args := []any{s.TenantID, s.TenantID, since, limit}
-	if s.LeakAcrossTenants {
-		q = `SELECT seq, path, op, actor, created_at, src_path, batch, ` + mark + ` FROM fs_events WHERE seq > ? ORDER BY seq LIMIT ?`
-		args = []any{s.TenantID, since, limit}
-	}
 	release, err := s.enter(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer release()
+	q, args := s.pageQuery(since, limit)
 	rows, err := s.DB.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, 0, err
 	}
+	return scanPage(rows)
+}
+
+func (s *TenantStore) pageQuery(since int64, limit int) (string, []any) {
+	const mark = `(SELECT COALESCE(MAX(swept_through), 0) FROM fs_events_sweep_mark WHERE tenant_id = ?)`
+	if s.LeakAcrossTenants {
+		return `SELECT seq, path, op, actor, created_at, src_path, batch, ` + mark + ` FROM fs_events WHERE seq > ? ORDER BY seq LIMIT ?`,
+			[]any{s.TenantID, since, limit}
+	}
+	return `SELECT seq, path, op, actor, created_at, src_path, batch, ` + mark + ` FROM fs_events WHERE tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+		[]any{s.TenantID, s.TenantID, since, limit}
+}
+
+func scanPage(rows *sql.Rows) ([]Event, int64, error) {
 	defer rows.Close()
 	out := make([]Event, 0, 16)
 	var swept int64
@@ -113,6 +176,95 @@ func (s *TenantStore) EventsPage(ctx context.Context, since int64, limit int) ([
 		out = append(out, e)
 	}
 	return out, swept, rows.Err()
+}
+
+// EventsPageLocked is EventsPage for GuardLock: in one transaction it first takes the tenant's
+// fs_event_seq_lock row in share mode, then reads the page. The row lock alone does not make a
+// plain page safe on MariaDB: a read view is built by walking the active transactions without a
+// global latch, so while the walk runs an insert it already listed as active can commit, the next
+// insert of the tenant can take the row, commit and leave before the walk reaches it, and the view
+// shows seq N+1 without seq N (measured: store.TestLockedPagesNeverPassALowerSeq's control). With
+// the share lock held, no insert of the tenant is between its seq and its commit while the view is
+// built (each committed before releasing the row, the next cannot take it), so the page holds every
+// committed seq of the tenant below its highest. Costs: four round trips, and an insert waits for
+// the page read that holds the row.
+func (s *TenantStore) EventsPageLocked(ctx context.Context, since int64, limit int) ([]Event, int64, error) {
+	release, err := s.enter(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer release()
+	tx, err := s.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only: a failed rollback loses nothing
+	var n int64
+	err = tx.QueryRowContext(ctx, `SELECT n FROM fs_event_seq_lock WHERE tenant_id = ? LOCK IN SHARE MODE`, s.TenantID).Scan(&n)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, 0, err
+	}
+	q, args := s.pageQuery(since, limit)
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	evs, swept, err := scanPage(rows)
+	if err != nil {
+		return nil, 0, err
+	}
+	return evs, swept, tx.Commit()
+}
+
+// Row is one row of a horizon page: any tenant's seq (Mine says whether it is this tenant's, and
+// only then are the event fields filled).
+type Row struct {
+	Event
+	Mine bool
+}
+
+// HorizonPage is what one statement (one snapshot) says about the seqs after a point.
+type HorizonPage struct {
+	Rows     []Row // every visible seq after the point, of every tenant, in order (at most limit)
+	Swept    int64 // this tenant's sweep mark
+	SweptAny int64 // the highest sweep mark of any tenant: a gap at or below it may be a deleted row
+}
+
+// EventsAfter reads, in one statement, every visible seq after `after` in the global seq order
+// (the AUTO_INCREMENT counter is shared by every tenant of the DB), with this tenant's events and
+// the sweep marks. GuardHorizon's readers deliver only up to the first missing seq: a seq that is
+// missing is still in flight (or a hole: a rolled-back insert, given up after a bounded wait), and
+// since the rows and the gap are judged in the same snapshot, a late commit can only ever appear as
+// a gap, never as a row already passed.
+func (s *TenantStore) EventsAfter(ctx context.Context, after int64, limit int) (HorizonPage, error) {
+	release, err := s.enter(ctx)
+	if err != nil {
+		return HorizonPage{}, err
+	}
+	defer release()
+	t := s.TenantID
+	cols, args := `tenant_id = ?, IF(tenant_id = ?, path, ''), IF(tenant_id = ?, op, ''), IF(tenant_id = ?, actor, ''), IF(tenant_id = ?, src_path, ''), IF(tenant_id = ?, batch, '')`, []any{t, t, t, t, t, t}
+	if s.LeakAcrossTenants {
+		cols, args = `1, path, op, actor, src_path, batch`, nil // the defect: every tenant's rows are "mine"
+	}
+	q := `SELECT seq, ` + cols + `, created_at,
+		(SELECT COALESCE(MAX(swept_through), 0) FROM fs_events_sweep_mark WHERE tenant_id = ?),
+		(SELECT COALESCE(MAX(swept_through), 0) FROM fs_events_sweep_mark)
+		FROM fs_events WHERE seq > ? ORDER BY seq LIMIT ?`
+	rows, err := s.DB.QueryContext(ctx, q, append(args, t, after, limit)...)
+	if err != nil {
+		return HorizonPage{}, err
+	}
+	defer rows.Close()
+	var p HorizonPage
+	for rows.Next() {
+		var r Row
+		if err := rows.Scan(&r.Seq, &r.Mine, &r.Path, &r.Op, &r.Actor, &r.Src, &r.Batch, &r.CreatedAt, &p.Swept, &p.SweptAny); err != nil {
+			return HorizonPage{}, err
+		}
+		p.Rows = append(p.Rows, r)
+	}
+	return p, rows.Err()
 }
 
 // Bounds returns the tenant's newest seq (0 when it has none) and the highest seq of its rows a

@@ -30,6 +30,9 @@ type Tenant struct {
 // Meta is the meta DB: tenants, keys and the signal plane. Its methods never touch a tenant DB.
 type Meta struct {
 	DB *sql.DB
+	// UnorderedOutbox is the unordered-outbox defect: outbox transactions skip the order-row lock,
+	// as before issue 10's fix, so outbox ids can become visible out of order.
+	UnorderedOutbox bool
 }
 
 // HashKey is how an API key is stored: hex SHA-256 (keys are 256-bit random, so no salt is needed).
@@ -164,7 +167,7 @@ func (m *Meta) InsertNotifyHeads(ctx context.Context, podID string, tenants []st
 			return err
 		}
 		defer tx.Rollback()
-		if err := InsertNotifyHeadsTx(ctx, tx, podID, tenants, heads); err != nil {
+		if err := insertNotifyHeadsTx(ctx, tx, podID, tenants, heads, !m.UnorderedOutbox); err != nil {
 			return err
 		}
 		return tx.Commit()
@@ -174,16 +177,24 @@ func (m *Meta) InsertNotifyHeads(ctx context.Context, podID string, tenants []st
 // InsertNotifyHeadsTx runs the statements of InsertNotifyHeads inside tx (the caller commits;
 // tests hold one open while another commits). It first locks the single outbox order row, so the
 // AUTO_INCREMENT ids are taken only after every earlier outbox transaction committed: outbox rows
-// become visible in id order, and a poller reading id > cursor can never pass an id that commits
-// later (the late-commit argument of fs_event_seq_lock, for the whole outbox: its inserts are
-// coalesced, a few per second per pod, so one order row costs nothing).
+// commit in id order, and a poller reading id > cursor with the row in share mode (OutboxSince) can
+// never pass an id that commits later (the late-commit argument of fs_event_seq_lock, for the whole
+// outbox: its inserts are coalesced, a few per second per pod, so one order row costs nothing).
 func InsertNotifyHeadsTx(ctx context.Context, tx *sql.Tx, podID string, tenants []string, heads map[string]int64) error {
+	return insertNotifyHeadsTx(ctx, tx, podID, tenants, heads, true)
+}
+
+// insertNotifyHeadsTx is InsertNotifyHeadsTx; ordered false skips the order-row lock (the
+// unordered-outbox defect).
+func insertNotifyHeadsTx(ctx context.Context, tx *sql.Tx, podID string, tenants []string, heads map[string]int64, ordered bool) error {
 	if len(tenants) == 0 {
 		return nil
 	}
 	now := time.Now().UTC()
-	if _, err := tx.ExecContext(ctx, `INSERT INTO tenant_notify_outbox_order (id, n) VALUES (1, 1) ON DUPLICATE KEY UPDATE n = n + 1`); err != nil {
-		return err
+	if ordered {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO tenant_notify_outbox_order (id, n) VALUES (1, 1) ON DUPLICATE KEY UPDATE n = n + 1`); err != nil {
+			return err
+		}
 	}
 	var b strings.Builder
 	var args []any
@@ -264,9 +275,26 @@ type OutboxRow struct {
 	PodID    string // the pod that wrote it ('' from an older eventlogd)
 }
 
-// OutboxSince returns up to limit outbox rows with id > after, in id order.
+// OutboxSince returns up to limit outbox rows with id > after, in id order. It reads in one
+// transaction that first takes the outbox order row in share mode: on MariaDB a plain read's view is
+// built by walking the active transactions without a global latch, and the commits of id N and then
+// id N+1 (which waited for N's order-row lock) can both fall inside one walk, leaving N+1 visible
+// without N; the poller would pass N for good (a lost wake). With the share lock held no outbox
+// transaction is between its id and its commit while the view is built (see
+// TenantStore.EventsPageLocked, the same argument for events). Outbox inserts are coalesced, a few
+// per second per pod, so a poller holding the row for one read delays them by as much.
 func (m *Meta) OutboxSince(ctx context.Context, after int64, limit int) ([]OutboxRow, error) {
-	rows, err := m.DB.QueryContext(ctx, `SELECT id, tenant_id, pod_id FROM tenant_notify_outbox WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
+	tx, err := m.DB.BeginTx(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback() //nolint:errcheck // read-only: a failed rollback loses nothing
+	var n int64
+	err = tx.QueryRowContext(ctx, `SELECT n FROM tenant_notify_outbox_order WHERE id = 1 LOCK IN SHARE MODE`).Scan(&n)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT id, tenant_id, pod_id FROM tenant_notify_outbox WHERE id > ? ORDER BY id LIMIT ?`, after, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -279,7 +307,11 @@ func (m *Meta) OutboxSince(ctx context.Context, after int64, limit int) ([]Outbo
 		}
 		out = append(out, r)
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	rows.Close()
+	return out, tx.Commit()
 }
 
 // OutboxHead returns the highest outbox id (0 when empty): where a new pod starts reading.

@@ -21,7 +21,7 @@ func TestEventPathsRoundTripByteForByte(t *testing.T) {
 		if _, err := st.WriteFile(ctx, p, []byte("x")); err != nil {
 			t.Fatalf("write file %q: %v", p, err)
 		}
-		if _, err := st.InsertEvent(ctx, store.Event{Path: p, Op: "write", CreatedAt: time.Now()}, true); err != nil {
+		if _, err := st.InsertEvent(ctx, store.Event{Path: p, Op: "write", CreatedAt: time.Now()}, store.GuardLock); err != nil {
 			t.Fatalf("insert event %q: %v", p, err)
 		}
 	}
@@ -48,7 +48,7 @@ func TestMigrateTenantMakesOldEventPathBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := &store.TenantStore{DB: db, TenantID: "t"}
-	_, err := st.InsertEvent(ctx, store.Event{Path: "/日本", Op: "write", CreatedAt: time.Now()}, true)
+	_, err := st.InsertEvent(ctx, store.Event{Path: "/日本", Op: "write", CreatedAt: time.Now()}, store.GuardLock)
 	if err == nil {
 		t.Fatal("negative control: the old latin1 column took /日本")
 	}
@@ -58,7 +58,7 @@ func TestMigrateTenantMakesOldEventPathBinary(t *testing.T) {
 	if err := store.MigrateTenant(ctx, db); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := st.InsertEvent(ctx, store.Event{Path: "/日本", Op: "write", CreatedAt: time.Now()}, true); err != nil {
+	if _, err := st.InsertEvent(ctx, store.Event{Path: "/日本", Op: "write", CreatedAt: time.Now()}, store.GuardLock); err != nil {
 		t.Fatalf("after migration: %v", err)
 	}
 	var typ string
@@ -106,7 +106,7 @@ func TestMigrateTenantAddsSourcePath(t *testing.T) {
 	}
 	st := &store.TenantStore{DB: db, TenantID: "t"}
 	ev := store.Event{Path: "/new", Op: "rename", Src: "/old", CreatedAt: time.Now()}
-	if _, err := st.InsertEvent(ctx, ev, true); err == nil {
+	if _, err := st.InsertEvent(ctx, ev, store.GuardLock); err == nil {
 		t.Fatal("negative control: a schema-2 table took src_path")
 	}
 	for i := 0; i < 2; i++ {
@@ -114,7 +114,7 @@ func TestMigrateTenantAddsSourcePath(t *testing.T) {
 			t.Fatalf("migration %d: %v", i+1, err)
 		}
 	}
-	seq, err := st.InsertEvent(ctx, ev, true)
+	seq, err := st.InsertEvent(ctx, ev, store.GuardLock)
 	if err != nil {
 		t.Fatalf("after migration: %v", err)
 	}

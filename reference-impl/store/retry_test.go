@@ -20,7 +20,7 @@ func TestInsertEventSurvivesDeadlock(t *testing.T) {
 	defer cancel()
 	db := tenantDB(t)
 	st := &store.TenantStore{DB: db, TenantID: "a"}
-	if _, err := st.InsertEvent(ctx, store.Event{Path: "/first", Op: "write", CreatedAt: time.Now()}, true); err != nil {
+	if _, err := st.InsertEvent(ctx, store.Event{Path: "/first", Op: "write", CreatedAt: time.Now()}, store.GuardLock); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.ExecContext(ctx, `CREATE TABLE heavy (id INT PRIMARY KEY)`); err != nil {
@@ -54,7 +54,7 @@ func TestInsertEventSurvivesDeadlock(t *testing.T) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		seq, err := st.InsertEvent(ctx, store.Event{Path: "/second", Op: "write", CreatedAt: time.Now()}, true)
+		seq, err := st.InsertEvent(ctx, store.Event{Path: "/second", Op: "write", CreatedAt: time.Now()}, store.GuardLock)
 		done <- result{seq, err}
 	}()
 	waitLockWait(t, ctx, db, done)

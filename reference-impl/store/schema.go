@@ -87,7 +87,8 @@ const TenantSchemaVersion = 4
 
 // tenantSchema is the same in a dedicated and a shared tenant DB: every row is keyed by tenant_id.
 // fs_event_seq_lock is the per-tenant row an event insert locks before it takes its AUTO_INCREMENT
-// seq, so a tenant's events commit in seq order (see InsertEvent). fs_events_sweep_mark remembers the
+// seq under --late-commit-guard lock, so a tenant's events commit in seq order (see InsertEvent and
+// EventsPageLocked; the horizon guard leaves it unused). fs_events_sweep_mark remembers the
 // highest seq a sweep deleted, which is what makes seq_too_old exact even though seq has holes.
 // The /*T![auto_id_cache] ...*/ comment is TiDB's feature-gated syntax (an ordinary comment to MySQL
 // and MariaDB): TiDB then hands out fs_events ids from one counter, in order, across TiDB servers,

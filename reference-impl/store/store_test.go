@@ -3,6 +3,7 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -75,12 +76,12 @@ func TestSweepBatchesCapAndMark(t *testing.T) {
 	old := time.Now().Add(-2 * time.Hour)
 	for i := 0; i < 7; i++ {
 		for _, st := range []*store.TenantStore{a, b} {
-			if _, err := st.InsertEvent(ctx, store.Event{Path: "/p", Op: "write", CreatedAt: old}, true); err != nil {
+			if _, err := st.InsertEvent(ctx, store.Event{Path: "/p", Op: "write", CreatedAt: old}, store.GuardLock); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
-	if _, err := a.InsertEvent(ctx, store.Event{Path: "/new", Op: "write", CreatedAt: time.Now()}, true); err != nil {
+	if _, err := a.InsertEvent(ctx, store.Event{Path: "/new", Op: "write", CreatedAt: time.Now()}, store.GuardLock); err != nil {
 		t.Fatal(err)
 	}
 	cutoff := time.Now().Add(-time.Hour)
@@ -125,7 +126,7 @@ func TestOrderedInsertsCommitInSeqOrder(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := 0; i < each; i++ {
-				if _, err := st.InsertEvent(ctx, store.Event{Path: "/p", Op: "write", CreatedAt: time.Now()}, true); err != nil {
+				if _, err := st.InsertEvent(ctx, store.Event{Path: "/p", Op: "write", CreatedAt: time.Now()}, store.GuardLock); err != nil {
 					t.Error(err)
 					return
 				}
@@ -211,18 +212,18 @@ func TestLoadPoolsNamesTheBadEntry(t *testing.T) {
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
 
-// BenchmarkEventInsert compares the ordered insert (sequence-row lock, the late-commit protection)
-// with the unordered one; run both and read the ratio of ns/op.
+// BenchmarkEventInsert compares the insert of each guard (GuardLock: sequence-row lock; GuardHorizon:
+// one autocommit INSERT); run both and read the ratio of ns/op.
 func BenchmarkEventInsert(b *testing.B) {
-	for _, ordered := range []bool{true, false} {
-		b.Run(fmt.Sprintf("ordered=%v", ordered), func(b *testing.B) {
+	for _, g := range []store.Guard{store.GuardLock, store.GuardHorizon} {
+		b.Run("guard="+g.String(), func(b *testing.B) {
 			db := tenantDB(b)
 			db.SetMaxOpenConns(8)
 			st := &store.TenantStore{DB: db, TenantID: "t"}
 			b.SetParallelism(4)
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
-					if _, err := st.InsertEvent(context.Background(), store.Event{Path: "/p", Op: "write", CreatedAt: time.Now()}, ordered); err != nil {
+					if _, err := st.InsertEvent(context.Background(), store.Event{Path: "/p", Op: "write", CreatedAt: time.Now()}, g); err != nil {
 						b.Error(err)
 						return
 					}
@@ -277,5 +278,50 @@ func TestMigrateMetaAddsColumnsToOldTables(t *testing.T) {
 	}
 	if rows, _ := m.OutboxSince(ctx, 1, 10); len(rows) != 1 || rows[0].PodID != "p1" {
 		t.Fatalf("new row: %+v", rows)
+	}
+}
+
+// TestWriteFileRevisions: the one-statement upsert answers revision 1 for a new file, counts up on
+// every overwrite, keeps files apart by tenant, and refuses a directory (ErrIsDir), leaving it as
+// it was.
+func TestWriteFileRevisions(t *testing.T) {
+	ctx := testCtx(t)
+	db := tenantDB(t)
+	a := &store.TenantStore{DB: db, TenantID: "a"}
+	b := &store.TenantStore{DB: db, TenantID: "b"}
+	if err := a.Mkdir(ctx, "/d"); err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		st      *store.TenantStore
+		path    string
+		body    string
+		wantRev int64
+		wantErr error
+	}{
+		{a, "/f", "one", 1, nil},
+		{a, "/f", "two", 2, nil},
+		{b, "/f", "b1", 1, nil},
+		{a, "/f", "three", 3, nil},
+		{a, "/d", "x", 0, store.ErrIsDir},
+		{a, "/g", "", 1, nil},
+	}
+	for i, s := range steps {
+		rev, err := s.st.WriteFile(ctx, s.path, []byte(s.body))
+		if rev != s.wantRev || !errors.Is(err, s.wantErr) {
+			t.Fatalf("step %d %s %s: rev %d err %v, want %d %v", i, s.st.TenantID, s.path, rev, err, s.wantRev, s.wantErr)
+		}
+	}
+	for _, c := range []struct {
+		st   *store.TenantStore
+		path string
+		body string
+		rev  int64
+		dir  bool
+	}{{a, "/f", "three", 3, false}, {b, "/f", "b1", 1, false}, {a, "/d", "", 1, true}} {
+		f, err := c.st.ReadFile(ctx, c.path)
+		if err != nil || string(f.Content) != c.body || f.Revision != c.rev || f.IsDir != c.dir {
+			t.Fatalf("%s %s: %+v %v, want %q rev %d dir %v", c.st.TenantID, c.path, f, err, c.body, c.rev, c.dir)
+		}
 	}
 }

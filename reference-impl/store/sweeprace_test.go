@@ -19,7 +19,7 @@ func TestSharedSweepNeverDeletesAboveATenantsMark(t *testing.T) {
 	a := &store.TenantStore{DB: db, TenantID: "a"}
 	x := &store.TenantStore{DB: db, TenantID: "x"}
 	old := time.Now().Add(-2 * time.Hour)
-	if _, err := a.InsertEvent(ctx, store.Event{Path: "/a1", Op: "write", CreatedAt: old}, true); err != nil {
+	if _, err := a.InsertEvent(ctx, store.Event{Path: "/a1", Op: "write", CreatedAt: old}, store.GuardLock); err != nil {
 		t.Fatal(err)
 	}
 	tx, err := db.BeginTx(ctx, nil)
@@ -31,7 +31,7 @@ func TestSharedSweepNeverDeletesAboveATenantsMark(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.InsertEvent(ctx, store.Event{Path: "/a3", Op: "write", CreatedAt: old}, true); err != nil {
+	if _, err := a.InsertEvent(ctx, store.Event{Path: "/a3", Op: "write", CreatedAt: old}, store.GuardLock); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)

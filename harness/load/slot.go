@@ -1,0 +1,172 @@
+package load
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seqgate/seqgate/ledger"
+)
+
+// UnicodeSuffix ends the path of a write_unicode mutation (valid UTF-8, not ASCII).
+const UnicodeSuffix = "-日本-é"
+
+// InvalidUTF8Suffix ends the URL path of a write_invalid_utf8 mutation, percent-encoded as sent:
+// the decoded path ends in byte 0xFF, never valid UTF-8. The ledger records it in this escaped
+// form (a ledger string is UTF-8); a correct service answers 400 and the mutation is not acked.
+const InvalidUTF8Suffix = "-%FF"
+
+// slot is one request slot of one tenant of a block: it sends one mutation at a time and keeps
+// what every send of that tenant shares, and the buffers one send reuses, so the time between an
+// arrival's wake-up and its send (the schedule slip) is spent on the request alone.
+type slot struct {
+	d         *Driver
+	t         Tenant
+	timeout   time.Duration
+	batchSize int      // files per batch op (load.batch_size)
+	dir       string   // the tenant's path prefix: /<prefix>/<run_id>/<tenant>/
+	midPrefix []byte   // t<tenant index>.b<block index>., with room for the arrival's index
+	auth      []string // the Authorization header's value, shared read-only by the slot's requests
+	rec       ledger.Record
+	body      bytes.Buffer // the answer, kept only for an error's text
+}
+
+func (d *Driver) newSlot(t Tenant, b Block) *slot {
+	return &slot{d: d, t: t, timeout: b.Load.Timeout.D(), batchSize: b.Load.BatchSize, dir: d.Path(t.ID, ""),
+		midPrefix: append(make([]byte, 0, 48), "t"+strconv.Itoa(t.Index)+".b"+strconv.Itoa(b.Index)+"."...),
+		auth:      []string{"Bearer " + t.Key}}
+}
+
+// send performs one mutation and writes its mut record. Ops that need an existing file (rename,
+// copy, chmod, delete) fall back to a write while the tenant has none. The record's t is taken
+// just before the request goes out, after everything it needs is built.
+func (s *slot) send(a arrival) {
+	d, t, op := s.d, s.t, a.op
+	mid := string(strconv.AppendInt(s.midPrefix, int64(a.i), 10))
+	if op == "batch" {
+		d.sendBatch(t, s.timeout, mid, s.batchSize, a.due)
+		return
+	}
+	path := s.dir + mid
+	var src string
+	switch op {
+	case "rename", "delete":
+		src = d.take(t.ID, a.pick, true)
+	case "copy", "chmod":
+		src = d.take(t.ID, a.pick, false)
+	}
+	if src == "" && op != "write" && op != "mkdir" && op != "write_unicode" && op != "write_invalid_utf8" {
+		op = "write"
+	}
+	method, query, header, body := http.MethodPut, "", "", io.Reader(nil)
+	rawSuffix := "" // sent after the escaped path, not part of the ledger's path
+	switch op {
+	case "write":
+		body = strings.NewReader("seqgate " + mid + "\n")
+	case "write_unicode": // a valid non-ASCII path: stored and delivered byte for byte
+		op, path = "write", path+UnicodeSuffix
+		body = strings.NewReader("seqgate " + mid + "\n")
+	case "write_invalid_utf8": // an invalid UTF-8 path: the service must refuse it (4xx), never ack it
+		op, rawSuffix = "write", InvalidUTF8Suffix
+		path += InvalidUTF8Suffix // the ledger's path is the escaped form (a ledger string is UTF-8)
+		body = strings.NewReader("seqgate " + mid + "\n")
+	case "mkdir":
+		method, query = http.MethodPost, "?mkdir"
+	case "rename":
+		method, query, header = http.MethodPost, "?rename", "X-Dat9-Rename-Source"
+	case "copy":
+		method, query, header = http.MethodPost, "?copy", "X-Dat9-Copy-Source"
+	case "chmod": // silent op on an existing file: its path is that file's
+		method, query, path, src = http.MethodPost, "?chmod&mode=0600", src, ""
+	case "delete":
+		method, path, src = http.MethodDelete, src, ""
+	}
+	// The sink copies what it keeps: one record per slot serves every send.
+	rec := &s.rec
+	*rec = ledger.Record{K: ledger.KindMut, MID: mid, Tenant: t.ID, Op: op, Path: path, Src: src,
+		IntendedT: a.due.Sub(d.cfg.Start).Nanoseconds()}
+	eps := d.cfg.Endpoints()
+	if len(eps) == 0 {
+		rec.T = d.now()
+		rec.DoneT, rec.Res, rec.Err = rec.T, ledger.ResErr, "no endpoint up"
+		d.Stats.Sent.Add(1)
+		d.Stats.Err.Add(1)
+		_ = d.cfg.Sink.Write(rec)
+		return
+	}
+	ep := eps[d.rr.Add(1)%uint64(len(eps))]
+	rec.Pod = ep.Name
+	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, method, ep.URL+"/v1/fs"+escapePath(strings.TrimSuffix(path, rawSuffix))+rawSuffix+query, body)
+	if err != nil {
+		panic(err) // our own URL: a bug, not an input
+	}
+	req.Header["Authorization"] = s.auth
+	if header != "" {
+		req.Header.Set(header, rec.Src)
+	}
+	rec.T = d.now()
+	d.Stats.Sent.Add(1)
+	d.answer(ctx, rec, req, &s.body)
+	if rec.Res == ledger.ResOK {
+		switch op {
+		case "write", "copy", "rename":
+			d.keep(t.ID, path)
+		}
+	}
+	rec.DoneT = d.now()
+	_ = d.cfg.Sink.Write(rec)
+}
+
+// answer sends req and fills rec's result (res, status, err) and the stats. buf receives the
+// answer's body (kept only for an error's text): a slot passes the one it reuses.
+func (d *Driver) answer(ctx context.Context, rec *ledger.Record, req *http.Request, buf *bytes.Buffer) {
+	resp, err := d.cfg.Client.Do(req)
+	switch {
+	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		rec.Res, rec.Err = ledger.ResTimeout, err.Error()
+		d.Stats.Timeout.Add(1)
+	case err != nil:
+		rec.Res, rec.Err = ledger.ResErr, err.Error()
+		d.Stats.Err.Add(1)
+	default:
+		buf.Reset()
+		_, _ = buf.ReadFrom(io.LimitReader(resp.Body, 1<<20))
+		resp.Body.Close()
+		rec.Status = resp.StatusCode
+		if resp.StatusCode/100 == 2 {
+			rec.Res = ledger.ResOK
+			d.Stats.OK.Add(1)
+		} else {
+			body := buf.Bytes()
+			rec.Res, rec.Err = ledger.ResErr, strings.TrimSpace(string(body[:min(len(body), 300)]))
+			d.Stats.Err.Add(1)
+		}
+	}
+}
+
+// escapePath percent-escapes each segment of p. Paths made only of unreserved characters (every
+// path the harness writes, but for the unicode and invalid UTF-8 ops) are returned as they are.
+func escapePath(p string) string {
+	plain := true
+	for i := 0; i < len(p) && plain; i++ {
+		c := p[i]
+		plain = c == '/' || c == '-' || c == '.' || c == '_' || c == '~' ||
+			'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+	}
+	if plain {
+		return p
+	}
+	segs := strings.Split(p, "/")
+	for i, s := range segs {
+		segs[i] = url.PathEscape(s)
+	}
+	return strings.Join(segs, "/")
+}

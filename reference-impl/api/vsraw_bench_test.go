@@ -1,0 +1,374 @@
+package api_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/internal/eventstream"
+	"github.com/seqgate/seqgate/reference-impl/api"
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+// BenchmarkVsRawInsert measures eventlogd beside the server it runs on (issue 14): the raw rate of
+// single-row autocommit INSERTs into fs_events with C connections, then eventlogd's acked events/s
+// with C writers in flight and C tenant-DB connections, each event delivered to a subscriber of its
+// tenant, for one hot tenant (a dedicated pool) and for 16 tenants (a shared pool), under each
+// late-commit guard. Raw and eventlogd run one after the other in the same process against the
+// same private MariaDB, so the ratio eventlogd/raw is measured in one run. Every acked event must
+// be delivered, in seq order, and every row of the tenant DB below a consumer's last seq must have
+// reached it (no skip); a run where that fails is reported as a failure, not as a rate.
+//
+//	go test -run '^$' -bench VsRawInsert -benchtime 1x -v ./reference-impl/api/
+//
+// VSRAW_SECONDS (default 5) sets each measurement's length, VSRAW_CONNS (default 16) C.
+func BenchmarkVsRawInsert(b *testing.B) {
+	d := time.Duration(envInt(b, "VSRAW_SECONDS", 5)) * time.Second
+	conns := envInt(b, "VSRAW_CONNS", 16)
+	for i := 0; i < b.N; i++ {
+		for _, layout := range []struct {
+			name    string
+			tenants int
+		}{{"one hot tenant", 1}, {"16 tenants", 16}} {
+			c0 := takeCPU(b)
+			raw, nraw := rawInsertRate(b, conns, d)
+			rawCPU := takeCPU(b).minus(c0).per(nraw)
+			b.Logf("raw: %s layout, %d connections: %.0f inserts/s; CPU per insert: server %.0f µs, client %.0f µs",
+				layout.name, conns, raw, rawCPU.db, rawCPU.self)
+			for _, g := range []store.Guard{store.GuardLock, store.GuardHorizon} {
+				c0, q0 := takeCPU(b), statements(b)
+				r := eventlogdRate(b, g, layout.tenants, conns, d)
+				cpu := takeCPU(b).minus(c0).per(r.n)
+				b.Logf("statements per acked event: %s", statementsPer(statements(b), q0, r.n))
+				ratio := r.acked / raw
+				b.Logf("eventlogd vs raw: %s, guard %s, %d connections: raw %.0f inserts/s, eventlogd %.0f acked events/s, eventlogd/raw %.2f; delivery p50 %.1f ms, p99 %.1f ms; %d of %d acked delivered, %d skipped; CPU per event: server %.0f µs, eventlogd+load+consumers %.0f µs",
+					layout.name, g, conns, raw, r.acked, ratio, r.p50, r.p99, r.delivered, r.n, r.skipped, cpu.db, cpu.self)
+				if r.delivered != r.n || r.skipped != 0 {
+					b.Errorf("%s, guard %s: %d of %d acked events delivered, %d skipped", layout.name, g, r.delivered, r.n, r.skipped)
+				}
+				key := strings.ReplaceAll(layout.name, " ", "_") + "/" + g.String()
+				b.ReportMetric(ratio, key+"_eventlogd/raw")
+				b.ReportMetric(r.p99, key+"_p99_ms")
+			}
+		}
+	}
+}
+
+func envInt(b *testing.B, name string, def int) int {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	var n int
+	if _, err := fmt.Sscanf(v, "%d", &n); err != nil || n <= 0 {
+		b.Fatalf("%s=%q: want a positive integer", name, v)
+	}
+	return n
+}
+
+var benchDB atomic.Int64
+
+// statements reads the server's statement counters (SHOW GLOBAL STATUS: Com_*), to say what an acked
+// event costs the DB.
+func statements(b *testing.B) map[string]float64 {
+	b.Helper()
+	h, err := store.OpenDB(context.Background(), db.DSN(""))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	rows, err := h.Query(`SHOW GLOBAL STATUS WHERE Variable_name IN ('Com_select', 'Com_insert', 'Com_update', 'Com_delete', 'Com_begin', 'Com_commit', 'Com_rollback', 'Questions')`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[string]float64{}
+	for rows.Next() {
+		var k string
+		var v float64
+		if err := rows.Scan(&k, &v); err != nil {
+			b.Fatal(err)
+		}
+		out[strings.TrimPrefix(k, "Com_")] = v
+	}
+	return out
+}
+
+func statementsPer(after, before map[string]float64, n int) string {
+	var parts []string
+	for _, k := range []string{"Questions", "select", "insert", "update", "begin", "commit", "rollback"} {
+		parts = append(parts, fmt.Sprintf("%s %.2f", k, (after[k]-before[k])/float64(max(n, 1))))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// cpuSample is the CPU time (user + system) of the DB server and of this process so far.
+type cpuSample struct{ db, self time.Duration }
+
+func takeCPU(b *testing.B) cpuSample {
+	b.Helper()
+	var s cpuSample
+	if raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", db.Pid())); err == nil {
+		// fields after the command's closing parenthesis: state is field 3, utime 14, stime 15
+		f := strings.Fields(string(raw[strings.LastIndexByte(string(raw), ')')+1:]))
+		var ut, st int64
+		if len(f) > 12 {
+			fmt.Sscan(f[11], &ut)
+			fmt.Sscan(f[12], &st)
+		}
+		s.db = time.Duration(ut+st) * 10 * time.Millisecond // USER_HZ 100
+	}
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err == nil {
+		s.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	return s
+}
+
+func (a cpuSample) minus(b cpuSample) cpuSample { return cpuSample{a.db - b.db, a.self - b.self} }
+
+// per returns the CPU per unit in microseconds (as durations' float counts).
+func (a cpuSample) per(n int) struct{ db, self float64 } {
+	if n == 0 {
+		n = 1
+	}
+	return struct{ db, self float64 }{float64(a.db.Microseconds()) / float64(n), float64(a.self.Microseconds()) / float64(n)}
+}
+
+// rawInsertRate is the server's own single-row insert rate: conns goroutines, each with its own
+// connection, run eventlogd's INSERT (autocommit) on a fresh tenant schema for d. It returns the
+// rate and the number of inserts.
+func rawInsertRate(b *testing.B, conns int, d time.Duration) (float64, int) {
+	b.Helper()
+	ctx := context.Background()
+	h, err := store.OpenDB(ctx, db.DSN(fmt.Sprintf("vsraw%d", benchDB.Add(1))))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	if err := store.MigrateTenant(ctx, h); err != nil {
+		b.Fatal(err)
+	}
+	h.SetMaxOpenConns(conns)
+	h.SetMaxIdleConns(conns)
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(d)
+	for w := 0; w < conns; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(deadline) {
+				if _, err := h.ExecContext(ctx, `INSERT INTO fs_events (tenant_id, path, op, actor, created_at) VALUES (?, ?, ?, ?, ?)`,
+					"raw", fmt.Sprintf("/w%d", w), "write", "", time.Now().UTC()); err != nil {
+					b.Error(err)
+					return
+				}
+				n.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(n.Load()) / time.Since(start).Seconds(), int(n.Load())
+}
+
+type vsResult struct {
+	acked        float64 // acked events per second
+	n, delivered int
+	skipped      int
+	p50, p99     float64 // ms from the write's answer to the frame's arrival
+}
+
+// eventlogdRate runs one pod (guard g, conns tenant-DB connections) with one subscriber per tenant
+// and conns writers (closed loop, each on one tenant) for d, then waits for every acked event.
+func eventlogdRate(b *testing.B, g store.Guard, tenants, conns int, d time.Duration) vsResult {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d+2*time.Minute)
+	defer cancel()
+	prefix := fmt.Sprintf("vs%d_", benchDB.Add(1))
+	pool := store.PoolSpec{ID: "ded", Role: store.RoleDedicated, DSN: db.DSN(prefix + "ded")}
+	if tenants > 1 {
+		pool = store.PoolSpec{ID: "shared", Role: store.RoleShared, DSN: db.DSN(prefix + "shared")}
+	}
+	srv, err := api.New(ctx, api.Config{PodID: "bench", MetaDSN: db.DSN(prefix + "meta"), Pools: []store.PoolSpec{pool},
+		Guard: g, DB: store.PoolOptions{MaxOpen: conns}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv.Start()
+	ts := httptest.NewServer(srv.Handler())
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns + tenants}}
+	defer func() {
+		srv.StopStreams()
+		ts.Close()
+		_ = srv.Close()
+		client.CloseIdleConnections()
+	}()
+	keys := make([]string, tenants)
+	ids := make([]string, tenants)
+	for i := range keys {
+		m := benchDo(b, ctx, client, "POST", ts.URL+"/v1/provision", "", `{"pool":"`+pool.ID+`"}`)
+		ids[i], keys[i] = m["tenant_id"].(string), m["api_key"].(string)
+	}
+	type arrival struct {
+		seq int64
+		at  time.Time
+	}
+	var mu sync.Mutex
+	arrived := map[string]arrival{} // path -> first frame
+	outOfOrder := 0
+	var sw sync.WaitGroup
+	sctx, stop := context.WithCancel(ctx)
+	defer stop()
+	for i, k := range keys {
+		req, _ := http.NewRequestWithContext(sctx, "GET", ts.URL+"/v1/events?since=0", nil)
+		req.Header.Set("X-API-Key", k)
+		resp, err := client.Do(req)
+		if err != nil || resp.StatusCode != 200 {
+			b.Fatalf("subscribe tenant %d: %v %v", i, err, resp)
+		}
+		sw.Add(1)
+		go func() {
+			defer sw.Done()
+			defer resp.Body.Close()
+			r := eventstream.NewReader(resp.Body)
+			var last int64
+			for {
+				ev, err := r.Next()
+				if err != nil {
+					return
+				}
+				var f frame
+				_ = json.Unmarshal([]byte(ev.Data), &f)
+				if ev.Type != "file_changed" {
+					continue
+				}
+				now := time.Now()
+				mu.Lock()
+				if f.Seq <= last {
+					outOfOrder++
+				}
+				last = f.Seq
+				if _, ok := arrived[f.Path]; !ok {
+					arrived[f.Path] = arrival{f.Seq, now}
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	acks := make([]map[string]time.Time, conns)
+	var ww sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(d)
+	for w := 0; w < conns; w++ {
+		acks[w] = map[string]time.Time{}
+		ww.Add(1)
+		go func() {
+			defer ww.Done()
+			k := keys[w%tenants]
+			for i := 0; time.Now().Before(deadline); i++ {
+				path := fmt.Sprintf("/w%d/%d", w, i)
+				req, _ := http.NewRequestWithContext(ctx, "PUT", ts.URL+"/v1/fs"+path, strings.NewReader("x"))
+				req.Header.Set("Authorization", "Bearer "+k)
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				if resp.StatusCode == 200 {
+					acks[w][path] = time.Now()
+				}
+			}
+		}()
+	}
+	ww.Wait()
+	elapsed := time.Since(start)
+	n := 0
+	for _, a := range acks {
+		n += len(a)
+	}
+	// Every acked event within 60 s (the frames come long before on a healthy pod).
+	for wait := time.Now().Add(60 * time.Second); time.Now().Before(wait); time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		got := len(arrived)
+		mu.Unlock()
+		if got >= n {
+			break
+		}
+	}
+	stop()
+	srv.StopStreams()
+	sw.Wait()
+	res := vsResult{acked: float64(n) / elapsed.Seconds(), n: n, skipped: outOfOrder}
+	var lat []float64
+	for _, a := range acks {
+		for path, at := range a {
+			if f, ok := arrived[path]; ok {
+				res.delivered++
+				lat = append(lat, max(0, float64(f.at.Sub(at).Microseconds())/1000))
+			}
+		}
+	}
+	slices.Sort(lat)
+	if len(lat) > 0 {
+		res.p50, res.p99 = lat[len(lat)/2], lat[min(len(lat)-1, len(lat)*99/100)]
+	}
+	// No skip: every row a tenant DB holds was delivered to its tenant's subscriber.
+	h, err := store.OpenDB(ctx, pool.DSN)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	delivered := map[int64]bool{}
+	for _, a := range arrived {
+		delivered[a.seq] = true
+	}
+	rows, err := h.QueryContext(ctx, `SELECT seq FROM fs_events`)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var s int64
+		if err := rows.Scan(&s); err != nil {
+			b.Fatal(err)
+		}
+		if !delivered[s] {
+			res.skipped++
+		}
+	}
+	return res
+}
+
+func benchDo(b *testing.B, ctx context.Context, c *http.Client, method, url, key, body string) map[string]any {
+	b.Helper()
+	req, _ := http.NewRequestWithContext(ctx, method, url, strings.NewReader(body))
+	if key != "" {
+		req.Header.Set("Authorization", "Bearer "+key)
+	}
+	resp, err := c.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var m map[string]any
+	if err := json.NewDecoder(resp.Body).Decode(&m); err != nil || resp.StatusCode != 200 {
+		b.Fatalf("%s %s: %d %v %v", method, url, resp.StatusCode, m, err)
+	}
+	return m
+}

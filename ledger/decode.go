@@ -306,6 +306,9 @@ func (d *decoder) field(key []byte, rec *Record) error {
 	case "absent":
 		bit = fAbsent
 		rec.Absent, err = d.bool()
+	case "batch":
+		bit = fBatch
+		rec.Batch, err = d.id()
 	case "pods":
 		bit = fPods
 		rec.Pods, err = d.idList()

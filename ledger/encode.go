@@ -161,6 +161,7 @@ func buildEncoders() (encoders [64]fieldEnc) {
 		return appendNames(b, "metrics", r.Metrics), nil
 	}})
 	set(fMetricType, strField("type", func(r *Record) string { return r.MetricType }))
+	set(fBatch, strField("batch", func(r *Record) string { return r.Batch }))
 	return encoders
 }
 
@@ -169,16 +170,16 @@ func buildEncoders() (encoders [64]fieldEnc) {
 var fieldOrder = map[string][]uint64{
 	KindRun: {fV, fRunID, fScenario, fSeed, fStartUnixNs, fBudget, fTenants, fPods, fTarget,
 		fCrashesPerPodYear, fPodsInFleet, fThresholds, fAudit, fProfile, fShard, fMetrics},
-	KindMut:       {fMID, fTenant, fOp, fPath, fSrc, fIntendedT, fT, fDoneT, fRes, fStatus, fPod},
-	KindEv:        {fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fSrc, fPod},
+	KindMut:       {fMID, fTenant, fOp, fPath, fSrc, fIntendedT, fT, fDoneT, fRes, fStatus, fPod, fBatch},
+	KindEv:        {fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fSrc, fPod, fBatch},
 	KindReset:     {fConsumer, fTenant, fConn, fT, fSeq, fReason, fPath, fOp},
-	KindConn:      {fConsumer, fTenant, fConn, fT, fPhase, fPod, fSince, fErr},
+	KindConn:      {fConsumer, fTenant, fConn, fT, fPhase, fPod, fSince, fErr, fKind},
 	KindFault:     {fID, fKind, fTarget, fPhase, fT, fParams},
 	KindPod:       {fPod, fPhase, fT, fPID, fSignal, fCode},
 	KindMetric:    {fPod, fT, fName, fLabels, fValue, fMetricType},
 	KindProxy:     {fName, fTenant, fT, fConns, fBytesUp, fBytesDown},
 	KindPersisted: {fTenant, fSeq, fOp, fPath, fCreatedUnixNs, fAbsent},
-	KindConsumer:  {fConsumer, fTenant, fFromT, fToT, fFirstSince, fFinalCursor, fDurable},
+	KindConsumer:  {fConsumer, fTenant, fFromT, fToT, fFirstSince, fFinalCursor, fDurable, fKind},
 	KindEnd:       {fT, fDrained, fReason},
 	KindDrop:      {fTenant, fIntendedT, fBlock},
 	KindAudit:     {fT, fOK, fTenantCount, fRows, fError},

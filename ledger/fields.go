@@ -66,7 +66,8 @@ const (
 	fAbsent
 	fMetrics    // run: the families the scenario named (seqgate's addition)
 	fMetricType // metric: counter, gauge or untyped, from the scrape (seqgate's addition)
-	fCount      // number of fields; keep last
+	fBatch
+	fCount // number of fields; keep last
 )
 
 // fieldNames maps a presence bit's index to its JSON name (for error messages).
@@ -80,6 +81,7 @@ var fieldNames = [...]string{
 	"shard",
 	"absent",
 	"metrics", "type",
+	"batch",
 }
 
 // kindSpec is one row of the spec's table: the fields a kind must carry and the allowed values of

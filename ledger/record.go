@@ -95,6 +95,9 @@ type Record struct {
 	DoneT     int64  `json:"done_t,omitempty"`
 	Res       string `json:"res,omitempty"`
 	Status    int    `json:"status,omitempty"`
+	// Batch (mut, ev; seqgate's addition for seed 003): the batch write a mutation was part of,
+	// one mut per file sharing it; on ev, the batch the delivered event said it belongs to.
+	Batch string `json:"batch,omitempty"`
 
 	// reset
 	Reason string `json:"reason,omitempty"`

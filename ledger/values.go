@@ -15,7 +15,7 @@ func want(bit uint64) string {
 	switch bit {
 	case fK, fOp, fPath, fRes, fSrc, fPhase, fErr, fReason, fName, fKind, fTarget, fSignal, fScenario, fMetricType:
 		return "string"
-	case fTenant, fConsumer, fConn, fPod, fMID, fID, fRunID:
+	case fTenant, fConsumer, fConn, fPod, fMID, fID, fRunID, fBatch:
 		return "string (or number) id"
 	case fDurable, fDrained, fOK, fAudit, fAbsent:
 		return "boolean"

@@ -137,6 +137,8 @@ func countOf(s *verifier.Summary, check string) int64 {
 		return s.Reorder.Overtaken
 	case "cold_wakeups":
 		return s.ColdWakeups
+	case verifier.CheckBatchAtomicity:
+		return s.BatchTorn
 	}
 	return 0
 }

@@ -110,6 +110,8 @@ var paths = []string{
 	"audit.attempts",
 	"audit.rows",
 	"audit.tenants",
+	"batch_torn",
+	"batches",
 	"budget",
 	"cold_wakeups",
 	"delivered_before_ack",
@@ -185,6 +187,7 @@ var paths = []string{
 // list from the Stats type.
 var statPaths = []string{
 	"acked",
+	"batch_torn",
 	"cold_wakeups",
 	"delivered_before_ack",
 	"deliveries",

@@ -71,6 +71,9 @@ func WriteText(w io.Writer, s *Summary) error {
 		fmt.Fprintf(&b, "structural ops: expected %d, as reset %d, as file_changed %d, both %d, reset-covered %d, missing %d\n",
 			st.Expected, st.Reset, st.FileChanged, st.Both, st.ResetCovered, st.Missing)
 	}
+	if s.Batches > 0 {
+		fmt.Fprintf(&b, "batches: %d acked, torn %d (consumer, batch) pairs\n", s.Batches, s.BatchTorn)
+	}
 	for _, name := range []string{"steady", "fault", "recovery"} {
 		if w, ok := s.Windows[name]; ok {
 			fmt.Fprintf(&b, "window %s: mutations %d, drops %d, acked %d, lost %d, latency ms p99 %g max %g (%d deliveries)\n",
@@ -115,6 +118,8 @@ func breakdown(s *Summary, check string) string {
 		scopes, get = s.PerConsumer, func(st *Stats) float64 { return float64(st.Undelivered) }
 	case CheckLeaks:
 		scopes, get = s.PerConsumer, func(st *Stats) float64 { return float64(st.Leaks) }
+	case CheckBatchAtomicity:
+		scopes, get = s.PerConsumer, func(st *Stats) float64 { return float64(st.BatchTorn) }
 	case CheckSilent:
 		get = func(st *Stats) float64 { return float64(st.LostByReason[ReasonSilent]) }
 	case CheckLossBudget:

@@ -22,8 +22,11 @@ type Summary struct {
 	// BoundWithinBudget says whether |W| was large enough for loss_upper_95 to be at or under the budget.
 	BoundWithinBudget bool `json:"bound_within_budget"`
 	// MinAckedForBudget is the |W| at which zero losses would prove the budget at 95%.
-	MinAckedForBudget int64      `json:"min_acked_for_budget"`
-	Projection        Projection `json:"projection"`
+	MinAckedForBudget int64 `json:"min_acked_for_budget"`
+	// Batches counts the batch writes (mut records sharing a batch) with an acked file: what
+	// batch_atomicity judged.
+	Batches    int64      `json:"batches"`
+	Projection Projection `json:"projection"`
 
 	// Audit is what the after-run audit attempts say (additions of 2026-11-30): the last attempt, or
 	// the first that succeeded. Required is the run record's audit field.
@@ -110,6 +113,9 @@ type Stats struct {
 	Recovered      int64 `json:"recovered"`
 	// SeqMismatch counts deliveries of a persisted row's path in a frame whose seq is not that row's.
 	SeqMismatch int64 `json:"seq_mismatch"`
+	// BatchTorn counts (consumer, batch) pairs where the consumer saw a batch write in pieces:
+	// part of it followed by other events, or part of it and the rest skipped or undelivered.
+	BatchTorn int64 `json:"batch_torn"`
 
 	Deliveries         int64     `json:"deliveries"`
 	DeliveredBeforeAck int64     `json:"delivered_before_ack"`

@@ -19,6 +19,8 @@ const (
 	// CheckStructural fails when an acked structural op missed a durable consumer in both forms
 	// (seqgate's addition: check_structural.go).
 	CheckStructural = "structural"
+	// CheckBatchAtomicity: no consumer saw a batch write in pieces (batch_torn == 0; seed 003).
+	CheckBatchAtomicity = "batch_atomicity"
 	// CheckDroppedFraction bounds dropped_fraction by DefaultMaxDroppedFraction unless a threshold on
 	// dropped_fraction replaces it (additions of 2026-11-30).
 	CheckDroppedFraction = "dropped_fraction"
@@ -56,6 +58,7 @@ func decide(s *Summary, ix *index, th threshold.List) {
 	add(CheckUndelivered, float64(s.Undelivered), "== 0", s.Undelivered == 0, true)
 	add(CheckColdWakeups, float64(s.ColdWakeups), "== 0", s.ColdWakeups == 0, false)
 	add(CheckStructural, float64(s.Structural.Missing), "== 0", s.Structural.Missing == 0, true)
+	add(CheckBatchAtomicity, float64(s.BatchTorn), "== 0", s.BatchTorn == 0, true)
 	if !boundsDropped(th) {
 		add(CheckDroppedFraction, s.DroppedFraction, fmt.Sprintf("<= %g", DefaultMaxDroppedFraction), s.DroppedFraction <= DefaultMaxDroppedFraction, false)
 	}
@@ -157,7 +160,7 @@ func boundsDropped(th threshold.List) bool {
 // the audit the run promised, a threshold on it is not judged.
 func needsAudit(field string) bool {
 	for _, p := range []string{"lost", "event_loss_fraction", "loss_upper_95", "skipped", "undelivered", "reset_covered",
-		"spurious_resets", "seq_mismatch", "unresolved", "projection", "audit", "structural"} {
+		"spurious_resets", "seq_mismatch", "unresolved", "projection", "audit", "structural", "batch_torn"} {
 		if field == p || strings.HasPrefix(field, p+".") || strings.HasPrefix(field, p+"_by_reason") {
 			return true
 		}

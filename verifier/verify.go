@@ -74,6 +74,7 @@ func checkers(ix *index, w *witnessSet, slow *slowest) []checker {
 		newSeqMismatchCheck(ix, w),
 		newUnexpectedCheck(ix, w),
 		newLeaksCheck(ix, w),
+		newBatchCheck(ix, w),
 		lat,
 		newReorderCheck(ix, w),
 		newResetsCheck(ix),

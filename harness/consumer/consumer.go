@@ -58,6 +58,11 @@ type Config struct {
 	Sink      ledger.Sink
 	Endpoints func() []Endpoint
 	Client    *http.Client // must have no overall timeout: streams are long
+	// Pull makes this a pull consumer (pull.go): it polls GET /v1/events/changes every PollInterval
+	// at the head, PageSize events per request, instead of holding a stream.
+	Pull         bool
+	PollInterval time.Duration
+	PageSize     int
 }
 
 // Consumer is one SSE subscriber. Its methods are safe for concurrent use.
@@ -144,7 +149,7 @@ func (c *Consumer) now() int64 { return time.Since(c.cfg.Start).Nanoseconds() }
 func (c *Consumer) Summary() *ledger.Record {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return &ledger.Record{K: ledger.KindConsumer, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant,
+	return &ledger.Record{K: ledger.KindConsumer, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Kind: c.kind(),
 		FromT: c.fromT, ToT: c.toT, FirstSince: c.firstSince, FinalCursor: c.cursor.Load(), Durable: c.cfg.Durable}
 }
 
@@ -168,6 +173,26 @@ func (c *Consumer) Run(ctx context.Context) {
 		c.toT = c.now()
 		c.mu.Unlock()
 	}()
+	if c.cfg.Pull {
+		c.runPull(ctx)
+		return
+	}
+	c.reconnect(ctx, func(ep Endpoint, conn string, n int) session {
+		opened, frames, now, _ := c.connect(ctx, ep, conn, n == 1)
+		return session{opened: opened, progressed: frames > 0, now: now}
+	})
+}
+
+// session is how one connection (or one run of polls) ended, for the reconnect loop.
+type session struct {
+	opened     bool // the endpoint answered: otherwise fail over to the next one
+	progressed bool // it delivered something: the backoff starts over
+	now        bool // reconnect at once (a slow_consumer reset)
+}
+
+// reconnect runs sessions one after another until ctx is done: after a backoff that grows with
+// failed attempts, on the next endpoint when one did not answer. n counts sessions from 1.
+func (c *Consumer) reconnect(ctx context.Context, run func(ep Endpoint, conn string, n int) session) {
 	attempt, ep, n := 0, c.cfg.Home, 0
 	for ctx.Err() == nil {
 		eps := c.cfg.Endpoints()
@@ -179,19 +204,18 @@ func (c *Consumer) Run(ctx context.Context) {
 			continue
 		}
 		n++
-		target := eps[ep%len(eps)]
-		opened, frames, reconnectNow, _ := c.connect(ctx, target, fmt.Sprintf("%s.%d", c.cfg.Name, n), n == 1)
+		s := run(eps[ep%len(eps)], fmt.Sprintf("%s.%d", c.cfg.Name, n), n)
 		if ctx.Err() != nil {
 			return
 		}
 		switch {
-		case reconnectNow:
+		case s.now:
 			attempt = 0
 			continue
-		case !opened:
+		case !s.opened:
 			ep++ // its pod is gone or refusing: fail over to the next one
 			attempt++
-		case frames > 0:
+		case s.progressed:
 			attempt = 0
 		default:
 			attempt++
@@ -220,21 +244,29 @@ type frame struct {
 	Payload *struct {
 		OldPath string `json:"old_path"`
 	} `json:"payload"` // a structural op's detail in the file_changed form (design 000 item 5)
+	Batch string `json:"batch"` // eventlogd's additive field: the batch write the event belongs to
+}
+
+// session returns the context of one connection (or run of polls), which Disconnect cancels with
+// errDisconnect, its cancel (with a cause) and its release.
+func (c *Consumer) session(ctx context.Context) (context.Context, context.CancelCauseFunc, func()) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	c.mu.Lock()
+	c.cancelConn = func() { cancel(errDisconnect) }
+	c.mu.Unlock()
+	return cctx, cancel, func() {
+		c.mu.Lock()
+		c.cancelConn = nil
+		c.mu.Unlock()
+		cancel(nil)
+	}
 }
 
 // connect runs one connection: it reports whether the stream opened, how many frames it carried,
 // whether to reconnect at once (a slow_consumer reset), and why it ended.
 func (c *Consumer) connect(ctx context.Context, ep Endpoint, conn string, first bool) (opened bool, frames int, reconnectNow bool, err error) {
-	cctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	c.mu.Lock()
-	c.cancelConn = func() { cancel(errDisconnect) }
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.cancelConn = nil
-		c.mu.Unlock()
-	}()
+	cctx, cancel, release := c.session(ctx)
+	defer release()
 
 	since := c.cursor.Load()
 	url := ep.URL + "/v1/events"
@@ -330,7 +362,7 @@ func (c *Consumer) handle(ev eventstream.Event, conn, pod string, firstFrame boo
 	case "file_changed":
 		c.events.Add(1)
 		rec := &ledger.Record{K: ledger.KindEv, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn,
-			T: t, Seq: seq, Op: f.Op, Path: f.Path, Pod: pod}
+			T: t, Seq: seq, Op: f.Op, Path: f.Path, Pod: pod, Batch: f.Batch}
 		if f.Payload != nil {
 			rec.Src = f.Payload.OldPath
 		}
@@ -352,11 +384,6 @@ func (c *Consumer) handle(ev eventstream.Event, conn, pod string, firstFrame boo
 	// The cursor is the max seq over every frame. initial_sync, seq_too_old and server_restart: a real
 	// client lists everything and continues from the reset's seq; structural_change: it re-fetches the
 	// path and moves on. Either way the cursor becomes (at least) the frame's seq.
-	for {
-		cur := c.cursor.Load()
-		if seq <= cur || c.cursor.CompareAndSwap(cur, seq) {
-			break
-		}
-	}
+	c.advance(seq)
 	return ev.Type == "reset" && f.Reason == "slow_consumer"
 }

@@ -29,6 +29,7 @@ type slot struct {
 	d         *Driver
 	t         Tenant
 	timeout   time.Duration
+	batchSize int      // files per batch op (load.batch_size)
 	dir       string   // the tenant's path prefix: /<prefix>/<run_id>/<tenant>/
 	midPrefix []byte   // t<tenant index>.b<block index>., with room for the arrival's index
 	auth      []string // the Authorization header's value, shared read-only by the slot's requests
@@ -37,7 +38,7 @@ type slot struct {
 }
 
 func (d *Driver) newSlot(t Tenant, b Block) *slot {
-	return &slot{d: d, t: t, timeout: b.Load.Timeout.D(), dir: d.Path(t.ID, ""),
+	return &slot{d: d, t: t, timeout: b.Load.Timeout.D(), batchSize: b.Load.BatchSize, dir: d.Path(t.ID, ""),
 		midPrefix: append(make([]byte, 0, 48), "t"+strconv.Itoa(t.Index)+".b"+strconv.Itoa(b.Index)+"."...),
 		auth:      []string{"Bearer " + t.Key}}
 }
@@ -48,6 +49,10 @@ func (d *Driver) newSlot(t Tenant, b Block) *slot {
 func (s *slot) send(a arrival) {
 	d, t, op := s.d, s.t, a.op
 	mid := string(strconv.AppendInt(s.midPrefix, int64(a.i), 10))
+	if op == "batch" {
+		d.sendBatch(t, s.timeout, mid, s.batchSize, a.due)
+		return
+	}
 	path := s.dir + mid
 	var src string
 	switch op {
@@ -109,6 +114,20 @@ func (s *slot) send(a arrival) {
 	}
 	rec.T = d.now()
 	d.Stats.Sent.Add(1)
+	d.answer(ctx, rec, req, &s.body)
+	if rec.Res == ledger.ResOK {
+		switch op {
+		case "write", "copy", "rename":
+			d.keep(t.ID, path)
+		}
+	}
+	rec.DoneT = d.now()
+	_ = d.cfg.Sink.Write(rec)
+}
+
+// answer sends req and fills rec's result (res, status, err) and the stats. buf receives the
+// answer's body (kept only for an error's text): a slot passes the one it reuses.
+func (d *Driver) answer(ctx context.Context, rec *ledger.Record, req *http.Request, buf *bytes.Buffer) {
 	resp, err := d.cfg.Client.Do(req)
 	switch {
 	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -118,25 +137,19 @@ func (s *slot) send(a arrival) {
 		rec.Res, rec.Err = ledger.ResErr, err.Error()
 		d.Stats.Err.Add(1)
 	default:
-		s.body.Reset()
-		_, _ = s.body.ReadFrom(io.LimitReader(resp.Body, 1<<20))
+		buf.Reset()
+		_, _ = buf.ReadFrom(io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
 		rec.Status = resp.StatusCode
 		if resp.StatusCode/100 == 2 {
 			rec.Res = ledger.ResOK
 			d.Stats.OK.Add(1)
-			switch op {
-			case "write", "copy", "rename":
-				d.keep(t.ID, path)
-			}
 		} else {
-			b := s.body.Bytes()
-			rec.Res, rec.Err = ledger.ResErr, strings.TrimSpace(string(b[:min(len(b), 300)]))
+			body := buf.Bytes()
+			rec.Res, rec.Err = ledger.ResErr, strings.TrimSpace(string(body[:min(len(body), 300)]))
 			d.Stats.Err.Add(1)
 		}
 	}
-	rec.DoneT = d.now()
-	_ = d.cfg.Sink.Write(rec)
 }
 
 // escapePath percent-escapes each segment of p. Paths made only of unreserved characters (every

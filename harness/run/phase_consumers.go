@@ -68,7 +68,7 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 					Jitter: spec.Jitter, Slow: spec.Slow.D(), IdleTimeout: spec.IdleTimeout.D(), Seed: uint64(s.sc.Seed)*1_000_003 + uint64(n),
 					Home: n, Start: s.start, Sink: s.w, Client: client, Wait: wait,
 					Resume: spec.Since != nil, Since: deref(spec.Since), ReadChunk: spec.RcvBuf,
-					Endpoints: endpoints,
+					Endpoints: endpoints, Pull: spec.IsPull(), PollInterval: spec.Interval.D(), PageSize: spec.PageSize,
 				})
 				started++
 				cs.all = append(cs.all, c)

@@ -70,7 +70,13 @@ type Eventlogd struct {
 var Executors = []string{"constant-arrival-rate", "ramping-arrival-rate"}
 
 // Ops are the mutation kinds a load mix may name.
-var Ops = []string{"write", "mkdir", "rename", "copy", "chmod", "delete", "write_unicode", "write_invalid_utf8"}
+var Ops = []string{"write", "mkdir", "rename", "copy", "chmod", "delete", "write_unicode", "write_invalid_utf8", "batch"}
+
+// Batch ops: files per POST /v1/fs:batch-write (eventlogd accepts at most 100).
+const (
+	DefaultBatchSize = 5
+	MaxBatchSize     = 100
+)
 
 // Modes are the tenant pool modes.
 var Modes = []string{"dedicated", "shared"}
@@ -95,6 +101,9 @@ type Load struct {
 	Timeout Duration `yaml:"timeout,omitempty"`
 	// Mix weights the ops (default write: 1).
 	Mix map[string]int `yaml:"mix,omitempty"`
+	// BatchSize is how many files each batch op writes in one POST /v1/fs:batch-write (default 5,
+	// at most 100); only with batch in the mix.
+	BatchSize int `yaml:"batch_size,omitempty"`
 }
 
 // Stage ramps the rate linearly to Target over Duration.
@@ -129,6 +138,12 @@ type Consumers struct {
 	// (2,304 bytes on this kernel). The consumer's reads are bounded to RcvBuf bytes too, so its own
 	// buffers do not absorb the backlog either. 0 = the kernel's autotuning.
 	RcvBuf int `yaml:"rcvbuf,omitempty"`
+	// Kind is how these consumers read: sse (a stream, the default) or pull (GET
+	// /v1/events/changes polled every Interval, PageSize events per request, following next_since
+	// at once while has_more; always durable).
+	Kind     string   `yaml:"kind,omitempty"`
+	Interval Duration `yaml:"interval,omitempty"`  // pull: the pause between polls at the head [1s]
+	PageSize int      `yaml:"page_size,omitempty"` // pull: limit of each request, 1..1000 [100]
 }
 
 // IsDurable reports whether these consumers keep a durable cursor (the default).

@@ -79,6 +79,37 @@ func TestBacklogExpands(t *testing.T) {
 	}
 }
 
+func TestPullConsumerDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		extra    string
+		interval string
+		page     int
+	}{
+		{"    kind: pull\n", "1s", 100},
+		{"    kind: pull\n    interval: 250ms\n    page_size: 1000\n", "250ms", 1000},
+		{"    kind: pull\n    page_size: 1\n", "1s", 1},
+	} {
+		s, err := Parse("t.yaml", []byte(base+tc.extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := s.Consumers[0]
+		if !c.IsPull() || c.Interval.D().String() != tc.interval || c.PageSize != tc.page {
+			t.Errorf("%q: %+v, want pull every %s, page %d", tc.extra, c, tc.interval, tc.page)
+		}
+		out, err := s.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r, err := Parse("resolved.yaml", out); err != nil || !r.Consumers[0].IsPull() {
+			t.Fatalf("resolved pull scenario: %v\n%s", err, out)
+		}
+	}
+	if s, err := Parse("t.yaml", []byte(base)); err != nil || s.Consumers[0].IsPull() || s.Consumers[0].Kind != "" {
+		t.Fatalf("no kind: %+v %v, want an sse consumer written as before", s.Consumers, err)
+	}
+}
+
 func TestSmokeScenarioParses(t *testing.T) {
 	s, err := ReadFile("../../scenarios/smoke.yaml")
 	if err != nil {
@@ -158,6 +189,20 @@ func TestParseErrors(t *testing.T) {
 		{"since without durable", func(s string) string { return s + "    since: 5\n    durable: false\n" }, 18, "consumers[0].since", "durable: true"},
 		{"negative since", func(s string) string { return s + "    since: -1\n" }, 18, "consumers[0].since", ">= 0"},
 		{"huge rcvbuf", func(s string) string { return s + "    rcvbuf: 100000000\n" }, 18, "consumers[0].rcvbuf", "67108864"},
+		{"unknown consumer kind", func(s string) string { return s + "    kind: watch\n" }, 18, "consumers[0].kind", "pull"},
+		{"interval on sse", func(s string) string { return s + "    interval: 1s\n" }, 18, "consumers[0].interval", "only with kind: pull"},
+		{"page_size on sse", func(s string) string { return s + "    kind: sse\n    page_size: 5\n" }, 19, "consumers[0].page_size", "only with kind: pull"},
+		{"negative interval", func(s string) string { return s + "    kind: pull\n    interval: -1s\n" }, 19, "consumers[0].interval", "positive"},
+		{"page_size over the endpoint's max", func(s string) string { return s + "    kind: pull\n    page_size: 1001\n" }, 19, "consumers[0].page_size", "1..1000"},
+		{"negative page_size", func(s string) string { return s + "    kind: pull\n    page_size: -3\n" }, 19, "consumers[0].page_size", "1..1000"},
+		{"pull not durable", func(s string) string { return s + "    kind: pull\n    durable: false\n" }, 19, "consumers[0].durable", "durable checkpoint"},
+		{"rcvbuf on pull", func(s string) string { return s + "    kind: pull\n    rcvbuf: 4096\n" }, 19, "consumers[0].rcvbuf", "only with kind: sse"},
+		{"batch_size without batch", func(s string) string {
+			return strings.Replace(s, "    rate: 5\n", "    rate: 5\n    batch_size: 3\n", 1)
+		}, 16, "load[0].batch_size", "only with a batch op"},
+		{"batch_size too big", func(s string) string {
+			return strings.Replace(s, "    rate: 5\n", "    rate: 5\n    mix: {write: 1, batch: 1}\n    batch_size: 101\n", 1)
+		}, 17, "load[0].batch_size", "1..100"},
 		{"bad threshold path", func(s string) string { return s + "thresholds:\n  p99: [\"< 5\"]\n" }, 19, "thresholds.p99", "latency_ms.p99"},
 		{"bad threshold expr", func(s string) string { return s + "thresholds:\n  duplicates: [\"about 0\"]\n" }, 19, "thresholds.duplicates", "about 0"},
 		{"name escapes the runs directory", func(s string) string { return strings.Replace(s, "name: t", "name: ../../x", 1) }, 1, "name", "not one path segment"},

@@ -248,6 +248,9 @@ func (v *validator) check(s *Scenario) error {
 		if c.RcvBuf < 0 || c.RcvBuf > 64<<20 {
 			return v.err(f+".rcvbuf", v.at("consumers", i, "rcvbuf"), []string{"0 (kernel autotuning) or 1..67108864 bytes"}, "rcvbuf is %d", c.RcvBuf)
 		}
+		if err := v.consumerKind(c, i); err != nil {
+			return err
+		}
 	}
 	if consumers > MaxConsumers {
 		return v.err("consumers", v.at("consumers"), []string{fmt.Sprintf("<= %d consumers in all", MaxConsumers)}, "%d consumers", consumers)
@@ -366,6 +369,25 @@ func (v *validator) load(s *Scenario, i int, groups map[string]bool, groupNames 
 	}
 	if sum == 0 {
 		return v.err(f+".mix", v.at("load", i, "mix"), []string{"at least one weight > 0"}, "all weights are 0")
+	}
+	return v.batchSize(l, i)
+}
+
+// batchSize checks load[i].batch_size: the files of each batch op, 1..MaxBatchSize (eventlogd's
+// bound), default DefaultBatchSize; only with a batch op in the mix.
+func (v *validator) batchSize(l *Load, i int) error {
+	f := fmt.Sprintf("load[%d].batch_size", i)
+	if l.Mix["batch"] == 0 {
+		if l.BatchSize != 0 {
+			return v.err(f, v.at("load", i, "batch_size"), []string{"only with a batch op in the mix"}, "batch_size %d without batch in mix", l.BatchSize)
+		}
+		return nil
+	}
+	if l.BatchSize == 0 {
+		l.BatchSize = DefaultBatchSize
+	}
+	if l.BatchSize < 1 || l.BatchSize > MaxBatchSize {
+		return v.err(f, v.at("load", i, "batch_size"), []string{fmt.Sprintf("1..%d", MaxBatchSize)}, "batch_size is %d", l.BatchSize)
 	}
 	return nil
 }

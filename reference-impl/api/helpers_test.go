@@ -212,6 +212,7 @@ type frame struct {
 	Path   string `json:"path"`
 	Op     string `json:"op"`
 	Data   string `json:"-"` // the raw data line
+	Batch  string `json:"batch"`
 }
 
 // subscriber is one SSE client collecting frames on a channel.

@@ -37,19 +37,8 @@ func TestLateCommitIsNotSkipped(t *testing.T) {
 			sub := p.subscribe(t, k, 1).start()
 			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
 
-			ctx := testCtx(t)
-			direct, tx := directTx(t, e, "ded")
-			lateSeq, err := store.InsertEventTx(ctx, tx, tenant, store.Event{Path: "/late", Op: "write", CreatedAt: time.Now()}, mode == "lock")
-			if err != nil {
-				t.Fatal(err)
-			}
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				if code, m, err := p.try("PUT", "/v1/fs/second", k, strings.NewReader("x"), nil); err != nil || code != 200 {
-					t.Errorf("write /second: %d %v %v", code, m, err)
-				}
-			}()
+			h := holdInsert(t, e, p, tenant, k, mode == "lock")
+			lateSeq := h.seq
 			var early []frame
 			switch mode {
 			case "late-commit-skip":
@@ -59,7 +48,7 @@ func TestLateCommitIsNotSkipped(t *testing.T) {
 				}
 			case "horizon":
 				// The second event commits above the open one (its write returns) but is held back.
-				mustWithin(t, 30*time.Second, "the second write to return", func() { <-done })
+				mustWithin(t, 30*time.Second, "the second write to return", func() { <-h.done })
 				early = sub.collect(300 * time.Millisecond)
 				for _, f := range early {
 					if f.Path == "/second" {
@@ -67,16 +56,9 @@ func TestLateCommitIsNotSkipped(t *testing.T) {
 					}
 				}
 			case "lock":
-				waitFor(t, 10*time.Second, "the second insert to wait on the sequence row", func() bool {
-					var n int
-					_ = direct.QueryRow(`SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND INFO LIKE 'INSERT INTO fs_event_seq_lock%'`).Scan(&n)
-					return n > 0
-				})
+				h.awaitWaiting(t)
 			}
-			if err := tx.Commit(); err != nil { // the late commit
-				t.Fatal(err)
-			}
-			mustWithin(t, 30*time.Second, "the held-back insert to return after the late commit", func() { <-done })
+			h.commit(t)
 			p.write(t, k, "/third", "x")
 			got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/third" })
 			if !ok {
@@ -154,4 +136,52 @@ func directTx(t *testing.T, e *env, pool string) (*sql.DB, *sql.Tx) {
 	}
 	t.Cleanup(func() { _ = tx.Rollback() })
 	return direct, tx
+}
+
+// heldInsert is an event insert of the service's protocol whose transaction a test holds open on
+// its own connection, while the service writes /second of the same tenant (in the background).
+type heldInsert struct {
+	direct *sql.DB
+	tx     *sql.Tx
+	seq    int64 // the held row's seq (/late)
+	done   chan struct{}
+}
+
+// holdInsert inserts /late for tenant in a transaction left open on pool "ded", then starts the
+// write of /second through p with key k; ordered is the insert's sequence guard (true: GuardLock's
+// protocol; false: GuardHorizon's single statement, or the late-commit-skip shape).
+func holdInsert(t *testing.T, e *env, p *pod, tenant, k string, ordered bool) *heldInsert {
+	t.Helper()
+	direct, tx := directTx(t, e, "ded")
+	h := &heldInsert{direct: direct, tx: tx, done: make(chan struct{})}
+	var err error
+	if h.seq, err = store.InsertEventTx(testCtx(t), tx, tenant, store.Event{Path: "/late", Op: "write", CreatedAt: time.Now()}, ordered); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(h.done)
+		if code, m, err := p.try("PUT", "/v1/fs/second", k, strings.NewReader("x"), nil); err != nil || code != 200 {
+			t.Errorf("write /second: %d %v %v", code, m, err)
+		}
+	}()
+	return h
+}
+
+// awaitWaiting waits until the service's insert of /second waits on the sequence row (GuardLock).
+func (h *heldInsert) awaitWaiting(t *testing.T) {
+	t.Helper()
+	waitFor(t, 10*time.Second, "the second insert to wait on the sequence row", func() bool {
+		var n int
+		_ = h.direct.QueryRow(`SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND INFO LIKE 'INSERT INTO fs_event_seq_lock%'`).Scan(&n)
+		return n > 0
+	})
+}
+
+// commit commits the held insert (the late commit) and waits for the write of /second to return.
+func (h *heldInsert) commit(t *testing.T) {
+	t.Helper()
+	if err := h.tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	mustWithin(t, 30*time.Second, "the held-back insert to return after the late commit", func() { <-h.done })
 }

@@ -6,28 +6,14 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/reference-impl/api"
+	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
 func TestSeqTooOldAfterSweep(t *testing.T) {
 	for _, role := range []string{store.RoleDedicated, store.RoleShared} {
 		t.Run(role, func(t *testing.T) {
-			e := newEnv(t, poolDef{id: "pool", role: role})
-			p := e.pod("p", func(c *api.Config) { c.Retention = time.Second })
-			tenant, k := p.provision(t, "pool")
-			for i := 0; i < 5; i++ {
-				p.write(t, k, fmt.Sprintf("/old/%d", i), "x")
-			}
-			time.Sleep(1100 * time.Millisecond) // past the retention
-			st, err := p.srv.Store(testCtx(t), tenant)
-			if err != nil {
-				t.Fatal(err)
-			}
-			res, err := p.srv.Sweeper().SweepNow(testCtx(t), st)
-			if err != nil || res.Deleted != 5 {
-				t.Fatalf("sweep: %+v %v, want 5 deleted", res, err)
-			}
-			p.write(t, k, "/new", "x") // seq 6
+			p, tenant, k := sweptTenant(t, role, nil)
 			cases := []struct {
 				since  int64
 				first  string // first frame: reset reason or event path
@@ -167,4 +153,45 @@ func TestMaintenanceBackstopSweepsActiveTenants(t *testing.T) {
 	if n := counter(t, p, "drive9_fs_events_rows", nil); n < 0 {
 		t.Fatalf("row estimate %v", n)
 	}
+}
+
+// sweptTenant provisions a tenant in a pool of role on a pod with a 1 s retention, writes
+// /old/0../old/4 (seqs 1-5), lets before look at them (nil: nothing), sweeps all five past the
+// retention, and writes /new (seq 6).
+func sweptTenant(t *testing.T, role string, before func(p *pod, key string)) (p *pod, tenant, key string) {
+	t.Helper()
+	e := newEnv(t, poolDef{id: "pool", role: role})
+	p = e.pod("p", func(c *api.Config) { c.Retention = time.Second })
+	tenant, key = p.provision(t, "pool")
+	for i := 0; i < 5; i++ {
+		p.write(t, key, fmt.Sprintf("/old/%d", i), "x")
+	}
+	if before != nil {
+		before(p, key)
+	}
+	time.Sleep(1100 * time.Millisecond) // past the retention
+	st, err := p.srv.Store(testCtx(t), tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := p.srv.Sweeper().SweepNow(testCtx(t), st); err != nil || res.Deleted != 5 {
+		t.Fatalf("sweep: %+v %v, want 5 deleted", res, err)
+	}
+	p.write(t, key, "/new", "x") // seq 6
+	return p, tenant, key
+}
+
+// defectPod starts a pod on a fresh dedicated pool "ded" with defect d switched on when on; mod
+// (may be nil) adjusts the rest of its configuration.
+func defectPod(t *testing.T, d defect.Name, on bool, mod func(*api.Config)) (*env, *pod) {
+	t.Helper()
+	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+	return e, e.pod("p", func(c *api.Config) {
+		if mod != nil {
+			mod(c)
+		}
+		if on {
+			c.Defects = defect.Set{d: true}
+		}
+	})
 }

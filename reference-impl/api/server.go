@@ -410,6 +410,8 @@ func (s *Server) routes() {
 	mux.Handle("GET /metrics", promhttp.HandlerFor(s.reg, promhttp.HandlerOpts{Registry: s.reg}))
 	mux.HandleFunc("POST /v1/provision", s.handleProvision)
 	mux.HandleFunc("GET /v1/events", s.withTenant(s.guardStream(s.handleEvents)))
+	mux.HandleFunc("GET /v1/events/changes", s.withTenant(s.handleChanges))
+	mux.HandleFunc("POST /v1/fs:batch-write", s.withTenant(s.handleBatchWrite))
 	if s.cfg.Admin {
 		s.mountAdmin(mux) // admin_auth.go: behind Config.AdminToken
 	}

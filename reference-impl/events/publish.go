@@ -107,12 +107,19 @@ func (p *Publisher) Publish(ctx context.Context, st *store.TenantStore, ev store
 		return 0
 	}
 	p.Metrics.InsertResults.WithLabelValues("hot", "ok").Inc()
+	p.Inserted(st, seq)
+	return seq
+}
+
+// Inserted does what follows a durable insert of st's tenant up to seq: the wakes (other pods, then
+// local streams) and the lazy sweep hook. A batch write, whose events commit in the mutation's own
+// transaction, calls it after its commit.
+func (p *Publisher) Inserted(st *store.TenantStore, seq int64) {
 	p.Wake.Signal(st.TenantID, seq)
 	p.Wake.Publish(st.TenantID, seq)
 	if p.Sweep != nil {
 		p.Sweep.AfterInsert(st)
 	}
-	return seq
 }
 
 func (p *Publisher) remember(st *store.TenantStore) {

@@ -94,15 +94,37 @@ func eventFrames(e store.Event, mode string) (out []frame, changed, resets int) 
 }
 
 func changedFrame(e store.Event, p *Payload) frame {
-	b, _ := json.Marshal(struct {
-		Seq     int64    `json:"seq"`
-		Path    string   `json:"path"`
-		Op      string   `json:"op"`
-		Actor   string   `json:"actor,omitempty"`
-		Ts      int64    `json:"ts"`
-		Payload *Payload `json:"payload,omitempty"`
-	}{e.Seq, e.Path, e.Op, e.Actor, e.CreatedAt.UnixMilli(), p})
+	c := ChangeOf(e)
+	c.Payload = p
+	b, _ := json.Marshal(c)
 	return frame{seq: e.Seq, data: wrap("file_changed", b)}
+}
+
+// Change is the JSON of one event: the data of a file_changed frame, and one element of a pull
+// page's events (where structural ops appear in this form too, with their op and payload).
+type Change struct {
+	Seq     int64    `json:"seq"`
+	Path    string   `json:"path"`
+	Op      string   `json:"op"`
+	Actor   string   `json:"actor,omitempty"`
+	Ts      int64    `json:"ts"`
+	Payload *Payload `json:"payload,omitempty"`
+	// Batch is the id shared by every event of one batch write (additive: absent otherwise, and
+	// a client that ignores unknown fields reads the frame as before).
+	Batch string `json:"batch,omitempty"`
+}
+
+// ChangeOf renders e as its JSON form, without a payload (changedFrame adds one by mode; a pull
+// page gives every structural op its payload, see ChangeWithPayload).
+func ChangeOf(e store.Event) Change {
+	return Change{Seq: e.Seq, Path: e.Path, Op: e.Op, Actor: e.Actor, Ts: e.CreatedAt.UnixMilli(), Batch: e.Batch}
+}
+
+// ChangeWithPayload is ChangeOf with a structural op's payload (old and new path).
+func ChangeWithPayload(e store.Event) Change {
+	c := ChangeOf(e)
+	c.Payload = payloadOf(e)
+	return c
 }
 
 func resetFrame(seq int64, reason string) frame {

@@ -31,6 +31,9 @@ type Event struct {
 	Actor     string
 	CreatedAt time.Time
 	Src       string // the source of a rename or copy (src_path), else empty
+	// Batch is the id of the batch write that produced the event (every event of one batch carries
+	// it); empty for a single mutation.
+	Batch string
 }
 
 // Guard is how a tenant's event inserts and stream reads keep a reader at seq > cursor from
@@ -77,7 +80,7 @@ func (s *TenantStore) InsertEvent(ctx context.Context, ev Event, g Guard) (int64
 	var seq int64
 	err := retryConflicts(ctx, func() error {
 		if g == GuardHorizon {
-			res, err := s.DB.ExecContext(ctx, insertEvent, s.TenantID, ev.Path, ev.Op, ev.Actor, ev.CreatedAt.UTC(), ev.Src)
+			res, err := s.DB.ExecContext(ctx, insertEvent, s.TenantID, ev.Path, ev.Op, ev.Actor, ev.CreatedAt.UTC(), ev.Src, ev.Batch)
 			if err != nil {
 				return err
 			}
@@ -97,18 +100,30 @@ func (s *TenantStore) InsertEvent(ctx context.Context, ev Event, g Guard) (int64
 	return seq, err
 }
 
-const insertEvent = `INSERT INTO fs_events (tenant_id, path, op, actor, created_at, src_path) VALUES (?, ?, ?, ?, ?, ?)`
+const insertEvent = `INSERT INTO fs_events (tenant_id, path, op, actor, created_at, src_path, batch) VALUES (?, ?, ?, ?, ?, ?, ?)`
 
 // InsertEventTx runs the statements of InsertEvent inside tx (the caller commits); ordered takes the
 // sequence row first (GuardLock). Tests use it to hold one insert's transaction open while another
 // commits.
 func InsertEventTx(ctx context.Context, tx *sql.Tx, tenantID string, ev Event, ordered bool) (int64, error) {
+	return insertEventsTx(ctx, tx, tenantID, []Event{ev}, ordered)
+}
+
+// insertEventsTx inserts evs (at least one) with one statement inside tx and returns the first
+// one's seq; ordered takes the sequence row first (GuardLock). One multi-row INSERT is a "simple
+// insert" to InnoDB: under innodb_autoinc_lock_mode 0 or 1 (MariaDB's default is 1) it reserves its
+// seqs at once, so they are consecutive and no concurrent insert of any guard takes a seq among them.
+func insertEventsTx(ctx context.Context, tx *sql.Tx, tenantID string, evs []Event, ordered bool) (int64, error) {
 	if ordered {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO fs_event_seq_lock (tenant_id, n) VALUES (?, 1) ON DUPLICATE KEY UPDATE n = n + 1`, tenantID); err != nil {
 			return 0, err
 		}
 	}
-	res, err := tx.ExecContext(ctx, insertEvent, tenantID, ev.Path, ev.Op, ev.Actor, ev.CreatedAt.UTC(), ev.Src)
+	args := make([]any, 0, 7*len(evs))
+	for _, ev := range evs {
+		args = append(args, tenantID, ev.Path, ev.Op, ev.Actor, ev.CreatedAt.UTC(), ev.Src, ev.Batch)
+	}
+	res, err := tx.ExecContext(ctx, insertEvent+strings.Repeat(`, (?, ?, ?, ?, ?, ?, ?)`, len(evs)-1), args...)
 	if err != nil {
 		return 0, err
 	}
@@ -142,10 +157,10 @@ func (s *TenantStore) EventsPage(ctx context.Context, since int64, limit int) ([
 func (s *TenantStore) pageQuery(since int64, limit int) (string, []any) {
 	const mark = `(SELECT COALESCE(MAX(swept_through), 0) FROM fs_events_sweep_mark WHERE tenant_id = ?)`
 	if s.LeakAcrossTenants {
-		return `SELECT seq, path, op, actor, created_at, src_path, ` + mark + ` FROM fs_events WHERE seq > ? ORDER BY seq LIMIT ?`,
+		return `SELECT seq, path, op, actor, created_at, src_path, batch, ` + mark + ` FROM fs_events WHERE seq > ? ORDER BY seq LIMIT ?`,
 			[]any{s.TenantID, since, limit}
 	}
-	return `SELECT seq, path, op, actor, created_at, src_path, ` + mark + ` FROM fs_events WHERE tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
+	return `SELECT seq, path, op, actor, created_at, src_path, batch, ` + mark + ` FROM fs_events WHERE tenant_id = ? AND seq > ? ORDER BY seq LIMIT ?`,
 		[]any{s.TenantID, s.TenantID, since, limit}
 }
 
@@ -155,7 +170,7 @@ func scanPage(rows *sql.Rows) ([]Event, int64, error) {
 	var swept int64
 	for rows.Next() {
 		var e Event
-		if err := rows.Scan(&e.Seq, &e.Path, &e.Op, &e.Actor, &e.CreatedAt, &e.Src, &swept); err != nil {
+		if err := rows.Scan(&e.Seq, &e.Path, &e.Op, &e.Actor, &e.CreatedAt, &e.Src, &e.Batch, &swept); err != nil {
 			return nil, 0, err
 		}
 		out = append(out, e)
@@ -228,9 +243,9 @@ func (s *TenantStore) EventsAfter(ctx context.Context, after int64, limit int) (
 	}
 	defer release()
 	t := s.TenantID
-	cols, args := `tenant_id = ?, IF(tenant_id = ?, path, ''), IF(tenant_id = ?, op, ''), IF(tenant_id = ?, actor, ''), IF(tenant_id = ?, src_path, '')`, []any{t, t, t, t, t}
+	cols, args := `tenant_id = ?, IF(tenant_id = ?, path, ''), IF(tenant_id = ?, op, ''), IF(tenant_id = ?, actor, ''), IF(tenant_id = ?, src_path, ''), IF(tenant_id = ?, batch, '')`, []any{t, t, t, t, t, t}
 	if s.LeakAcrossTenants {
-		cols, args = `1, path, op, actor, src_path`, nil // the defect: every tenant's rows are "mine"
+		cols, args = `1, path, op, actor, src_path, batch`, nil // the defect: every tenant's rows are "mine"
 	}
 	q := `SELECT seq, ` + cols + `, created_at,
 		(SELECT COALESCE(MAX(swept_through), 0) FROM fs_events_sweep_mark WHERE tenant_id = ?),
@@ -244,7 +259,7 @@ func (s *TenantStore) EventsAfter(ctx context.Context, after int64, limit int) (
 	var p HorizonPage
 	for rows.Next() {
 		var r Row
-		if err := rows.Scan(&r.Seq, &r.Mine, &r.Path, &r.Op, &r.Actor, &r.Src, &r.CreatedAt, &p.Swept, &p.SweptAny); err != nil {
+		if err := rows.Scan(&r.Seq, &r.Mine, &r.Path, &r.Op, &r.Actor, &r.Src, &r.Batch, &r.CreatedAt, &p.Swept, &p.SweptAny); err != nil {
 			return HorizonPage{}, err
 		}
 		p.Rows = append(p.Rows, r)

@@ -93,6 +93,26 @@ func (s *TenantStore) WriteFile(ctx context.Context, path string, content []byte
 // isDirMark is WriteFile's insert id for a path that is a directory (no revision comes near it).
 const isDirMark = 1 << 62
 
+// writeFileTx writes path inside tx, for BatchWrite (whose files commit together); WriteFile is
+// one autocommit statement instead.
+func (s *TenantStore) writeFileTx(ctx context.Context, tx *sql.Tx, path string, content []byte) (int64, error) {
+	now := time.Now().UTC()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, 0, 420, 1, ?, ?)
+		ON DUPLICATE KEY UPDATE revision = IF(is_dir = 1, revision, revision + 1), content = IF(is_dir = 1, content, VALUES(content)), updated_at = VALUES(updated_at)`,
+		s.TenantID, path, content, now); err != nil {
+		return 0, err
+	}
+	var dir int
+	var rev int64
+	if err := tx.QueryRowContext(ctx, `SELECT is_dir, revision FROM files WHERE tenant_id = ? AND path = ?`, s.TenantID, path).Scan(&dir, &rev); err != nil {
+		return 0, err
+	}
+	if dir == 1 {
+		return 0, ErrIsDir
+	}
+	return rev, nil
+}
+
 // Create makes an empty file; ErrExists if path exists.
 func (s *TenantStore) Create(ctx context.Context, path string) error {
 	return s.insertNew(ctx, path, false)

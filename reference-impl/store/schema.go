@@ -78,11 +78,12 @@ var metaSchema = []string{
 
 // TenantSchemaVersion names the tenant schema below; bump it whenever tenantSchema changes, so pods
 // migrate pools that an older eventlogd recorded in pool_schema.
-const TenantSchemaVersion = 3
+const TenantSchemaVersion = 4
 
 // Version 2: fs_events.path is VARBINARY like files.path (it was a VARCHAR in the server's default
 // charset, which refused non-ASCII paths the files table had accepted).
 // Version 3: fs_events.src_path, the source of a rename or copy (the structural payload's old path).
+// Version 4: fs_events.batch, the batch write an event belongs to (POST /v1/fs:batch-write).
 
 // tenantSchema is the same in a dedicated and a shared tenant DB: every row is keyed by tenant_id.
 // fs_event_seq_lock is the per-tenant row an event insert locks before it takes its AUTO_INCREMENT
@@ -101,6 +102,7 @@ var tenantSchema = []string{
 		actor VARCHAR(64) NOT NULL DEFAULT '',
 		created_at DATETIME(6) NOT NULL,
 		src_path VARBINARY(1024) NOT NULL DEFAULT '',
+		batch VARCHAR(64) NOT NULL DEFAULT '',
 		KEY idx_fs_events_tenant_seq (tenant_id, seq),
 		KEY idx_fs_events_created (created_at)
 	) /*T![auto_id_cache] AUTO_ID_CACHE=1 */`,
@@ -126,7 +128,7 @@ var tenantSchema = []string{
 
 // metaColumns are columns added after a table's first version: MigrateMeta adds them to tables
 // created by an older eventlogd.
-var metaColumns = []struct{ table, column, def string }{
+var metaColumns = []column{
 	{"tenant_notify_outbox", "pod_id", "VARCHAR(64) NOT NULL DEFAULT ''"},
 }
 
@@ -139,8 +141,11 @@ func MigrateMeta(ctx context.Context, db *sql.DB) error {
 	return addColumns(ctx, db, metaColumns)
 }
 
-// addColumns adds each column its table lacks (idempotent; another pod may add it first).
-func addColumns(ctx context.Context, db *sql.DB, cols []struct{ table, column, def string }) error {
+// column is one column added to an existing table: its table, name and definition.
+type column struct{ table, column, def string }
+
+// addColumns adds every missing column of cols; safe from several pods at once.
+func addColumns(ctx context.Context, db *sql.DB, cols []column) error {
 	for _, c := range cols {
 		var n int
 		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.COLUMNS WHERE TABLE_SCHEMA = DATABASE() AND TABLE_NAME = ? AND COLUMN_NAME = ?`,
@@ -159,9 +164,11 @@ func addColumns(ctx context.Context, db *sql.DB, cols []struct{ table, column, d
 	return nil
 }
 
-// tenantColumns are tenant-table columns added after the table's first version.
-var tenantColumns = []struct{ table, column, def string }{
+// tenantColumns are columns added after a table's first version: MigrateTenant adds them to tables
+// created by an older eventlogd.
+var tenantColumns = []column{
 	{"fs_events", "src_path", "VARBINARY(1024) NOT NULL DEFAULT ''"},
+	{"fs_events", "batch", "VARCHAR(64) NOT NULL DEFAULT ''"}, // the batch write that produced the event
 }
 
 // tenantColumnTypes are column types changed after a table's first version: MigrateTenant

@@ -228,20 +228,43 @@ func TestSweepMidReplayResetsAndKeepsReplaying(t *testing.T) {
 // retry max age); when a sweep deletes it before a live stream whose last event is recent reads
 // past it, the stream says seq_too_old instead of jumping over the seq.
 func TestFlushedRowOlderThanRetentionIsNeverSkipped(t *testing.T) {
-	st := tenantStore(t)
-	bus := signal.NewBus()
-	s := newTestStreamer(Config{}, bus)
-	before := insert(t, st, "/before", time.Now())
-	first := insert(t, st, "/recent", time.Now())
-	w, _ := serve(t, s, st, before) // replays first: the stream's last event is recent
-	waitFrames(t, w, "the replay heartbeat", func(f got) bool { return f.Type == "heartbeat" })
-	flushed := insert(t, st, "/flushed-late", time.Now().Add(-2*time.Hour)) // no wake yet
-	sweep(t, st, time.Now().Add(-time.Hour))                                // deletes it: mark = flushed
-	next := insert(t, st, "/next", time.Now())
-	bus.Publish("t")
-	fs := waitFrames(t, w, "the next event", func(f got) bool { return f.Type == "file_changed" && f.Seq == next })
-	want := fmt.Sprintf("%d heartbeat(%d) reset:seq_too_old(%d) %d", first, first, flushed, next)
-	if r := render(fs); r != want {
-		t.Fatalf("frames %q, want %q", r, want)
+	for _, tc := range []struct {
+		name      string
+		ageBelow  bool // the rows below the flushed one have aged out too: the sweep may take it
+		wantReset bool
+	}{
+		// The stream's own rows are young: the sweep keeps the old flushed row above them (a mark
+		// never covers a kept row), and the stream delivers it.
+		{"young rows below it: kept and delivered", false, false},
+		// Everything below it is old too: the sweep deletes it before any stream read it, and the
+		// stream, whose last event it received as recent, must still say seq_too_old.
+		{"old rows below it: swept, reset", true, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := tenantStore(t)
+			bus := signal.NewBus()
+			s := newTestStreamer(Config{}, bus)
+			before := insert(t, st, "/before", time.Now())
+			first := insert(t, st, "/recent", time.Now())
+			w, _ := serve(t, s, st, before) // replays first: the stream's last event is recent
+			waitFrames(t, w, "the replay heartbeat", func(f got) bool { return f.Type == "heartbeat" })
+			flushed := insert(t, st, "/flushed-late", time.Now().Add(-2*time.Hour)) // no wake yet
+			if tc.ageBelow {
+				if _, err := st.DB.ExecContext(testCtx(t), `UPDATE fs_events SET created_at = ? WHERE seq < ?`, time.Now().UTC().Add(-2*time.Hour), flushed); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sweep(t, st, time.Now().Add(-time.Hour))
+			next := insert(t, st, "/next", time.Now())
+			bus.Publish("t")
+			fs := waitFrames(t, w, "the next event", func(f got) bool { return f.Type == "file_changed" && f.Seq == next })
+			want := fmt.Sprintf("%d heartbeat(%d) %d %d", first, first, flushed, next)
+			if tc.wantReset {
+				want = fmt.Sprintf("%d heartbeat(%d) reset:seq_too_old(%d) %d", first, first, flushed, next)
+			}
+			if r := render(fs); r != want {
+				t.Fatalf("frames %q, want %q", r, want)
+			}
+		})
 	}
 }

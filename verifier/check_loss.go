@@ -127,7 +127,7 @@ func (c *lossCheck) Finish(s *Summary) {
 				Pod: ix.podNames[m.pod], AckMs: ms(m.doneT)})
 			continue
 		}
-		g := group{ix.podNames[m.pod], ix.tenantName(m.tenant)}
+		g := group{ix.podNames[m.pod], ix.tenantNames[m.tenant]} // the ledger's id: drop counters are labelled with it
 		lostBy[g] = append(lostBy[g], int32(id))
 	}
 	// A consumer's acked is its tenant's: the acked events it was there to receive, beside its

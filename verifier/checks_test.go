@@ -38,6 +38,17 @@ func TestCheckers(t *testing.T) {
 			want:   map[string]float64{"lost": 1, "lost_by_reason.buffer_full": 1},
 			failed: []string{CheckLossBudget},
 			wit:    map[string]map[string]any{"lost": {"mid": "m2", "reason": "buffer_full"}}},
+		// Tenants named by the scenario (every ledger the harness writes): drop counters are labelled
+		// with the service's id, and still explain the loss of the tenant the summary calls tenant_1.
+		{name: "lost explained by counter, tenants named", verdict: VerdictFail,
+			edit: edit{drop: []string{"evA2", "persA2"}, replace: map[string]string{
+				"run": `{"k":"run","v":1,"run_id":"r1","scenario":"t","seed":1,"start_unix_ns":1000000000000,"budget":0.0001,"tenants":[{"id":"A","mode":"dedicated","cold":false,"name":"tenant_1"},{"id":"B","mode":"shared","cold":false,"name":"tenant_2"}],"pods":["p1","p2"],"target":"eventlogd"}`},
+				after: map[string][]string{
+					"openB": {`{"k":"metric","pod":"p1","t":0,"name":"drive9_sse_event_retry_dropped_total","labels":{"tenant_id":"A","reason":"buffer_full"},"value":0}`},
+					"mutA2": {`{"k":"metric","pod":"p1","t":5500000,"name":"drive9_sse_event_retry_dropped_total","labels":{"tenant_id":"A","reason":"buffer_full"},"value":1}`}}},
+			want:   map[string]float64{"lost": 1, "lost_by_reason.buffer_full": 1, "per_tenant.tenant_1.lost_by_reason.buffer_full": 1},
+			failed: []string{CheckLossBudget},
+			wit:    map[string]map[string]any{"lost": {"mid": "m2", "reason": "buffer_full", "tenant": "tenant_1"}}},
 		{name: "counter of another pod explains nothing", verdict: VerdictFail,
 			edit: edit{drop: []string{"evA2", "persA2"}, after: map[string][]string{
 				"openB": {`{"k":"metric","pod":"p2","t":0,"name":"drive9_sse_event_retry_dropped_total","labels":{"tenant_id":"A","reason":"buffer_full"},"value":0}`},

@@ -95,10 +95,23 @@ func (s *TenantStore) InsertEvent(ctx context.Context, ev Event, g Guard) (int64
 			_ = tx.Rollback()
 			return err
 		}
+		if g == GuardNone && seq%lateCommitEvery == 0 {
+			// The defect's late commit, made certain: a commit delayed after its seq was taken (a
+			// GC pause, an fsync stall, a slow network) is what lets later seqs commit first. On an
+			// idle machine the natural window (one round trip) almost never overlaps a reader.
+			time.Sleep(lateCommitDelay)
+		}
 		return tx.Commit()
 	})
 	return seq, err
 }
+
+// lateCommitEvery and lateCommitDelay shape the late-commit-skip defect (GuardNone): every
+// lateCommitEvery-th seq commits lateCommitDelay after it was taken.
+const (
+	lateCommitEvery = 16
+	lateCommitDelay = 20 * time.Millisecond
+)
 
 const insertEvent = `INSERT INTO fs_events (tenant_id, path, op, actor, created_at, src_path, batch) VALUES (?, ?, ?, ?, ?, ?, ?)`
 

@@ -87,20 +87,8 @@ func runE2E(t *testing.T, hooks []Hook, ctx context.Context) (*Result, *verifier
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := ledger.Open(res.Ledger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []ledger.Record
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			break
-		}
-		recs = append(recs, *rec)
-	}
-	r.Close()
-	r, _ = ledger.Open(res.Ledger)
+	recs := readLedger(t, res.Ledger)
+	r, _ := ledger.Open(res.Ledger)
 	defer r.Close()
 	s, err := verifier.Verify(r, verifier.Options{})
 	if err != nil {
@@ -273,19 +261,7 @@ func TestE2EToxiproxyServer(t *testing.T) {
 	if res.FaultErr != nil {
 		t.Fatalf("fault through the toxiproxy server: %v", res.FaultErr)
 	}
-	r, err := ledger.Open(res.Ledger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var recs []ledger.Record
-	for {
-		rec, err := r.Next()
-		if err != nil {
-			break
-		}
-		recs = append(recs, *rec)
-	}
-	r.Close()
+	recs := readLedger(t, res.Ledger)
 	var victim string
 	var faultPhases []string
 	var victimErrs, proxyBytes int64

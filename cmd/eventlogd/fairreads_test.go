@@ -141,43 +141,83 @@ func (f *fairness) write(t *testing.T, tn fairTenant, path string) {
 }
 
 // stream subscribes tn from the start and sends the path of every file_changed it delivers; it
-// returns once the stream has answered (its first frame), so reads are under way.
+// returns once the stream has answered (its first frame), so reads are under way. Like a real
+// client it resumes with its cursor (the highest seq of any frame) when the server ends the stream
+// (a read that failed under load ends it by design), so a delivery is never waited for on a dead
+// connection.
 func (f *fairness) stream(t *testing.T, ctx context.Context, wg *sync.WaitGroup, tn fairTenant) <-chan string {
 	t.Helper()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.url+"/v1/events", nil)
-	req.Header.Set("Authorization", "Bearer "+tn.key)
-	resp, err := f.client.Do(req)
+	resp, err := f.subscribe(ctx, tn, 0)
 	if err != nil {
 		t.Fatal(err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		resp.Body.Close()
-		t.Fatalf("stream: HTTP %d", resp.StatusCode)
 	}
 	paths := make(chan string, 1024)
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		defer resp.Body.Close()
-		sc := bufio.NewScanner(resp.Body)
-		event := ""
-		for sc.Scan() {
-			line := sc.Text()
-			if v, ok := strings.CutPrefix(line, "event: "); ok {
-				event = v
-			}
-			if v, ok := strings.CutPrefix(line, "data: "); ok && event == "file_changed" {
-				var d struct{ Path string }
-				if json.Unmarshal([]byte(v), &d) == nil {
-					select {
-					case paths <- d.Path:
-					default: // nobody reads the noisy streams' paths
-					}
+		cursor := int64(0)
+		for {
+			cursor = readFrames(resp.Body, cursor, paths)
+			resp.Body.Close()
+			for {
+				if ctx.Err() != nil {
+					return
+				}
+				time.Sleep(50 * time.Millisecond)
+				if resp, err = f.subscribe(ctx, tn, cursor); err == nil {
+					break
 				}
 			}
 		}
 	}()
 	return paths
+}
+
+// subscribe opens tn's event stream after since.
+func (f *fairness) subscribe(ctx context.Context, tn fairTenant, since int64) (*http.Response, error) {
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, fmt.Sprintf("%s/v1/events?since=%d", f.url, since), nil)
+	req.Header.Set("Authorization", "Bearer "+tn.key)
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode != http.StatusOK {
+		resp.Body.Close()
+		return nil, fmt.Errorf("stream: HTTP %d", resp.StatusCode)
+	}
+	return resp, nil
+}
+
+// readFrames reads one stream until it ends, sends each file_changed path to paths (dropping it
+// when nobody reads), and returns the cursor: the highest seq of any frame, from cursor on.
+func readFrames(body io.Reader, cursor int64, paths chan<- string) int64 {
+	sc := bufio.NewScanner(body)
+	event := ""
+	for sc.Scan() {
+		line := sc.Text()
+		if v, ok := strings.CutPrefix(line, "event: "); ok {
+			event = v
+		}
+		v, ok := strings.CutPrefix(line, "data: ")
+		if !ok {
+			continue
+		}
+		var d struct {
+			Seq  int64
+			Path string
+		}
+		if json.Unmarshal([]byte(v), &d) != nil {
+			continue
+		}
+		cursor = max(cursor, d.Seq)
+		if event == "file_changed" {
+			select {
+			case paths <- d.Path:
+			default: // nobody reads the noisy streams' paths
+			}
+		}
+	}
+	return cursor
 }
 
 // latencies writes n files of tn one after the other and returns, for each, the time from the write

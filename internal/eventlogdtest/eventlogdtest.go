@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -46,6 +47,9 @@ func Start(t testing.TB, bin string, args ...string) string {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
 		logf.Close()
+		if t.Failed() {
+			logTail(t, logPath, 60)
+		}
 	})
 	url := "http://" + addr
 	for i := 0; ; i++ {
@@ -112,4 +116,14 @@ func StartService(t testing.TB, bin string, pools []Pool, args ...string) *Servi
 	}
 	url := Start(t, bin, append([]string{"--meta-dsn", srv.DSN("meta"), "--pools", poolsPath}, args...)...)
 	return &Service{URL: url, ServerDSN: "root@tcp(" + srv.Addr + ")/", DB: srv, Root: root}
+}
+
+// logTail logs the last n lines of the pod's log, so a failed test shows what the pod said.
+func logTail(t testing.TB, path string, n int) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	t.Logf("last %d lines of %s:\n%s", min(n, len(lines)), path, strings.Join(lines[max(0, len(lines)-n):], "\n"))
 }

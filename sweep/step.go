@@ -76,26 +76,39 @@ func measure(st *Step, lim Limits) error {
 		Acked       int64   `json:"acked"`
 		Delivered   int64   `json:"events_delivered"`
 		LoadSeconds float64 `json:"load_seconds"`
+		Scheduled   float64 `json:"scheduled_seconds"`
 	}
 	if err := readJSON(filepath.Join(st.Dir, "result.json"), &res); err != nil {
 		return err
 	}
-	if res.LoadSeconds <= 0 {
+	secs := rateSeconds(res.Scheduled, res.LoadSeconds)
+	if secs <= 0 {
 		return errors.New("result.json: no load phase")
 	}
-	st.OfferedPerS = float64(res.Offered) / res.LoadSeconds
-	st.SentPerS = float64(res.Offered-res.Dropped) / res.LoadSeconds
-	st.AckedPerS = float64(res.Acked) / res.LoadSeconds
-	st.DeliveredPerS = float64(res.Delivered) / res.LoadSeconds
+	st.OfferedPerS = float64(res.Offered) / secs
+	st.SentPerS = float64(res.Offered-res.Dropped) / secs
+	st.AckedPerS = float64(res.Acked) / secs
+	st.DeliveredPerS = float64(res.Delivered) / secs
 	st.Dropped = res.Dropped
 	if res.Offered > 0 {
 		st.DroppedFrac = float64(res.Dropped) / float64(res.Offered)
 	}
-	if err := ledgerStats(st, res.LoadSeconds); err != nil {
+	if err := ledgerStats(st, secs); err != nil {
 		return err
 	}
 	judge(st, lim)
 	return nil
+}
+
+// rateSeconds is what a step's rates divide by: the scheduled duration, as the run's own
+// result.json does (an offered rate then equals the step's rate; the load phase's overrun of a few
+// ms does not lower it), or the elapsed time when the phase was cut short (or the run predates
+// scheduled_seconds).
+func rateSeconds(scheduled, load float64) float64 {
+	if scheduled <= 0 || (load > 0 && load < scheduled) {
+		return load
+	}
+	return scheduled
 }
 
 // ledgerStats reads the mutation records: the p99 of t - intended_t, the mean number in flight

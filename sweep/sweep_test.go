@@ -256,3 +256,18 @@ func TestRunStopsAtTheFirstBreak(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+func TestRateSeconds(t *testing.T) {
+	for _, tc := range []struct {
+		scheduled, load, want float64
+	}{
+		{scheduled: 10, load: 10.4, want: 10},  // the phase overran its schedule: rates over the schedule
+		{scheduled: 10, load: 6, want: 6},      // cut short (Ctrl-C): over what ran
+		{scheduled: 0, load: 10.4, want: 10.4}, // a result.json without scheduled_seconds
+		{scheduled: 10, load: 0, want: 10},
+	} {
+		if got := rateSeconds(tc.scheduled, tc.load); got != tc.want {
+			t.Errorf("rateSeconds(%v, %v) = %v, want %v", tc.scheduled, tc.load, got, tc.want)
+		}
+	}
+}

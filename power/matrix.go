@@ -28,10 +28,22 @@ type Entry struct {
 	Why      string   `yaml:"why"`          // the bug in the field it models, one line
 }
 
+// Control is a scenario run on the correct build only, over its own number of seeds: a gate whose
+// verdict could depend on what a seed draws (a nemesis, timing) must pass on every one of them, and
+// each of its runs counts in the false-alarm rate beside the defects' correct-build runs.
+type Control struct {
+	Name     string `yaml:"control"`
+	Scenario string `yaml:"scenario"`        // relative to the matrix file's folder
+	Seeds    int    `yaml:"seeds,omitempty"` // seeds to run (0: power's --seeds)
+	CI       bool   `yaml:"ci,omitempty"`
+	Why      string `yaml:"why"`
+}
+
 // Matrix is the parsed matrix file.
 type Matrix struct {
-	Entries []Entry `yaml:"defects"`
-	dir     string
+	Entries  []Entry   `yaml:"defects"`
+	Controls []Control `yaml:"controls"`
+	dir      string
 }
 
 var defectName = regexp.MustCompile(`^[a-z0-9]+(-[a-z0-9]+)*$`)
@@ -71,37 +83,72 @@ func ReadMatrix(path string) (*Matrix, error) {
 	if len(m.Entries) == 0 {
 		return nil, fmt.Errorf("%s: no defects", path)
 	}
+	for i, c := range m.Controls {
+		at := fmt.Sprintf("%s: controls[%d]", path, i)
+		switch {
+		case !defectName.MatchString(c.Name):
+			return nil, fmt.Errorf("%s: control %q is not a name ([a-z0-9-]+)", at, c.Name)
+		case seen[c.Name]:
+			return nil, fmt.Errorf("%s: control %q is listed twice (or is also a defect)", at, c.Name)
+		case c.Scenario == "" || filepath.IsAbs(c.Scenario) || strings.Contains(c.Scenario, ".."):
+			return nil, fmt.Errorf("%s (%s): scenario %q must be a file name relative to %s", at, c.Name, c.Scenario, m.dir)
+		case c.Seeds < 0:
+			return nil, fmt.Errorf("%s (%s): seeds %d: need 0 (power's --seeds) or more", at, c.Name, c.Seeds)
+		}
+		if _, err := os.Stat(filepath.Join(m.dir, c.Scenario)); err != nil {
+			return nil, fmt.Errorf("%s (%s): %w", at, c.Name, err)
+		}
+		seen[c.Name] = true
+	}
 	return &m, nil
 }
 
 // ScenarioPath is where e's scenario file is.
 func (m *Matrix) ScenarioPath(e Entry) string { return filepath.Join(m.dir, e.Scenario) }
 
-// Select returns the entries named in names (all when names is empty; only the CI subset when ci).
-// An unknown name is an error that lists the known ones.
-func (m *Matrix) Select(names []string, ci bool) ([]Entry, error) {
+// Selection is what one power run measures: defects (each with and without its defect) and
+// controls (correct build only).
+type Selection struct {
+	Defects  []Entry
+	Controls []Control
+}
+
+// Select returns the defects and controls named in names (every defect and control when names is
+// empty; only those marked ci when ci). An unknown name is an error that lists the known ones.
+func (m *Matrix) Select(names []string, ci bool) (Selection, error) {
+	var sel Selection
+	if len(names) == 0 {
+		for _, e := range m.Entries {
+			if !ci || e.CI {
+				sel.Defects = append(sel.Defects, e)
+			}
+		}
+		for _, c := range m.Controls {
+			if !ci || c.CI {
+				sel.Controls = append(sel.Controls, c)
+			}
+		}
+		return sel, nil
+	}
 	var known []string
 	for _, e := range m.Entries {
 		known = append(known, e.Defect)
 	}
-	if len(names) == 0 {
-		var out []Entry
-		for _, e := range m.Entries {
-			if !ci || e.CI {
-				out = append(out, e)
-			}
-		}
-		return out, nil
+	for _, c := range m.Controls {
+		known = append(known, c.Name)
 	}
-	var out []Entry
 	for _, n := range names {
 		i := slices.Index(known, n)
-		if i < 0 {
-			return nil, fmt.Errorf("unknown defect %q; the matrix has: %s", n, strings.Join(known, ", "))
+		switch {
+		case i < 0:
+			return Selection{}, fmt.Errorf("unknown defect or control %q; the matrix has: %s", n, strings.Join(known, ", "))
+		case i < len(m.Entries):
+			sel.Defects = append(sel.Defects, m.Entries[i])
+		default:
+			sel.Controls = append(sel.Controls, m.Controls[i-len(m.Entries)])
 		}
-		out = append(out, m.Entries[i])
 	}
-	return out, nil
+	return sel, nil
 }
 
 // Caught reports whether any of the failed checks matches one of the expected ones.

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -78,6 +80,11 @@ func TestReadMatrixErrorsNameTheEntry(t *testing.T) {
 		{"defects:\n  - {defect: a, scenario: missing.yaml, expect: [x]}\n", "missing.yaml"},
 		{"defects:\n  - {defect: a, scenario: s.yaml, expect: [x], typo: 1}\n", "typo"},
 		{"defects: []\n", "no defects"},
+		{"defects:\n  - {defect: a, scenario: s.yaml, expect: [x]}\ncontrols:\n  - {control: g, scenario: s.yaml, seeds: 5}\n", ""},
+		{"defects:\n  - {defect: a, scenario: s.yaml, expect: [x]}\ncontrols:\n  - {control: a, scenario: s.yaml}\n", "also a defect"},
+		{"defects:\n  - {defect: a, scenario: s.yaml, expect: [x]}\ncontrols:\n  - {control: g, scenario: nope.yaml}\n", "nope.yaml"},
+		{"defects:\n  - {defect: a, scenario: s.yaml, expect: [x]}\ncontrols:\n  - {control: g, scenario: s.yaml, seeds: -1}\n", "seeds -1"},
+		{"defects:\n  - {defect: a, scenario: s.yaml, expect: [x]}\ncontrols:\n  - {control: g, scenario: ../s.yaml}\n", "relative to"},
 	} {
 		p := filepath.Join(dir, "m.yaml")
 		os.WriteFile(p, []byte(c.body), 0o644)
@@ -103,9 +110,19 @@ func TestShippedMatrix(t *testing.T) {
 			t.Errorf("%s: %v", e.Defect, err)
 		}
 	}
+	// The release gate is a control over five seeds (its nemesis draws from the seed).
+	all, _ := m.Select(nil, false)
+	if len(all.Controls) == 0 || all.Controls[0].Name != "gate" || all.Controls[0].Seeds < 5 {
+		t.Errorf("controls %+v: want the gate over at least 5 seeds", all.Controls)
+	}
+	for _, c := range all.Controls {
+		if _, err := scenario.ReadFile(m.ScenarioPath(Entry{Scenario: c.Scenario})); err != nil {
+			t.Errorf("control %s: %v", c.Name, err)
+		}
+	}
 	ci, _ := m.Select(nil, true)
 	var names []string
-	for _, e := range ci {
+	for _, e := range ci.Defects {
 		names = append(names, e.Defect)
 	}
 	for _, want := range []string{"late-commit-skip", "cross-tenant-leak", "drop-on-insert-failure", "uncounted-drop", "spurious-seq-too-old"} {
@@ -174,7 +191,7 @@ func TestRunTabulates(t *testing.T) {
 		return child.Result{Exit: o.exit}, nil
 	}
 	var progress bytes.Buffer
-	res, err := Run(context.Background(), m, m.Entries, 2, out, run, &progress)
+	res, err := Run(context.Background(), m, Selection{Defects: m.Entries}, 2, out, run, &progress)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -209,5 +226,82 @@ func TestRunTabulates(t *testing.T) {
 	var back Result
 	if err := json.Unmarshal(js.Bytes(), &back); err != nil || len(back.Rows) != 2 || back.FalseAlarmRate != 0.25 {
 		t.Errorf("power.json round trip: %v %+v", err, back)
+	}
+}
+
+// TestControlsCountAsCorrectRuns: a control runs the correct build only, over its own seeds; a
+// control that fails is a false alarm that fails the whole measurement, and one that passes leaves
+// the verdict to the defects.
+func TestControlsCountAsCorrectRuns(t *testing.T) {
+	dir := t.TempDir()
+	scen := "name: g\nseed: 20\nduration: 1s\ndrain_timeout: 1s\ntenants: [{group: a, count: 1, mode: dedicated}]\npods: {count: 1}\nload: [{tenants: a, executor: constant-arrival-rate, rate: 1}]\nconsumers: [{count: 1}]\n"
+	os.WriteFile(filepath.Join(dir, "g.yaml"), []byte(scen), 0o644)
+	os.WriteFile(filepath.Join(dir, "m.yaml"), []byte("defects:\n  - {defect: d1, scenario: g.yaml, expect: [skipped], ci: true}\ncontrols:\n  - {control: gate, scenario: g.yaml, seeds: 3}\n"), 0o644)
+	m, err := ReadMatrix(filepath.Join(dir, "m.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sel, _ := m.Select(nil, true); len(sel.Controls) != 0 || len(sel.Defects) != 1 {
+		t.Errorf("CI selection %+v: the control is not marked ci", sel)
+	}
+	sel, err := m.Select([]string{"gate"}, false)
+	if err != nil || len(sel.Controls) != 1 || len(sel.Defects) != 0 {
+		t.Fatalf("select the control by name: %+v %v", sel, err)
+	}
+	if n := Runs(sel, 1); n != 3 {
+		t.Errorf("runs %d, want the control's own 3 seeds", n)
+	}
+	for _, c := range []struct {
+		name       string
+		failSeed   int64 // the seed whose run fails (0: none)
+		wantPass   bool
+		wantAlarms int
+	}{
+		{name: "every seed passes", wantPass: true},
+		{name: "one seed fails", failSeed: 21, wantAlarms: 1},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "out")
+			var seeds []int64
+			run := func(_ context.Context, scenPath, runDir string) (child.Result, error) {
+				b, _ := os.ReadFile(scenPath)
+				sc, err := scenario.Parse(scenPath, b)
+				if err != nil {
+					t.Fatalf("%s: %v", scenPath, err)
+				}
+				if sc.Pods.Eventlogd.Defect != "" || !strings.HasSuffix(runDir, "correct") {
+					t.Errorf("a control ran with defect %q into %s", sc.Pods.Eventlogd.Defect, runDir)
+				}
+				seeds = append(seeds, sc.Seed)
+				os.MkdirAll(runDir, 0o755)
+				sum, exit := map[string]any{"verdict": "pass"}, 0
+				if sc.Seed == c.failSeed {
+					sum, exit = map[string]any{"verdict": "fail", "failed_checks": []string{"threshold:latency_ms.p99@steady<500"}, "latency_ms": map[string]any{"p99": 700}}, 1
+				}
+				js, _ := json.Marshal(sum)
+				os.WriteFile(filepath.Join(runDir, "summary.json"), js, 0o644)
+				return child.Result{Exit: exit}, nil
+			}
+			res, err := Run(context.Background(), m, sel, 1, out, run, io.Discard)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(seeds, []int64{20, 21, 22}) {
+				t.Errorf("seeds run %v, want the scenario's own seed and the next two", seeds)
+			}
+			if res.Pass() != c.wantPass || res.FalseAlarms != c.wantAlarms || res.CorrectRuns != 3 || res.DefectRuns != 0 {
+				t.Errorf("result %+v: pass %v, want %v with %d false alarms", res, res.Pass(), c.wantPass, c.wantAlarms)
+			}
+			var md bytes.Buffer
+			WriteMarkdown(&md, res)
+			want := "| gate | g.yaml | 21 | pass | - |"
+			if c.failSeed == 21 {
+				want = "| gate | g.yaml | 21 | **fail** | threshold:latency_ms.p99@steady<500 | latency_ms.p99=700 |"
+			}
+			if !strings.Contains(md.String(), want) || !strings.Contains(md.String(), "3 of the correct-build runs are controls") ||
+				strings.Contains(md.String(), "| defect |") {
+				t.Errorf("power.md lacks %q:\n%s", want, md.String())
+			}
+		})
 	}
 }

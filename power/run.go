@@ -37,82 +37,114 @@ type Row struct {
 	Correct  []Arm    `json:"correct_runs"`
 }
 
+// ControlRow is one control across its seeds: correct-build runs only.
+type ControlRow struct {
+	Control  string `json:"control"`
+	Scenario string `json:"scenario"`
+	Why      string `json:"why"`
+	Runs     []Arm  `json:"runs"`
+}
+
 // Result is the whole matrix with its two rates.
 type Result struct {
-	Seeds          int     `json:"seeds"`
-	Rows           []Row   `json:"rows"`
-	Detected       int     `json:"detected"`
-	DefectRuns     int     `json:"defect_runs"`
-	DetectionRate  float64 `json:"detection_rate"`
-	FalseAlarms    int     `json:"false_alarms"`
-	CorrectRuns    int     `json:"correct_runs"`
-	FalseAlarmRate float64 `json:"false_alarm_rate"`
+	Seeds          int          `json:"seeds"`
+	Rows           []Row        `json:"rows"`
+	Controls       []ControlRow `json:"controls,omitempty"`
+	Detected       int          `json:"detected"`
+	DefectRuns     int          `json:"defect_runs"`
+	DetectionRate  float64      `json:"detection_rate"`
+	FalseAlarms    int          `json:"false_alarms"`
+	CorrectRuns    int          `json:"correct_runs"`
+	FalseAlarmRate float64      `json:"false_alarm_rate"`
 }
 
 // Pass reports whether the gate has its teeth: every defect caught by its expected check on every
-// seed, and every correct run passed.
+// seed, and every correct run (a defect's or a control's) passed.
 func (r *Result) Pass() bool {
-	return r.DefectRuns > 0 && r.Detected == r.DefectRuns && r.FalseAlarms == 0
+	return r.DefectRuns+r.CorrectRuns > 0 && r.Detected == r.DefectRuns && r.FalseAlarms == 0
 }
 
 // numbers are the summary values every arm shows (plus the paths of its failed thresholds).
 var numbers = []string{"acked", "lost", "lost_by_reason.silent", "skipped", "undelivered", "leaks", "cold_wakeups",
 	"spurious_resets", "duplicates", "latency_ms.p99"}
 
-// Run measures the matrix for entries over seeds seeds, writing every run under out. progress gets one
-// line per finished run. A run that cannot be started stops the whole measurement (the matrix would
-// be incomplete); a run that ends with exit 3 is recorded (for a correct arm it is a false alarm).
-func Run(ctx context.Context, m *Matrix, entries []Entry, seeds int, out string, run child.Func, progress io.Writer) (*Result, error) {
+// Run measures the selection over seeds seeds (a control with its own seeds runs those), writing
+// every run under out. progress gets one line per finished run. A run that cannot be started stops
+// the whole measurement (the matrix would be incomplete); a run that ends with exit 3 is recorded
+// (for a correct arm it is a false alarm).
+func Run(ctx context.Context, m *Matrix, sel Selection, seeds int, out string, run child.Func, progress io.Writer) (*Result, error) {
 	if seeds < 1 {
 		return nil, fmt.Errorf("--seeds %d: need at least 1", seeds)
 	}
 	res := &Result{Seeds: seeds}
-	total, done := len(entries)*seeds*2, 0
-	for _, e := range entries {
-		src, err := os.ReadFile(m.ScenarioPath(e))
+	total, done := Runs(sel, seeds), 0
+	step := func(name string, seed int64, arm Arm) {
+		done++
+		what := "correct build"
+		if arm.Defect != "" {
+			what = "defect on"
+		}
+		fmt.Fprintf(progress, "power: [%d/%d] %s seed %d, %s: %s%s -> %s\n", done, total, name, seed, what,
+			arm.Verdict, failedList(arm.Failed), okWord(arm))
+		switch {
+		case arm.Defect != "":
+			res.DefectRuns++
+			if arm.OK {
+				res.Detected++
+			}
+		default:
+			res.CorrectRuns++
+			if !arm.OK {
+				res.FalseAlarms++
+			}
+		}
+	}
+	for _, e := range sel.Defects {
+		src, first, err := readScenario(m, e.Scenario)
 		if err != nil {
 			return nil, err
 		}
-		var head struct {
-			Seed int64 `yaml:"seed"`
-		}
-		if err := yaml.Unmarshal(src, &head); err != nil {
-			return nil, fmt.Errorf("%s: %w", m.ScenarioPath(e), err)
-		}
 		row := Row{Defect: e.Defect, Scenario: e.Scenario, Expect: e.Expect, Why: e.Why}
 		for i := range seeds {
-			seed := head.Seed + int64(i)
+			seed := first + int64(i)
 			for _, defect := range []string{e.Defect, ""} {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				arm, err := runArm(ctx, src, seed, defect, e, out, run)
+				arm, err := runArm(ctx, src, seed, defect, e.Defect, e.Scenario, out, run)
 				if err != nil {
 					return nil, fmt.Errorf("%s seed %d: %w", e.Defect, seed, err)
 				}
-				done++
-				what := "correct build"
 				if defect != "" {
-					what = "defect on"
-				}
-				fmt.Fprintf(progress, "power: [%d/%d] %s seed %d, %s: %s%s -> %s\n", done, total, e.Defect, seed, what,
-					arm.Verdict, failedList(arm.Failed), okWord(arm))
-				if defect != "" {
+					arm.OK = Caught(e.Expect, arm.Failed)
 					row.Defected = append(row.Defected, arm)
-					res.DefectRuns++
-					if arm.OK {
-						res.Detected++
-					}
 				} else {
 					row.Correct = append(row.Correct, arm)
-					res.CorrectRuns++
-					if !arm.OK {
-						res.FalseAlarms++
-					}
 				}
+				step(e.Defect, seed, arm)
 			}
 		}
 		res.Rows = append(res.Rows, row)
+	}
+	for _, c := range sel.Controls {
+		src, first, err := readScenario(m, c.Scenario)
+		if err != nil {
+			return nil, err
+		}
+		row := ControlRow{Control: c.Name, Scenario: c.Scenario, Why: c.Why}
+		for i := range controlSeeds(c, seeds) {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			seed := first + int64(i)
+			arm, err := runArm(ctx, src, seed, "", c.Name, c.Scenario, out, run)
+			if err != nil {
+				return nil, fmt.Errorf("%s seed %d: %w", c.Name, seed, err)
+			}
+			row.Runs = append(row.Runs, arm)
+			step(c.Name, seed, arm)
+		}
+		res.Controls = append(res.Controls, row)
 	}
 	if res.DefectRuns > 0 {
 		res.DetectionRate = float64(res.Detected) / float64(res.DefectRuns)
@@ -123,19 +155,53 @@ func Run(ctx context.Context, m *Matrix, entries []Entry, seeds int, out string,
 	return res, nil
 }
 
-func runArm(ctx context.Context, src []byte, seed int64, defect string, e Entry, out string, run child.Func) (Arm, error) {
+// Runs is how many runs measuring sel over seeds seeds takes.
+func Runs(sel Selection, seeds int) int {
+	n := len(sel.Defects) * seeds * 2
+	for _, c := range sel.Controls {
+		n += controlSeeds(c, seeds)
+	}
+	return n
+}
+
+func controlSeeds(c Control, seeds int) int {
+	if c.Seeds > 0 {
+		return c.Seeds
+	}
+	return seeds
+}
+
+// readScenario returns a matrix scenario's text and its own seed (the first seed power runs).
+func readScenario(m *Matrix, name string) ([]byte, int64, error) {
+	path := filepath.Join(m.dir, name)
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	var head struct {
+		Seed int64 `yaml:"seed"`
+	}
+	if err := yaml.Unmarshal(src, &head); err != nil {
+		return nil, 0, fmt.Errorf("%s: %w", path, err)
+	}
+	return src, head.Seed, nil
+}
+
+// runArm runs src with seed and defect (empty: the correct build) into out/name/seed-N/{defect,correct}.
+// A correct arm is OK when it passed; the caller judges a defect arm.
+func runArm(ctx context.Context, src []byte, seed int64, defect, name, scenarioName, out string, run child.Func) (Arm, error) {
 	arm := Arm{Seed: seed, Defect: defect}
 	label := "correct"
 	if defect != "" {
 		label = "defect"
 	}
-	arm.Dir = filepath.Join(out, e.Defect, fmt.Sprintf("seed-%d", seed), label)
+	arm.Dir = filepath.Join(out, name, fmt.Sprintf("seed-%d", seed), label)
 	if err := os.MkdirAll(filepath.Dir(arm.Dir), 0o755); err != nil {
 		return arm, err
 	}
 	v, err := Variant(src, seed, defect)
 	if err != nil {
-		return arm, fmt.Errorf("%s: %w", e.Scenario, err)
+		return arm, fmt.Errorf("%s: %w", scenarioName, err)
 	}
 	scen := arm.Dir + ".yaml"
 	if err := os.WriteFile(scen, v, 0o644); err != nil {
@@ -150,11 +216,7 @@ func runArm(ctx context.Context, src []byte, seed int64, defect string, e Entry,
 		arm.Verdict = "none"
 		arm.Error = err.Error()
 	}
-	if defect != "" {
-		arm.OK = Caught(e.Expect, arm.Failed)
-	} else {
-		arm.OK = arm.Exit == 0 && arm.Verdict == "pass"
-	}
+	arm.OK = defect == "" && arm.Exit == 0 && arm.Verdict == "pass"
 	return arm, nil
 }
 

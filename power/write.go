@@ -20,8 +20,10 @@ func WriteJSON(w io.Writer, r *Result) error {
 // correct arm (passed or not), then the detection and false-alarm rates.
 func WriteMarkdown(w io.Writer, r *Result) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "| defect | scenario | expected check | seed | defect on: caught | failed checks | numbers | correct build |\n")
-	fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|\n")
+	if len(r.Rows) > 0 {
+		fmt.Fprintf(&b, "| defect | scenario | expected check | seed | defect on: caught | failed checks | numbers | correct build |\n")
+		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|\n")
+	}
 	for _, row := range r.Rows {
 		for i, d := range row.Defected {
 			c := Arm{}
@@ -40,9 +42,30 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 				strings.Join(row.Expect, ", "), d.Seed, caught, orDash(strings.Join(d.Failed, ", ")), nums(d), correct)
 		}
 	}
+	if len(r.Controls) > 0 {
+		if len(r.Rows) > 0 {
+			b.WriteString("\n")
+		}
+		fmt.Fprintf(&b, "| control (correct build only) | scenario | seed | verdict | failed checks | numbers |\n")
+		fmt.Fprintf(&b, "|---|---|---|---|---|---|\n")
+		for _, row := range r.Controls {
+			for _, a := range row.Runs {
+				verdict := fmt.Sprintf("**%s**", a.Verdict)
+				if a.OK {
+					verdict = "pass"
+				}
+				fmt.Fprintf(&b, "| %s | %s | %d | %s | %s | %s |\n", row.Control, row.Scenario, a.Seed, verdict,
+					orDash(strings.Join(a.Failed, ", ")), nums(a))
+			}
+		}
+	}
+	controls := 0
+	for _, row := range r.Controls {
+		controls += len(row.Runs)
+	}
 	fmt.Fprintf(&b, "\nDetection: %d of %d defect runs caught by their expected check (%.0f%%). "+
-		"False alarms: %d of %d correct-build runs did not pass (%.0f%%).\n",
-		r.Detected, r.DefectRuns, 100*r.DetectionRate, r.FalseAlarms, r.CorrectRuns, 100*r.FalseAlarmRate)
+		"False alarms: %d of %d correct-build runs did not pass (%.0f%%; %d of the correct-build runs are controls).\n",
+		r.Detected, r.DefectRuns, 100*r.DetectionRate, r.FalseAlarms, r.CorrectRuns, 100*r.FalseAlarmRate, controls)
 	_, err := io.WriteString(w, b.String())
 	return err
 }

@@ -49,7 +49,7 @@ See docs/power.md.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.matrix, "matrix", "scenarios/power/matrix.yaml", "the matrix file: defect, exposing scenario, expected check(s)")
-	fl.StringVar(&f.defects, "defects", "", "comma-separated defects to run (default: all of the matrix)")
+	fl.StringVar(&f.defects, "defects", "", "comma-separated defects or controls to run (default: all of the matrix)")
 	fl.IntVar(&f.seeds, "seeds", 3, "seeds per defect (each seed runs the defect and the correct build)")
 	fl.StringVar(&f.out, "out", "", "output directory (default runs/power-<UTC time>)")
 	fl.BoolVar(&f.ci, "ci", false, "only the defects the matrix marks ci: true (the fast subset CI runs)")
@@ -70,7 +70,7 @@ func runPower(ctx context.Context, stdout, stderr io.Writer, f powerFlags) error
 			}
 		}
 	}
-	entries, err := m.Select(names, f.ci)
+	sel, err := m.Select(names, f.ci)
 	if err != nil {
 		return &exitError{exitUnusable, fmt.Errorf("--defects: %w", err)}
 	}
@@ -95,8 +95,9 @@ func runPower(ctx context.Context, stdout, stderr io.Writer, f powerFlags) error
 	}
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	fmt.Fprintf(stderr, "power: %d defect(s) x %d seed(s) x 2 builds = %d runs into %s\n", len(entries), f.seeds, len(entries)*f.seeds*2, out)
-	res, err := power.Run(ctx, m, entries, f.seeds, out, child.Seqgate(bin), stderr)
+	fmt.Fprintf(stderr, "power: %d defect(s) x %d seed(s) x 2 builds and %d control(s) = %d runs into %s\n",
+		len(sel.Defects), f.seeds, len(sel.Controls), power.Runs(sel, f.seeds), out)
+	res, err := power.Run(ctx, m, sel, f.seeds, out, child.Seqgate(bin), stderr)
 	if err != nil {
 		return &exitError{exitUnusable, err}
 	}

@@ -16,6 +16,7 @@ var Registry = mustRegistry(
 	register(kinds.PodPause()),
 	register(kinds.PodRestart()),
 	register(kinds.OutboxPollerStall()),
+	register(kinds.OutboxCommitDelay()),
 	register(kinds.EventInsertFail()),
 	register(kinds.ConsumerSlow()),
 	register(kinds.ConsumerDisconnect()),

@@ -6,7 +6,8 @@ import (
 )
 
 // adminRoutes are test-only (off unless Config.Admin): they let the harness stall the outbox
-// poller, fail hot-path event inserts, inspect the retry buffer, run a sweep now, and delete a tenant.
+// poller, fail hot-path event inserts, hold outbox transactions open, inspect the retry buffer, run
+// a sweep now, and delete a tenant.
 func (s *Server) adminRoutes(mux *http.ServeMux) {
 	mux.HandleFunc("POST /v1/admin/poller/stall", func(w http.ResponseWriter, r *http.Request) {
 		v := r.URL.Query().Get("for")
@@ -35,6 +36,21 @@ func (s *Server) adminRoutes(mux *http.ServeMux) {
 		tenant := r.URL.Query().Get("tenant")
 		s.publisher.FailHotInserts(tenant, d)
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "for": d.String(), "tenant": tenant})
+	})
+	mux.HandleFunc("POST /v1/admin/failpoint/outbox-hold", func(w http.ResponseWriter, r *http.Request) {
+		q := r.URL.Query()
+		span, err := time.ParseDuration(q.Get("for"))
+		if err != nil || span < 0 {
+			writeErr(w, http.StatusBadRequest, "for: want a Go duration such as 10s (0s disarms), got "+q.Get("for"))
+			return
+		}
+		delay, err := time.ParseDuration(q.Get("delay"))
+		if span > 0 && (err != nil || delay <= 0 || delay > time.Minute) {
+			writeErr(w, http.StatusBadRequest, "delay: want a Go duration in (0s, 1m] such as 300ms, got "+q.Get("delay"))
+			return
+		}
+		s.meta.HoldOutboxCommits(delay, span)
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "for": span.String(), "delay": delay.String()})
 	})
 	mux.HandleFunc("GET /v1/admin/buffer", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, s.buffer.Snapshot())

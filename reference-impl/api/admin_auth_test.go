@@ -22,6 +22,7 @@ func TestAdminTokenGuardsAdminEndpoints(t *testing.T) {
 		{"POST", "/v1/admin/poller/stall?for=1s"},
 		{"POST", "/v1/admin/poller/resume"},
 		{"POST", "/v1/admin/failpoint/event-insert?for=0s&tenant=" + tenant},
+		{"POST", "/v1/admin/failpoint/outbox-hold?delay=100ms&for=0s"},
 		{"POST", "/v1/admin/sweep?tenant=" + tenant},
 		{"DELETE", "/v1/admin/tenants/no-such-tenant"},
 	}
@@ -43,6 +44,31 @@ func TestAdminTokenGuardsAdminEndpoints(t *testing.T) {
 	for _, path := range []string{"/healthz", "/metrics"} {
 		if code, _ := guarded.do(t, "GET", path, "", nil, nil); code != 200 {
 			t.Errorf("GET %s on the guarded pod: %d", path, code)
+		}
+	}
+}
+
+// TestOutboxHoldRefusesBadInput: the outbox-hold failpoint names the parameter it cannot use; a
+// disarm (for=0s) needs no delay.
+func TestOutboxHoldRefusesBadInput(t *testing.T) {
+	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+	p := e.pod("p", nil)
+	for _, c := range []struct {
+		query string
+		code  int
+		want  string
+	}{
+		{"delay=300ms&for=10s", 200, ""},
+		{"for=0s", 200, ""},
+		{"delay=300ms&for=soon", 400, "for:"},
+		{"delay=300ms&for=-1s", 400, "for:"},
+		{"delay=0s&for=10s", 400, "delay:"},
+		{"delay=2m&for=10s", 400, "delay:"},
+		{"for=10s", 400, "delay:"},
+	} {
+		code, m := p.do(t, "POST", "/v1/admin/failpoint/outbox-hold?"+c.query, "", nil, nil)
+		if code != c.code || (c.want != "" && !strings.Contains(m["error"].(string), c.want)) {
+			t.Errorf("%s: %d %v, want %d naming %q", c.query, code, m, c.code, c.want)
 		}
 	}
 }

@@ -9,9 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
+
+	"github.com/seqgate/seqgate/internal/sleep"
 )
 
 // ErrNotFound means the tenant or key does not exist (or is no longer active).
@@ -33,6 +36,36 @@ type Meta struct {
 	// UnorderedOutbox is the unordered-outbox defect: outbox transactions skip the order-row lock,
 	// as before issue 10's fix, so outbox ids can become visible out of order.
 	UnorderedOutbox bool
+
+	hold outboxHold // the outbox_commit_delay failpoint (HoldOutboxCommits)
+}
+
+// outboxHold is a test-only failpoint: until the deadline, each outbox transaction of this pod stays
+// open delay after its outbox insert took its ids.
+type outboxHold struct {
+	mu    sync.Mutex
+	delay time.Duration
+	until time.Time
+}
+
+// HoldOutboxCommits arms the failpoint for span (span 0 disarms): each outbox transaction this pod
+// writes meanwhile waits delay between its outbox insert and its commit, as a pod that stalls
+// mid-transaction does (a GC pause, a starved CPU, a slow link to the meta DB). Its outbox ids are
+// then taken long before they become visible, the window an unordered outbox loses hints in.
+func (m *Meta) HoldOutboxCommits(delay, span time.Duration) {
+	m.hold.mu.Lock()
+	defer m.hold.mu.Unlock()
+	m.hold.delay, m.hold.until = delay, time.Now().Add(span)
+}
+
+// holdDelay is how long an outbox transaction starting now waits before its commit (0: none).
+func (m *Meta) holdDelay() time.Duration {
+	m.hold.mu.Lock()
+	defer m.hold.mu.Unlock()
+	if time.Now().Before(m.hold.until) {
+		return m.hold.delay
+	}
+	return 0
 }
 
 // HashKey is how an API key is stored: hex SHA-256 (keys are 256-bit random, so no salt is needed).
@@ -167,7 +200,7 @@ func (m *Meta) InsertNotifyHeads(ctx context.Context, podID string, tenants []st
 			return err
 		}
 		defer tx.Rollback()
-		if err := insertNotifyHeadsTx(ctx, tx, podID, tenants, heads, !m.UnorderedOutbox); err != nil {
+		if err := insertNotifyHeadsTx(ctx, tx, podID, tenants, heads, !m.UnorderedOutbox, m.holdDelay()); err != nil {
 			return err
 		}
 		return tx.Commit()
@@ -181,12 +214,17 @@ func (m *Meta) InsertNotifyHeads(ctx context.Context, podID string, tenants []st
 // never pass an id that commits later (the late-commit argument of fs_event_seq_lock, for the whole
 // outbox: its inserts are coalesced, a few per second per pod, so one order row costs nothing).
 func InsertNotifyHeadsTx(ctx context.Context, tx *sql.Tx, podID string, tenants []string, heads map[string]int64) error {
-	return insertNotifyHeadsTx(ctx, tx, podID, tenants, heads, true)
+	return insertNotifyHeadsTx(ctx, tx, podID, tenants, heads, true, 0)
 }
 
-// insertNotifyHeadsTx is InsertNotifyHeadsTx; ordered false skips the order-row lock (the
-// unordered-outbox defect).
-func insertNotifyHeadsTx(ctx context.Context, tx *sql.Tx, podID string, tenants []string, heads map[string]int64, ordered bool) error {
+// insertNotifyHeadsTx is InsertNotifyHeadsTx; ordered false is the unordered-outbox defect: no
+// order-row lock, and the outbox row written first (a transactional outbox's usual order), so its
+// id is taken at the start of the transaction and stays invisible until the commit, however long
+// the hint upserts keep it open. (Written after the hints, the defect hid behind their row locks:
+// two transactions that share a tenant's hint row commit in order, and a slow pod's transactions
+// hold a busy tenant's row most of the time.) hold > 0 keeps the transaction open that long after
+// its outbox insert (the outbox_commit_delay failpoint).
+func insertNotifyHeadsTx(ctx context.Context, tx *sql.Tx, podID string, tenants []string, heads map[string]int64, ordered bool, hold time.Duration) error {
 	if len(tenants) == 0 {
 		return nil
 	}
@@ -194,6 +232,13 @@ func insertNotifyHeadsTx(ctx context.Context, tx *sql.Tx, podID string, tenants 
 	if ordered {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO tenant_notify_outbox_order (id, n) VALUES (1, 1) ON DUPLICATE KEY UPDATE n = n + 1`); err != nil {
 			return err
+		}
+	} else {
+		if err := insertNotify(ctx, tx, podID, tenants, now); err != nil {
+			return err
+		}
+		if !sleep.For(ctx, hold) {
+			return ctx.Err()
 		}
 	}
 	var b strings.Builder
@@ -214,7 +259,16 @@ func insertNotifyHeadsTx(ctx context.Context, tx *sql.Tx, podID string, tenants 
 			return err
 		}
 	}
-	return insertNotify(ctx, tx, podID, tenants, now)
+	if !ordered {
+		return nil // the outbox row went first
+	}
+	if err := insertNotify(ctx, tx, podID, tenants, now); err != nil {
+		return err
+	}
+	if !sleep.For(ctx, hold) {
+		return ctx.Err()
+	}
+	return nil
 }
 
 // SeqHead returns tenant's head hint: the highest seq any pod signalled for it (ok false when no

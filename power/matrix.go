@@ -63,42 +63,42 @@ func ReadMatrix(path string) (*Matrix, error) {
 	}
 	m.dir = filepath.Dir(path)
 	seen := map[string]bool{}
+	// entry checks what defects and controls share: a name used once, a scenario beside the matrix.
+	entry := func(at, kind, name, scenario string) error {
+		switch {
+		case !defectName.MatchString(name):
+			return fmt.Errorf("%s: %s %q is not a name ([a-z0-9-]+)", at, kind, name)
+		case seen[name]:
+			return fmt.Errorf("%s: %s %q is listed twice (a defect and a control share one namespace)", at, kind, name)
+		case scenario == "" || filepath.IsAbs(scenario) || strings.Contains(scenario, ".."):
+			return fmt.Errorf("%s (%s): scenario %q must be a file name relative to %s", at, name, scenario, m.dir)
+		}
+		if _, err := os.Stat(filepath.Join(m.dir, scenario)); err != nil {
+			return fmt.Errorf("%s (%s): %w", at, name, err)
+		}
+		seen[name] = true
+		return nil
+	}
 	for i, e := range m.Entries {
 		at := fmt.Sprintf("%s: defects[%d]", path, i)
-		switch {
-		case !defectName.MatchString(e.Defect):
-			return nil, fmt.Errorf("%s: defect %q is not a defect name ([a-z0-9-]+)", at, e.Defect)
-		case seen[e.Defect]:
-			return nil, fmt.Errorf("%s: defect %q is listed twice", at, e.Defect)
-		case e.Scenario == "" || filepath.IsAbs(e.Scenario) || strings.Contains(e.Scenario, ".."):
-			return nil, fmt.Errorf("%s (%s): scenario %q must be a file name relative to %s", at, e.Defect, e.Scenario, m.dir)
-		case len(e.Expect) == 0:
+		if err := entry(at, "defect", e.Defect, e.Scenario); err != nil {
+			return nil, err
+		}
+		if len(e.Expect) == 0 {
 			return nil, fmt.Errorf("%s (%s): expect lists no check; name the check(s) that must fail, e.g. [skipped]", at, e.Defect)
 		}
-		if _, err := os.Stat(m.ScenarioPath(e)); err != nil {
-			return nil, fmt.Errorf("%s (%s): %w", at, e.Defect, err)
-		}
-		seen[e.Defect] = true
 	}
 	if len(m.Entries) == 0 {
 		return nil, fmt.Errorf("%s: no defects", path)
 	}
 	for i, c := range m.Controls {
 		at := fmt.Sprintf("%s: controls[%d]", path, i)
-		switch {
-		case !defectName.MatchString(c.Name):
-			return nil, fmt.Errorf("%s: control %q is not a name ([a-z0-9-]+)", at, c.Name)
-		case seen[c.Name]:
-			return nil, fmt.Errorf("%s: control %q is listed twice (or is also a defect)", at, c.Name)
-		case c.Scenario == "" || filepath.IsAbs(c.Scenario) || strings.Contains(c.Scenario, ".."):
-			return nil, fmt.Errorf("%s (%s): scenario %q must be a file name relative to %s", at, c.Name, c.Scenario, m.dir)
-		case c.Seeds < 0:
+		if err := entry(at, "control", c.Name, c.Scenario); err != nil {
+			return nil, err
+		}
+		if c.Seeds < 0 {
 			return nil, fmt.Errorf("%s (%s): seeds %d: need 0 (power's --seeds) or more", at, c.Name, c.Seeds)
 		}
-		if _, err := os.Stat(filepath.Join(m.dir, c.Scenario)); err != nil {
-			return nil, fmt.Errorf("%s (%s): %w", at, c.Name, err)
-		}
-		seen[c.Name] = true
 	}
 	return &m, nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"runtime"
 	"slices"
 	"syscall"
 	"testing"
@@ -30,18 +31,31 @@ func TestBenchServer(t *testing.T) {
 	}))
 }
 
-// genResult is one generator at one rate: the p99 of (send time - intended time) and the CPU of this
-// process per request.
+// genResult is one generator at one rate: the p99 of (send time - intended time), and per request
+// the CPU of this process, its heap allocations and its threads' voluntary context switches (a
+// thread going to sleep: a wake-up to come). The last two depend far less on the machine's load
+// than CPU time does.
 type genResult struct {
-	rate, sent  int
-	slipP99     time.Duration
-	cpuPerReqUs float64
+	rate, sent   int
+	slipP99      time.Duration
+	cpuPerReqUs  float64
+	allocsPerReq float64
+	cswPerReq    float64
 }
 
-func cpuNow() time.Duration {
+// usage is what this process has used so far.
+type usage struct {
+	cpu     time.Duration
+	mallocs uint64
+	csw     int64
+}
+
+func usageNow() usage {
 	var ru syscall.Rusage
 	syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return usage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), mallocs: ms.Mallocs, csw: ru.Nvcsw}
 }
 
 func p99(d []time.Duration) time.Duration {
@@ -50,6 +64,14 @@ func p99(d []time.Duration) time.Duration {
 	}
 	slices.Sort(d)
 	return d[len(d)*99/100]
+}
+
+// result summarises one generator at one rate from its slips and what it used since u0.
+func result(rate int, slips []time.Duration, u0 usage) genResult {
+	u := usageNow()
+	n := float64(max(len(slips), 1))
+	return genResult{rate: rate, sent: len(slips), slipP99: p99(slips), cpuPerReqUs: float64((u.cpu - u0.cpu).Microseconds()) / n,
+		allocsPerReq: float64(u.mallocs-u0.mallocs) / n, cswPerReq: float64(u.csw-u0.csw) / n}
 }
 
 // runSeqgate drives the load driver at rate for dur, recording through the real ledger encoder
@@ -69,11 +91,10 @@ func runSeqgate(url string, rate int, dur time.Duration) genResult {
 	blk := Block{Index: 1, Tenants: []Tenant{{ID: "t1", Key: "k", Index: 1}},
 		Load: scenario.Load{Executor: "constant-arrival-rate", Rate: float64(rate), Duration: scenario.Duration(dur),
 			MaxInFlight: 4096, Timeout: scenario.Duration(5 * time.Second), Mix: map[string]int{"write": 1}}}
-	cpu0 := cpuNow()
+	u0 := usageNow()
 	d.Run(context.Background(), start, []Block{blk})
 	_ = w.Close()
-	cpu := cpuNow() - cpu0
-	return genResult{rate: rate, sent: len(slips), slipP99: p99(slips), cpuPerReqUs: float64(cpu.Microseconds()) / float64(max(len(slips), 1))}
+	return result(rate, slips, u0)
 }
 
 func runVegeta(url string, rate int, dur time.Duration) genResult {
@@ -85,13 +106,12 @@ func runVegeta(url string, rate int, dur time.Duration) genResult {
 	// send's own lateness would be taken off every slip.
 	interval := time.Duration(pacer.Per.Nanoseconds() / int64(pacer.Freq))
 	var slips []time.Duration
-	cpu0 := cpuNow()
+	u0 := usageNow()
 	began := time.Now()
 	for res := range atk.Attack(tgt, pacer, dur, "bench") {
 		slips = append(slips, res.Timestamp.Sub(began.Add(time.Duration(res.Seq+1)*interval)))
 	}
-	cpu := cpuNow() - cpu0
-	return genResult{rate: rate, sent: len(slips), slipP99: p99(slips), cpuPerReqUs: float64(cpu.Microseconds()) / float64(max(len(slips), 1))}
+	return result(rate, slips, u0)
 }
 
 // BenchmarkLoadVsVegeta measures, side by side in one run against the same trivial server (its own
@@ -108,8 +128,10 @@ func BenchmarkLoadVsVegeta(b *testing.B) {
 	for range b.N {
 		for rate := 500; rate <= 32000; rate *= 2 {
 			sg, vg := runSeqgate(url, rate, dur), runVegeta(url, rate, dur)
-			b.Logf("rate %6d/s: seqgate sent %6d slip p99 %8s cpu %6.1f us/req | vegeta sent %6d slip p99 %8s cpu %6.1f us/req",
-				rate, sg.sent, sg.slipP99, sg.cpuPerReqUs, vg.sent, vg.slipP99, vg.cpuPerReqUs)
+			b.Logf("rate %6d/s: seqgate sent %6d slip p99 %8s cpu %6.1f us/req %5.1f allocs/req %4.2f csw/req | "+
+				"vegeta sent %6d slip p99 %8s cpu %6.1f us/req %5.1f allocs/req %4.2f csw/req | seqgate/vegeta cpu %.2f csw %.2f",
+				rate, sg.sent, sg.slipP99, sg.cpuPerReqUs, sg.allocsPerReq, sg.cswPerReq, vg.sent, vg.slipP99, vg.cpuPerReqUs, vg.allocsPerReq, vg.cswPerReq,
+				sg.cpuPerReqUs/max(vg.cpuPerReqUs, 1e-9), sg.cswPerReq/max(vg.cswPerReq, 1e-9))
 			byRate[rate] = [2]genResult{sg, vg}
 			for name, g := range map[string]genResult{"seqgate": sg, "vegeta": vg} {
 				if g.slipP99 < time.Millisecond && g.sent >= rate*int(dur/time.Second)*95/100 && g.rate > best[name].rate {

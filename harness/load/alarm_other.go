@@ -2,19 +2,16 @@
 
 package load
 
-import (
-	"context"
-	"time"
+import "time"
 
-	"github.com/seqgate/seqgate/internal/sleep"
-)
-
-// alarm wakes a schedule at an arrival's intended time; elsewhere than Linux, with Go's timers
-// alone (which may wake an idle process up to a millisecond late).
+// alarm makes an idle process wake up on time for the earliest wait of a queue; elsewhere than
+// Linux there is none, and Go's timers alone may wake an idle process up to a millisecond late.
 type alarm struct{}
 
 func newAlarm() *alarm { return &alarm{} }
 
-func (a *alarm) until(ctx context.Context, t time.Time) bool { return sleep.Until(ctx, t) }
+func (a *alarm) precise() bool { return false }
+
+func (a *alarm) set(time.Time, time.Duration) {}
 
 func (a *alarm) close() {}

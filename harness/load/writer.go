@@ -112,77 +112,23 @@ func (d *Driver) Path(tenant, mid string) string {
 }
 
 // Run drives every block from loadStart until its schedule ends or ctx is done, then waits for the
-// requests in flight. Each tenant of a block has its own MaxInFlight request slots: a tenant whose
-// requests hang (a stalled DB) uses up only its own slots, so the other tenants of the block stay on
-// schedule.
+// requests in flight. Each tenant of a block has its own queue and MaxInFlight request slots: a
+// tenant whose requests hang (a stalled DB) uses up only its own slots, so the other tenants of the
+// block stay on schedule.
 func (d *Driver) Run(ctx context.Context, loadStart time.Time, blocks []Block) {
 	var sched, inflight sync.WaitGroup
 	for _, b := range blocks {
 		for _, t := range b.Tenants {
+			q := newQueue(d, loadStart, b, t, &inflight)
 			sched.Add(1)
 			go func() {
 				defer sched.Done()
-				d.schedule(ctx, loadStart, b, t, &inflight)
+				q.run(ctx)
 			}()
 		}
 	}
 	sched.Wait()
 	inflight.Wait()
-}
-
-// arrival is one scheduled mutation on its way to a request slot.
-type arrival struct {
-	i    int // index in the block's schedule: the mutation id's last part
-	op   string
-	pick int // seeded choice of an existing file, for ops that need one
-	due  time.Time
-}
-
-// schedule offers the arrivals of one tenant of block b at their intended times. Its request slots
-// are goroutines started on demand, up to MaxInFlight, each sending one request at a time and then
-// waiting for the next arrival: a goroutine per request would grow a fresh stack through net/http
-// on every send. An arrival goes to an idle slot; with none idle and every slot started it is
-// dropped (the open model), never queued.
-func (d *Driver) schedule(ctx context.Context, loadStart time.Time, b Block, t Tenant, inflight *sync.WaitGroup) {
-	pace := NewPacer(b.Load, t.Phase)
-	mix := NewMix(b.Load.Mix, uint64(d.cfg.Seed), uint64(t.Index)<<16|uint64(b.Index))
-	begin := loadStart.Add(b.Load.Start.D())
-	wake := newAlarm()
-	defer wake.close()
-	idle := make(chan arrival) // unbuffered: a send succeeds only into a slot waiting for work
-	defer close(idle)
-	slots := 0
-	for i := 0; ; i++ {
-		off, ok := pace(i)
-		if !ok {
-			return
-		}
-		due := begin.Add(off)
-		if !wake.until(ctx, due) {
-			return
-		}
-		a := arrival{i: i, op: mix.Next(), pick: mix.Pick(1 << 30), due: due}
-		d.Stats.Offered.Add(1)
-		select {
-		case idle <- a:
-			continue
-		default:
-		}
-		if slots == b.Load.MaxInFlight {
-			d.drop(t.ID, b.Index, due)
-			continue
-		}
-		slots++
-		inflight.Add(1)
-		go func() {
-			defer inflight.Done()
-			s := d.newSlot(t, b)
-			s.send(a)
-			for a := range idle {
-				s.send(a)
-			}
-		}()
-	}
 }
 
 // take returns an existing file of tenant (removing it when consume is set), or "".

@@ -1,7 +1,6 @@
 package load
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"net/http"
@@ -55,7 +54,7 @@ func (d *Driver) sendBatch(t Tenant, timeout time.Duration, mid string, size int
 		req.Header.Set("Authorization", "Bearer "+t.Key)
 		req.Header.Set("Content-Type", "application/json")
 		res.T = d.now()
-		d.answer(ctx, &res, req, new(bytes.Buffer))
+		d.answer(ctx, &res, req, new(answerBuf))
 		res.DoneT = d.now()
 	}
 	for i := range recs {

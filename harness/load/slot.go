@@ -31,16 +31,23 @@ type slot struct {
 	timeout   time.Duration
 	batchSize int      // files per batch op (load.batch_size)
 	dir       string   // the tenant's path prefix: /<prefix>/<run_id>/<tenant>/
-	midPrefix []byte   // t<tenant index>.b<block index>., with room for the arrival's index
+	path      []byte   // the tenant's path prefix and t<tenant index>.b<block index>., with room for the arrival's index
 	auth      []string // the Authorization header's value, shared read-only by the slot's requests
 	rec       ledger.Record
-	body      bytes.Buffer // the answer, kept only for an error's text
+	body      answerBuf
+}
+
+// answerBuf receives an answer's body, kept only for an error's text; a slot reuses one.
+type answerBuf struct {
+	bytes.Buffer
+	limit io.LimitedReader
 }
 
 func (d *Driver) newSlot(t Tenant, b Block) *slot {
-	return &slot{d: d, t: t, timeout: b.Load.Timeout.D(), batchSize: b.Load.BatchSize, dir: d.Path(t.ID, ""),
-		midPrefix: append(make([]byte, 0, 48), "t"+strconv.Itoa(t.Index)+".b"+strconv.Itoa(b.Index)+"."...),
-		auth:      []string{"Bearer " + t.Key}}
+	dir := d.Path(t.ID, "")
+	return &slot{d: d, t: t, timeout: b.Load.Timeout.D(), batchSize: b.Load.BatchSize, dir: dir,
+		path: append(make([]byte, 0, len(dir)+48), dir+"t"+strconv.Itoa(t.Index)+".b"+strconv.Itoa(b.Index)+"."...),
+		auth: []string{"Bearer " + t.Key}}
 }
 
 // send performs one mutation and writes its mut record. Ops that need an existing file (rename,
@@ -48,12 +55,12 @@ func (d *Driver) newSlot(t Tenant, b Block) *slot {
 // just before the request goes out, after everything it needs is built.
 func (s *slot) send(a arrival) {
 	d, t, op := s.d, s.t, a.op
-	mid := string(strconv.AppendInt(s.midPrefix, int64(a.i), 10))
+	path := string(strconv.AppendInt(s.path, int64(a.i), 10)) // one string for the path and the mid
+	mid := path[len(s.dir):]
 	if op == "batch" {
 		d.sendBatch(t, s.timeout, mid, s.batchSize, a.due)
 		return
 	}
-	path := s.dir + mid
 	var src string
 	switch op {
 	case "rename", "delete":
@@ -127,7 +134,7 @@ func (s *slot) send(a arrival) {
 
 // answer sends req and fills rec's result (res, status, err) and the stats. buf receives the
 // answer's body (kept only for an error's text): a slot passes the one it reuses.
-func (d *Driver) answer(ctx context.Context, rec *ledger.Record, req *http.Request, buf *bytes.Buffer) {
+func (d *Driver) answer(ctx context.Context, rec *ledger.Record, req *http.Request, buf *answerBuf) {
 	resp, err := d.cfg.Client.Do(req)
 	switch {
 	case err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded):
@@ -138,7 +145,9 @@ func (d *Driver) answer(ctx context.Context, rec *ledger.Record, req *http.Reque
 		d.Stats.Err.Add(1)
 	default:
 		buf.Reset()
-		_, _ = buf.ReadFrom(io.LimitReader(resp.Body, 1<<20))
+		buf.limit = io.LimitedReader{R: resp.Body, N: 1 << 20}
+		_, _ = buf.ReadFrom(&buf.limit)
+		buf.limit.R = nil
 		resp.Body.Close()
 		rec.Status = resp.StatusCode
 		if resp.StatusCode/100 == 2 {

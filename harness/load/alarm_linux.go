@@ -52,9 +52,10 @@ func (a *alarm) set(t time.Time, wait time.Duration) {
 	_ = unix.TimerfdSettime(a.fd, 0, &spec, nil) // on failure the timer still fires, less precisely
 }
 
-// close releases the timerfd.
+// close releases the timerfd; set does nothing after it.
 func (a *alarm) close() {
 	if a.f != nil {
 		a.f.Close()
+		a.f = nil
 	}
 }

@@ -72,7 +72,11 @@ func newQueue(d *Driver, loadStart time.Time, b Block, t Tenant, inflight *sync.
 // run drives the queue until its schedule ends or ctx is done: it starts the first slot and
 // watches for arrivals no slot is free for. It returns while slots may still be sending.
 func (q *queue) run(ctx context.Context) {
-	defer q.alarm.close()
+	defer func() {
+		q.mu.Lock() // slots still sending may set the alarm, under the lock, until they see over
+		q.alarm.close()
+		q.mu.Unlock()
+	}()
 	defer q.watch.Stop()
 	q.mu.Lock()
 	start := q.coverLocked()

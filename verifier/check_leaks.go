@@ -35,7 +35,7 @@ func (c *leaksCheck) Finish(s *Summary) {
 		s.consumer(cs.id).Leaks++
 		s.tenant(ix.tenantName(cs.tenant)).Leaks++
 		c.w.add("leaks", leakWitness{Consumer: cs.id, ConsumerTenant: ix.tenantName(cs.tenant),
-			OwnerTenant: ix.tenantName(owner.tenant), Path: owner.path(), MID: owner.mid, Conn: ix.connNames[o.conn],
+			OwnerTenant: ix.tenantName(owner.tenant), Path: c.ix.path(owner), MID: c.ix.mid(owner), Conn: ix.connNames[o.conn],
 			Seq: o.seq, Ms: ms(o.t)})
 	})
 }

@@ -123,7 +123,7 @@ func (c *lossCheck) Finish(s *Summary) {
 			// no end (or an interrupted one): not provably lost, unresolved (additions of 2026-11-30)
 			s.Unresolved++
 			ts.Unresolved++
-			c.w.add("unresolved", unresolvedWitness{MID: m.mid, Tenant: ix.tenantName(m.tenant), Path: m.path(),
+			c.w.add("unresolved", unresolvedWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),
 				Pod: ix.podNames[m.pod], AckMs: ms(m.doneT)})
 			continue
 		}
@@ -139,7 +139,7 @@ func (c *lossCheck) Finish(s *Summary) {
 	}
 	reason := map[int32]string{}
 	for g, ids := range lostBy {
-		slices.SortStableFunc(ids, func(a, b int32) int { return cmp.Compare(ix.muts.at(a).t, ix.muts.at(b).t) })
+		slices.SortStableFunc(ids, func(a, b int32) int { return cmp.Compare(ix.sent(ix.muts.at(a)), ix.sent(ix.muts.at(b))) })
 		// 1. counters of the acking pod, reasons in the order they first increased (increases seen in
 		// the same scrape cannot be ordered by the ledger: they are taken in ledger order).
 		var keys []dropKey
@@ -177,7 +177,7 @@ func (c *lossCheck) Finish(s *Summary) {
 	for id := range reason {
 		lostIDs = append(lostIDs, id)
 	}
-	slices.SortFunc(lostIDs, func(a, b int32) int { return cmp.Compare(ix.muts.at(a).t, ix.muts.at(b).t) })
+	slices.SortFunc(lostIDs, func(a, b int32) int { return cmp.Compare(ix.sent(ix.muts.at(a)), ix.sent(ix.muts.at(b))) })
 	for _, id := range lostIDs {
 		m := ix.muts.at(id)
 		why := reason[id]
@@ -186,8 +186,8 @@ func (c *lossCheck) Finish(s *Summary) {
 		ts.Lost++
 		s.LostByReason[why]++
 		ts.LostByReason[why]++
-		wit := lostWitness{MID: m.mid, Tenant: ix.tenantName(m.tenant), Path: m.path(), Pod: ix.podNames[m.pod],
-			Reason: why, IntendedMs: ms(m.intendedT), SentMs: ms(m.t), AckMs: ms(m.doneT), Status: int32(m.status)}
+		wit := lostWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m), Pod: ix.podNames[m.pod],
+			Reason: why, IntendedMs: ms(c.ix.intended(m)), SentMs: ms(c.ix.sent(m)), AckMs: ms(m.doneT), Status: int32(m.status)}
 		c.w.add("lost", wit)
 		if why == ReasonSilent {
 			c.w.add("silent", wit)

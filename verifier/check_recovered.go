@@ -37,7 +37,7 @@ func (c *recoveredCheck) Finish(s *Summary) {
 		if m.res() == resTimeout {
 			res = ledger.ResTimeout
 		}
-		c.w.add("recovered", recoveredWitness{MID: m.mid, Tenant: c.ix.tenantName(m.tenant), Path: m.path(),
-			Res: res, Status: int32(m.status), SentMs: ms(m.t), DoneMs: ms(m.doneT)})
+		c.w.add("recovered", recoveredWitness{MID: c.ix.mid(m), Tenant: c.ix.tenantName(m.tenant), Path: c.ix.path(m),
+			Res: res, Status: int32(m.status), SentMs: ms(c.ix.sent(m)), DoneMs: ms(m.doneT)})
 	}
 }

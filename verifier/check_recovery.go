@@ -86,7 +86,7 @@ func (c *windowCheck) Observe(r *ledger.Record) {
 		sentT := int64(noTime) // the send time of the mutation this frame delivers, when known
 		if r.K == ledger.KindEv && f.id >= 0 {
 			if m := c.ix.mutationAt(f.id); m.flags&fHasMut != 0 {
-				sentT = m.t
+				sentT = c.ix.sent(m)
 			}
 		}
 		ts := c.trackers[f.cons]
@@ -270,8 +270,8 @@ func (c *windowCheck) windows(s *Summary, end int64) {
 		if m.flags&fHasMut == 0 {
 			continue
 		}
-		w := &ws[c.window(m.intendedT, end)]
-		record(issue[c.window(m.intendedT, end)], subSat(m.doneT, m.intendedT))
+		w := &ws[c.window(c.ix.intended(m), end)]
+		record(issue[c.window(c.ix.intended(m), end)], subSat(m.doneT, c.ix.intended(m)))
 		if !m.inW() {
 			continue
 		}
@@ -286,7 +286,7 @@ func (c *windowCheck) windows(s *Summary, end int64) {
 	}
 	for _, smp := range c.lat.samples {
 		m := ix.muts.at(smp.id)
-		wi := c.window(m.intendedT, end)
+		wi := c.window(c.ix.intended(m), end)
 		ws[wi].Deliveries++
 		if smp.d == 0 {
 			ws[wi].DeliveredBeforeAck++

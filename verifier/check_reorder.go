@@ -86,7 +86,7 @@ func (c *reorderCheck) Observe(r *ledger.Record) {
 	} else {
 		c.judge(f.cons, m, st.maxSendT, st.maxID, r.T, r.Seq)
 	}
-	st.see(m, f.id)
+	st.see(c.ix.sent(m), f.id)
 }
 
 // resolve: the mut record of a delivery held as pending has arrived. Its send time counts for every
@@ -107,16 +107,16 @@ func (c *reorderCheck) resolve(cons, id int32) {
 	e := &st.open[i]
 	e.resolved = true
 	st.nPending--
-	if m.t > e.t && !c.causal {
+	if c.ix.sent(m) > e.t && !c.causal {
 		c.causal = true
-		c.ix.warnf("reorder: mut %s was sent (t %d) after it was delivered to %s (t %d); reorder counts assume a send precedes its delivery", m.mid, m.t, c.ix.cons[cons].id, e.t)
+		c.ix.warnf("reorder: mut %s was sent (t %d) after it was delivered to %s (t %d); reorder counts assume a send precedes its delivery", c.ix.mid(m), c.ix.sent(m), c.ix.cons[cons].id, e.t)
 	}
 	for j := i + 1; j < len(st.open); j++ {
-		if o := &st.open[j]; o.bestSend == noTime || m.t > o.bestSend {
-			o.bestSend, o.bestID = m.t, id
+		if o := &st.open[j]; o.bestSend == noTime || c.ix.sent(m) > o.bestSend {
+			o.bestSend, o.bestID = c.ix.sent(m), id
 		}
 	}
-	st.see(m, id)
+	st.see(c.ix.sent(m), id)
 	c.settle(cons, st, false)
 }
 
@@ -150,9 +150,9 @@ func (c *reorderCheck) settle(cons int32, st *reorderState, final bool) {
 	}
 }
 
-func (st *reorderState) see(m *mutation, id int32) {
-	if st.maxSendT == noTime || m.t > st.maxSendT {
-		st.maxSendT, st.maxID = m.t, id
+func (st *reorderState) see(sent int64, id int32) {
+	if st.maxSendT == noTime || sent > st.maxSendT {
+		st.maxSendT, st.maxID = sent, id
 	}
 }
 
@@ -173,8 +173,8 @@ func (c *reorderCheck) judge(cons int32, m *mutation, maxSend int64, maxID int32
 		p.MaxMs = d
 	}
 	om := c.ix.mutationAt(maxID)
-	c.w.add("reorder", reorderWitness{Consumer: c.ix.cons[cons].id, MID: m.mid, Path: m.path(), Seq: seq, AckMs: ms(m.doneT),
-		DeliveredMs: ms(t), OvertakenBy: om.mid, OvertakerPath: om.path(), OvertakerSent: ms(om.t), ReorderMs: d})
+	c.w.add("reorder", reorderWitness{Consumer: c.ix.cons[cons].id, MID: c.ix.mid(m), Path: c.ix.path(m), Seq: seq, AckMs: ms(m.doneT),
+		DeliveredMs: ms(t), OvertakenBy: c.ix.mid(om), OvertakerPath: c.ix.path(om), OvertakerSent: ms(c.ix.sent(om)), ReorderMs: d})
 }
 
 func (c *reorderCheck) Finish(s *Summary) {

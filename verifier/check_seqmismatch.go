@@ -84,15 +84,15 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 					odd[row.id] = row.seq
 				}
 			}
-			if m.evSeq == noTime || m.evSeq == row.seq || m.evN == 0 {
+			if ix.muts.evSeq(m) == noTime || ix.muts.evSeq(m) == row.seq || m.evN == 0 {
 				continue
 			}
 			n := m.evN
 			m.evN = 0 // a second event row on the path does not count its deliveries again
 			for _, share := range c.shares(row.id, m, uint32(n)) {
 				count(share.cons, int64(share.n))
-				c.w.add("seq_mismatch", seqMismatchWitness{Consumer: ix.cons[share.cons].id, Tenant: ix.tenantName(int32(ti)), Path: m.path(),
-					MID: m.mid, FrameSeq: m.evSeq, RowSeq: row.seq, Frames: share.n})
+				c.w.add("seq_mismatch", seqMismatchWitness{Consumer: ix.cons[share.cons].id, Tenant: ix.tenantName(int32(ti)), Path: c.ix.path(m),
+					MID: c.ix.mid(m), FrameSeq: ix.muts.evSeq(m), RowSeq: row.seq, Frames: share.n})
 			}
 		}
 	}
@@ -104,7 +104,7 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 		count(o.cons, 1)
 		m := ix.muts.at(o.id)
 		t := ms(o.t)
-		c.w.add("seq_mismatch", seqMismatchWitness{Consumer: ix.cons[o.cons].id, Tenant: ix.tenantName(m.tenant), Path: m.path(),
-			MID: m.mid, FrameSeq: o.seq, RowSeq: rs, Frames: 1, Conn: ix.connNames[o.conn], Ms: &t})
+		c.w.add("seq_mismatch", seqMismatchWitness{Consumer: ix.cons[o.cons].id, Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),
+			MID: c.ix.mid(m), FrameSeq: o.seq, RowSeq: rs, Frames: 1, Conn: ix.connNames[o.conn], Ms: &t})
 	}
 }

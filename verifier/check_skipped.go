@@ -78,14 +78,14 @@ func (c *skippedCheck) Finish(s *Summary) {
 				if len(wits)+len(c.w.byCk["skipped"]) < c.w.limit {
 					m := ix.mutationAt(row.id)
 					wits = append(wits, skippedWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Seq: row.seq,
-						Path: m.path(), MID: m.mid, FrameKind: "unseen (a heartbeat or the final cursor)", FinalCursor: cs.finalCursor})
+						Path: c.ix.path(m), MID: c.ix.mid(m), FrameKind: "unseen (a heartbeat or the final cursor)", FinalCursor: cs.finalCursor})
 					witRows = append(witRows, row)
 				}
 			case classResetCovered:
 				s.ResetCovered++
 				cst.ResetCovered++
 				tst.ResetCovered++
-				c.w.add("reset_covered", resetCoveredWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Seq: row.seq, Path: ix.mutationAt(row.id).path(),
+				c.w.add("reset_covered", resetCoveredWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Seq: row.seq, Path: ix.path(ix.mutationAt(row.id)),
 					LastTooOldMs: ms(cs.lastTooOldT), FirstCursor: cs.firstCursor(), FinalCursor: cs.finalCursor})
 			}
 		})

@@ -49,7 +49,7 @@ func (c *undeliveredCheck) Finish(s *Summary) {
 			}
 			m := ix.mutationAt(row.id)
 			w := undeliveredWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), FinalCursor: cs.finalCursor,
-				Seq: row.seq, Path: m.path(), MID: m.mid}
+				Seq: row.seq, Path: c.ix.path(m), MID: c.ix.mid(m)}
 			if m.flags&fHasMut != 0 {
 				w.AckMs = ms(m.doneT)
 			}

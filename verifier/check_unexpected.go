@@ -35,6 +35,6 @@ func (c *unexpectedCheck) Finish(s *Summary) {
 		s.consumer(cs.id).Unexpected++
 		s.tenant(ix.tenantName(cs.tenant)).Unexpected++
 		c.w.add("unexpected", unexpectedWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Conn: ix.connNames[o.conn],
-			Seq: o.seq, Path: ix.muts.at(o.id).path(), Ms: ms(o.t)})
+			Seq: o.seq, Path: ix.path(ix.muts.at(o.id)), Ms: ms(o.t)})
 	})
 }

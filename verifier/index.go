@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -42,8 +41,7 @@ type index struct {
 	connIDs      map[string]int32
 	connNames    []string
 
-	muts   *mutTable // interned tenant "\x00" path -> mutation
-	keybuf []byte
+	muts *mutTable // interned (tenant, path) -> mutation
 
 	consIDs map[string]int32
 	cons    []*consumerState
@@ -125,15 +123,20 @@ const (
 const noTime = math.MinInt64
 
 // mutation is one interned (tenant, path): a mutation attempt, or a path only seen in events/audit.
+//
+// It holds no Go pointers and keeps its times compactly (mutTable.sent, intended, evSeq): done_t in
+// full, the send time and intended time as 32-bit differences (to done_t, to the send time) and the
+// first delivered seq in 32 bits, each exact, with a side table for the rare value that does not fit.
 type mutation struct {
-	key                 string // tenant "\x00" path
-	mid                 string
-	t, intendedT, doneT int64
-	// Deliveries of this path: evSeq is the seq of the first one (noTime: none yet), evN how many
-	// carried evSeq and evCons the consumer of the first (fEvMulti: another consumer's also carried
-	// evSeq). A delivery with another seq goes to index.oddSeq. Against the audit's seq at the end,
-	// this counts seq_mismatch exactly, per consumer exactly unless fEvMulti.
-	evSeq  int64
+	doneT int64
+	// dSent is done_t minus the send time t, dIntended t minus intended_t (escaped: the side table).
+	dSent, dIntended int32
+	// Deliveries of this path: evSeq (mutTable.evSeq) is the seq of the first one (noTime: none yet),
+	// evN how many carried evSeq and evCons the consumer of the first (fEvMulti: another consumer's
+	// also carried evSeq). A delivery with another seq goes to index.oddSeq. Against the audit's seq
+	// at the end, this counts seq_mismatch exactly, per consumer exactly unless fEvMulti.
+	evSeq  uint32
+	name   uint32 // the path's and mid's record in the table's arena (mutTable.path, mutTable.mid)
 	tenant int32
 	evCons int32
 	status int16 // HTTP status (clamped to int16)
@@ -143,13 +146,11 @@ type mutation struct {
 	flags  uint8
 }
 
-func (m *mutation) path() string { return m.key[strings.IndexByte(m.key, 0)+1:] }
-
 // inW reports whether m belongs to W: an acked event-producing mutation.
 func (m *mutation) inW() bool { return m.flags&fHasMut != 0 && m.op() == opEvent && m.res() == resOK }
 
 // op is the mutation's op class; res its result (resOK, resErr, resTimeout or resOther). They share
-// one byte so that an entry stays 80 bytes.
+// one byte so that an entry stays small.
 func (m *mutation) op() opClass { return opClass(m.kind & 0xf) }
 func (m *mutation) res() uint8  { return m.kind >> 4 }
 
@@ -228,15 +229,16 @@ type frame struct {
 }
 
 func newIndex() *index {
-	return &index{
+	ix := &index{
 		tenantIDs: map[string]int32{},
 		byLabel:   map[string]int32{},
 		podIDs:    map[string]uint16{"": 0},
 		podNames:  []string{""},
 		connIDs:   map[string]int32{},
-		muts:      newMutTable(),
 		consIDs:   map[string]int32{},
 	}
+	ix.muts = newMutTable(&ix.tenantNames)
+	return ix
 }
 
 func (ix *index) warnf(format string, args ...any) {
@@ -287,11 +289,16 @@ func (ix *index) lookup(tenant, path string) int32 {
 	return id
 }
 
-// find is lookup that also returns the key's hash; the key is left in ix.keybuf.
-func (ix *index) find(tenant, path string) (int32, uint64) {
-	ix.keybuf = append(append(append(ix.keybuf[:0], tenant...), 0), path...)
-	return ix.muts.find(ix.keybuf)
-}
+// find is lookup that also returns the key's hash.
+func (ix *index) find(tenant, path string) (int32, uint64) { return ix.muts.find(tenant, path) }
+
+// sent returns m's send time (t), intended its intended_t (noTime before its mut record).
+func (ix *index) sent(m *mutation) int64     { return ix.muts.sent(m) }
+func (ix *index) intended(m *mutation) int64 { return ix.muts.intended(m) }
+
+// path returns the path of m; mid its mid ("" for a path no mut record wrote).
+func (ix *index) path(m *mutation) string { return ix.muts.path(m) }
+func (ix *index) mid(m *mutation) string  { return ix.muts.mid(m) }
 
 // intern returns the mutation id of (tenant, path), creating an entry on first sight.
 func (ix *index) intern(tenant, path string) int32 {
@@ -300,7 +307,7 @@ func (ix *index) intern(tenant, path string) int32 {
 		return id
 	}
 	ti := ix.tenant(tenant)
-	return ix.muts.add(ix.keybuf, h, mutation{tenant: ti, t: noTime, doneT: noTime, intendedT: noTime, evSeq: noTime, evCons: -1})
+	return ix.muts.add(tenant, path, h, mutation{tenant: ti, doneT: noTime, evCons: -1})
 }
 
 // consumer returns the state of consumer id, creating it on first sight. A consumer id seen with two
@@ -449,15 +456,15 @@ func (ix *index) observeMut(r *ledger.Record) {
 		// event-producing mutation. Two event-producing mutations on one path break matching.
 		if m.op() == opEvent && op == opEvent {
 			ix.dupMutPaths++
-			ix.warnf("mut %s: path %q of tenant %s already written by mut %s; paths must be unique per event-producing mutation (kept the first)", r.MID, r.Path, r.Tenant, m.mid)
+			ix.warnf("mut %s: path %q of tenant %s already written by mut %s; paths must be unique per event-producing mutation (kept the first)", r.MID, r.Path, r.Tenant, ix.mid(m))
 		}
 		if m.op() == opEvent || op != opEvent {
 			return
 		}
 	}
 	m.flags |= fHasMut
-	m.mid = r.MID
-	m.t, m.intendedT, m.doneT = r.T, r.IntendedT, r.DoneT
+	ix.muts.setMid(m, r.MID)
+	ix.muts.setTimes(m, r.T, r.IntendedT, r.DoneT)
 	m.status = int16(max(min(r.Status, math.MaxInt16), math.MinInt16))
 	m.pod = ix.pod(r.Pod)
 	res := resOther
@@ -490,10 +497,11 @@ func (ix *index) observeEv(r *ledger.Record) error {
 	first := c.deliveredID.CheckedAdd(uint32(id))
 	ix.advance(c, r.Seq, r.Conn)
 	ix.cur.id, ix.cur.first = id, first
-	switch {
-	case m.evSeq == noTime:
-		m.evSeq, m.evN, m.evCons = r.Seq, 1, c.idx
-	case m.evSeq == r.Seq:
+	switch evSeq := ix.muts.evSeq(m); {
+	case evSeq == noTime:
+		ix.muts.setEvSeq(m, r.Seq)
+		m.evN, m.evCons = 1, c.idx
+	case evSeq == r.Seq:
 		if m.evN < math.MaxUint16 {
 			m.evN++
 		}
@@ -627,7 +635,7 @@ func (a *tenantAudit) sort() {
 // that matches no mutation of its consumer's tenant but one of another tenant is a leak.
 func (ix *index) owner(id int32) (*mutation, bool) {
 	m := ix.muts.at(id)
-	path := m.path()
+	path := ix.path(m)
 	for ti, name := range ix.tenantNames {
 		if int32(ti) == m.tenant {
 			continue

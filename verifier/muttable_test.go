@@ -2,51 +2,120 @@ package verifier
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"unsafe"
 )
 
 func TestMutTable(t *testing.T) {
-	tb := newMutTable()
+	tenants := []string{"t", "A", "B"}
+	tb := newMutTable(&tenants)
 	const n = 1<<chunkBits + 10 // crosses a chunk boundary and grows the index several times
+	// mids: equal to the path's last element, other than it, set twice, or never set
+	mid := func(i int) string {
+		switch i % 4 {
+		case 0:
+			return fmt.Sprint(i)
+		case 1:
+			return fmt.Sprintf("m%d", i)
+		}
+		return ""
+	}
+	path := func(i int) string {
+		if i%5 == 0 {
+			return fmt.Sprint(i) // no directory
+		}
+		return fmt.Sprintf("/p/%d/%d", i%3, i)
+	}
 	for i := range n {
-		k := []byte(fmt.Sprintf("t\x00/p/%d", i))
-		id, h := tb.find(k)
+		id, h := tb.find("t", path(i))
 		if id != -1 {
 			t.Fatalf("%d found before add", i)
 		}
-		if id := tb.add(k, h, mutation{mid: fmt.Sprint(i)}); id != int32(i) {
+		if id := tb.add("t", path(i), h, mutation{}); id != int32(i) {
 			t.Fatalf("add %d = %d", i, id)
 		}
+		if i%4 == 2 {
+			tb.setMid(tb.at(int32(i)), "other")
+		}
+		tb.setMid(tb.at(int32(i)), mid(i))
 	}
 	for i := range n {
-		id, _ := tb.find([]byte(fmt.Sprintf("t\x00/p/%d", i)))
-		if id != int32(i) || tb.at(id).mid != fmt.Sprint(i) || tb.at(id).path() != fmt.Sprintf("/p/%d", i) {
-			t.Fatalf("find %d = %d (%+v)", i, id, tb.at(id))
+		id, _ := tb.find("t", path(i))
+		if id != int32(i) || tb.mid(tb.at(id)) != mid(i) || tb.path(tb.at(id)) != path(i) {
+			t.Fatalf("find %d = %d (%+v, mid %q, path %q)", i, id, tb.at(id), tb.mid(tb.at(id)), tb.path(tb.at(id)))
+		}
+		if id, _ := tb.find("A", path(i)); id != -1 {
+			t.Fatalf("path %d found under another tenant", i)
 		}
 	}
 	// Hash collisions: keys added under one made-up hash (one tag, one home slot) are all found
 	// exactly, by the key kept in their entry; a key with that hash that was never added is not.
 	const h = 0xdeadbeef_00000007
-	keys := [][]byte{[]byte("A\x00/a"), []byte("A\x00/b"), []byte("B\x00/a")}
-	ids := map[string]int32{}
+	keys := [][2]string{{"A", "/a"}, {"A", "/b"}, {"B", "/a"}}
+	ids := map[[2]string]int32{}
 	for _, k := range keys {
-		ids[string(k)] = tb.add(k, h, mutation{})
+		ti := int32(1)
+		if k[0] == "B" {
+			ti = 2
+		}
+		ids[k] = tb.add(k[0], k[1], h, mutation{tenant: ti})
 	}
 	for _, k := range keys {
-		if id := tb.findHashed(k, h); id != ids[string(k)] {
-			t.Errorf("colliding key %q found as %d, want %d", k, id, ids[string(k)])
+		if id := tb.findHashed(k[0], k[1], h); id != ids[k] {
+			t.Errorf("colliding key %q found as %d, want %d", k, id, ids[k])
 		}
 	}
-	if id := tb.findHashed([]byte("A\x00/c"), h); id != -1 {
+	if id := tb.findHashed("A", "/c", h); id != -1 {
 		t.Errorf("a key never added was found as %d", id)
 	}
 }
 
-// TestMutationEntrySize keeps the mutation entry at 80 bytes: it is what the verifier keeps per
-// mutation, ten million times in a long run.
+// TestMutationEntrySize keeps the mutation entry small: it is what the verifier keeps per mutation,
+// ten million times in a long run (docs/verify.md, "Memory and speed").
 func TestMutationEntrySize(t *testing.T) {
-	if n := unsafe.Sizeof(mutation{}); n > 80 {
-		t.Errorf("mutation entry is %d bytes, want <= 80", n)
+	if n := unsafe.Sizeof(mutation{}); n > maxEntryBytes {
+		t.Errorf("mutation entry is %d bytes, want <= %d", n, maxEntryBytes)
+	}
+}
+
+// TestCompactFields round-trips the entry's compact times and seqs, including the values that only
+// the side table holds (and a negative control: a value changed after it was set is read back changed).
+func TestCompactFields(t *testing.T) {
+	tenants := []string{"t"}
+	tb := newMutTable(&tenants)
+	const big = int64(1) << 40
+	cases := []struct{ sent, intended, done, evSeq int64 }{
+		{noTime, noTime, noTime, noTime},
+		{10, 5, 20, 0},
+		{0, 0, 0, 1},
+		{1_000_000_000, 999_000_000, 1_002_000_000, 4_294_967_293},
+		{big, big - 5, big + 3_000_000_000, 4_294_967_294}, // an ack 3 s after its send
+		{5, -big, 7, 4_294_967_295},                        // intended long before the send
+		{noTime, 3, 9, -1},                                 // a mut record without t
+		{-5, 2, noTime, 1 << 62},
+		{math.MaxInt64, math.MinInt64 + 1, math.MinInt64 + 2, math.MaxInt64},
+		{7, 7 - math.MinInt32, 7 + math.MaxInt32, math.MinInt64 + 1}, // differences at the int32 edges
+	}
+	for i, c := range cases {
+		id, h := tb.find("t", fmt.Sprint(i))
+		m := tb.at(tb.add("t", fmt.Sprint(i), h, mutation{doneT: noTime}))
+		if id != -1 || tb.sent(m) != noTime || tb.intended(m) != noTime || tb.evSeq(m) != noTime {
+			t.Fatalf("case %d: a new entry has times %d %d seq %d, want none", i, tb.sent(m), tb.intended(m), tb.evSeq(m))
+		}
+		tb.setTimes(m, c.sent, c.intended, c.done)
+		tb.setEvSeq(m, c.evSeq)
+	}
+	for i, c := range cases {
+		id, _ := tb.find("t", fmt.Sprint(i))
+		m := tb.at(id)
+		if tb.sent(m) != c.sent || tb.intended(m) != c.intended || m.doneT != c.done || tb.evSeq(m) != c.evSeq {
+			t.Errorf("case %d: got sent %d intended %d done %d seq %d, want %+v", i, tb.sent(m), tb.intended(m), m.doneT, tb.evSeq(m), c)
+		}
+	}
+	m := tb.at(0)
+	tb.setTimes(m, 1, 2, big)
+	if tb.sent(m) != 1 || tb.intended(m) != 2 {
+		t.Errorf("times set again: got %d %d, want 1 2", tb.sent(m), tb.intended(m))
 	}
 }

@@ -113,7 +113,7 @@ func (c *slowestReport) Finish(s *Summary) {
 	for _, e := range kept {
 		m := c.ix.mutationAt(e.id)
 		ack, at := ms(m.doneT), ms(e.t)
-		sd := SlowDelivery{MID: m.mid, Tenant: c.ix.tenantName(m.tenant), Path: m.path(), Consumer: c.ix.cons[e.cons].id,
+		sd := SlowDelivery{MID: c.ix.mid(m), Tenant: c.ix.tenantName(m.tenant), Path: c.ix.path(m), Consumer: c.ix.cons[e.cons].id,
 			AckPod: c.ix.podNames[m.pod], DeliveryPod: e.pod, AckMs: ack, DeliveredMs: at, LatencyMs: ms(e.d), Faults: []string{}}
 		for _, f := range s.Faults {
 			if f.StartMs <= at && (f.StopMs == nil || *f.StopMs >= ack) {

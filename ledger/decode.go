@@ -14,6 +14,9 @@ type decoder struct {
 	i       int
 	in      *interner
 	scratch []byte
+	// borrow: path and mid strings alias the line (Reader.BorrowStrings) when they need no
+	// unescaping; inLine says whether the last rawString returned a slice of the line.
+	borrow, inLine bool
 
 	present uint64
 	// ferrs are the line's type errors in line order (the scan continues so the line's syntax is
@@ -140,13 +143,13 @@ func (d *decoder) field(key []byte, rec *Record) error {
 		rec.Op, err = d.str(true)
 	case "path":
 		bit = fPath
-		rec.Path, err = d.str(false)
+		rec.Path, err = d.lent(false)
 	case "pod":
 		bit = fPod
 		rec.Pod, err = d.id()
 	case "mid":
 		bit = fMID
-		rec.MID, err = d.idUnique()
+		rec.MID, err = d.lent(true)
 	case "intended_t":
 		bit = fIntendedT
 		rec.IntendedT, err = d.int()

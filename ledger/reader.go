@@ -88,6 +88,16 @@ func (r *Reader) Next() (*Record, error) {
 	return rec, err
 }
 
+// BorrowStrings makes the Path and MID of the records Next returns borrowed: strings over the
+// reader's line buffer, valid only until the following call to Next, instead of copies. A caller that
+// keeps either must copy it (strings.Clone); in return reading allocates nothing per path. Call it
+// before the first Next.
+func (r *Reader) BorrowStrings() {
+	for _, s := range r.srcs {
+		s.dec.borrow = true
+	}
+}
+
 // Warnings returns the problems tolerated so far (torn last line, truncated gzip, unknown kinds).
 func (r *Reader) Warnings() []Warning {
 	out := slices.Clone(r.warnings)

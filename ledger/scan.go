@@ -22,8 +22,10 @@ func (d *decoder) rawString() ([]byte, error) {
 			s := d.b[start:d.i]
 			d.i++
 			if high && !utf8.Valid(s) {
+				d.inLine = false
 				return []byte(string([]rune(string(s)))), nil // invalid bytes become U+FFFD, as encoding/json does
 			}
+			d.inLine = true
 			return s, nil
 		case c == '\\':
 			return d.escapedString(start)
@@ -39,6 +41,7 @@ func (d *decoder) rawString() ([]byte, error) {
 
 // escapedString continues rawString once a backslash was seen, decoding into d.scratch.
 func (d *decoder) escapedString(start int) ([]byte, error) {
+	d.inLine = false
 	out := append(d.scratch[:0], d.b[start:d.i]...)
 	for d.i < len(d.b) {
 		c := d.b[d.i]

@@ -92,6 +92,42 @@ func (d *decoder) id() (string, error) {
 	return d.str(true)
 }
 
+// lent is str(false) for a field the Reader may lend (path, mid: Reader.BorrowStrings): with
+// d.borrow a value that needed no unescaping is returned as a string over the line's bytes, not a
+// copy. A JSON number is accepted as written when number is set (mid, like idUnique).
+func (d *decoder) lent(number bool) (string, error) {
+	if !d.borrow {
+		if number {
+			return d.idUnique()
+		}
+		return d.str(false)
+	}
+	if number && d.i < len(d.b) && (d.b[d.i] == '-' || (d.b[d.i] >= '0' && d.b[d.i] <= '9')) {
+		num, err := d.number()
+		if err != nil {
+			return "", err
+		}
+		return bstr(num), nil
+	}
+	if d.i >= len(d.b) {
+		return "", d.syntax("unexpected end of line, want a value")
+	}
+	if d.b[d.i] != '"' {
+		if d.isNull() {
+			return "", errNull
+		}
+		return "", errTypeMismatch
+	}
+	raw, err := d.rawString()
+	if err != nil {
+		return "", err
+	}
+	if d.inLine {
+		return bstr(raw), nil
+	}
+	return string(raw), nil
+}
+
 // idUnique is id for identifiers unique per record (mid): interning them would only grow the table.
 func (d *decoder) idUnique() (string, error) {
 	if d.i < len(d.b) && (d.b[d.i] == '-' || (d.b[d.i] >= '0' && d.b[d.i] <= '9')) {

@@ -136,7 +136,7 @@ func (c *batchCheck) leave(st *batchConsumer, r *ledger.Record) {
 	}
 	if b := st.seen[st.open]; b != nil && !b.left {
 		b.left, b.leftEpoch, b.before = true, st.epoch, b.n
-		b.foreign, b.foreignS, b.foreignT = r.Path, r.Seq, r.T
+		b.foreign, b.foreignS, b.foreignT = strings.Clone(r.Path), r.Seq, r.T // the record's path may be lent
 	}
 	st.open = ""
 }

@@ -92,6 +92,9 @@ func (c *latencyCheck) Observe(r *ledger.Record) {
 		}
 		m := c.ix.mutationAt(f.id)
 		if m.flags&fHasMut == 0 {
+			if len(c.pending) == cap(c.pending) && (c.slow == nil || c.slow.n == 0) {
+				c.deliverResolved()
+			}
 			c.pending = append(c.pending, pendingDelivery{t: r.T, id: f.id, cons: f.cons, pod: r.Pod})
 			return
 		}
@@ -116,6 +119,24 @@ func (c *latencyCheck) deliver(id int32, m *mutation, cons int32, t int64, pod s
 		c.slow.offer(d, t, id, cons, pod)
 	}
 	record(histAt(&c.byCons, cons), d)
+}
+
+// deliverResolved records the pending deliveries whose mut record has come since, so that only those
+// still without one are held. Only when no slowest deliveries are kept: which of two equally slow
+// deliveries is kept depends on the order they are offered in, and that order must not change.
+func (c *latencyCheck) deliverResolved() {
+	keep := c.pending[:0]
+	for _, p := range c.pending {
+		// an event-producing mut record is final (observeMut keeps the first); another may yet be
+		// replaced by one, so it waits
+		if m := c.ix.mutationAt(p.id); m.flags&fHasMut != 0 && m.op() == opEvent {
+			c.deliver(p.id, m, p.cons, p.t, p.pod)
+		} else {
+			keep = append(keep, p)
+		}
+	}
+	clear(c.pending[len(keep):])
+	c.pending = keep
 }
 
 func (c *latencyCheck) Finish(s *Summary) {

@@ -168,11 +168,12 @@ func (c *windowCheck) Finish(s *Summary) {
 		h := map[int32]int64{}
 		for _, ti := range sp.tenants {
 			var head int64
-			for _, row := range ix.audit[ti].rows {
+			ix.audit[ti].rows.each(func(row auditRow) bool {
 				if row.seq > head && ix.persistedAt(row) <= sp.stop {
 					head = row.seq
 				}
-			}
+				return true
+			})
 			h[ti] = head
 		}
 		heads[sp] = h

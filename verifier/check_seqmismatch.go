@@ -74,9 +74,9 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 	}
 	for ti, a := range ix.audit {
 		a.sort()
-		for _, row := range a.rows {
+		a.rows.each(func(row auditRow) bool {
 			if row.op != opEvent {
-				continue
+				return true
 			}
 			m := ix.muts.at(row.id)
 			if len(odd) > 0 {
@@ -85,7 +85,7 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 				}
 			}
 			if ix.muts.evSeq(m) == noTime || ix.muts.evSeq(m) == row.seq || m.evN == 0 {
-				continue
+				return true
 			}
 			n := m.evN
 			m.evN = 0 // a second event row on the path does not count its deliveries again
@@ -94,7 +94,8 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 				c.w.add("seq_mismatch", seqMismatchWitness{Consumer: ix.cons[share.cons].id, Tenant: ix.tenantName(int32(ti)), Path: c.ix.path(m),
 					MID: c.ix.mid(m), FrameSeq: ix.muts.evSeq(m), RowSeq: row.seq, Frames: share.n})
 			}
-		}
+			return true
+		})
 	}
 	for _, o := range ix.oddSeq {
 		rs, ok := odd[o.id]

@@ -1,6 +1,10 @@
 package verifier
 
-import "github.com/seqgate/seqgate/ledger"
+import (
+	"strings"
+
+	"github.com/seqgate/seqgate/ledger"
+)
 
 // structuralCheck judges structural ops (rename, delete, mkdir, copy: design 000 item 5). Each one the
 // audit holds must reach every durable consumer whose window covers its seq, in either form the
@@ -56,16 +60,23 @@ func (c *structuralCheck) Observe(r *ledger.Record) {
 		if r.CreatedUnixNs > 0 && c.ix.run.StartUnixNs > 0 {
 			pt = r.CreatedUnixNs - c.ix.run.StartUnixNs
 		}
-		c.rows[ti] = append(c.rows[ti], structuralRow{seq: r.Seq, persistedT: pt, op: r.Op, path: r.Path})
+		c.rows[ti] = append(c.rows[ti], structuralRow{seq: r.Seq, persistedT: pt, op: r.Op, path: strings.Clone(r.Path)}) // the record's path may be lent
 	case ledger.KindReset:
 		if r.Reason == "structural_change" && c.ix.cur.cons >= 0 {
-			c.got[structuralKey{c.ix.cur.cons, r.Op, r.Path}] |= formReset
+			c.mark(structuralKey{c.ix.cur.cons, r.Op, r.Path}, formReset)
 		}
 	case ledger.KindEv:
 		if classifyOp(r.Op) == opStructural && c.ix.cur.cons >= 0 {
-			c.got[structuralKey{c.ix.cur.cons, r.Op, r.Path}] |= formFileChanged
+			c.mark(structuralKey{c.ix.cur.cons, r.Op, r.Path}, formFileChanged)
 		}
 	}
+}
+
+// mark records a delivery's form under a copy of the path (the record's may be lent, and assigning
+// to a map entry also replaces its key).
+func (c *structuralCheck) mark(k structuralKey, form uint8) {
+	k.path = strings.Clone(k.path)
+	c.got[k] |= form
 }
 
 func (c *structuralCheck) Finish(s *Summary) {

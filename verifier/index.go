@@ -191,7 +191,7 @@ func (c *consumerState) firstCursor() int64 {
 
 // tenantAudit holds one tenant's persisted rows (the final DB audit).
 type tenantAudit struct {
-	rows   []auditRow
+	rows   rowStore
 	seqs   *roaring64.Bitmap
 	sorted bool
 }
@@ -335,6 +335,9 @@ func (ix *index) observe(r *ledger.Record) error {
 	if !ix.hasRun && r.K != ledger.KindRun {
 		return fmt.Errorf("first record has k=%q; a ledger must start with its k=run record", r.K)
 	}
+	if ix.muts.len() > maxRowID {
+		return fmt.Errorf("more than %d distinct (tenant, path)s: more than one verification can hold", maxRowID+1)
+	}
 	switch r.K {
 	case ledger.KindRun:
 		if ix.hasRun {
@@ -406,7 +409,7 @@ func (ix *index) observe(r *ledger.Record) error {
 			pt = r.CreatedUnixNs - ix.run.StartUnixNs
 		}
 		a := ix.audit[ti]
-		a.rows = append(a.rows, auditRow{seq: r.Seq, persistedT: pt, id: id, op: op})
+		a.rows.add(auditRow{seq: r.Seq, persistedT: pt, id: id, op: op})
 		if r.Seq >= 0 && !r.Absent { // seqs: the rows still in the audit (the spurious-reset check)
 			a.seqs.Add(uint64(r.Seq))
 		}
@@ -512,9 +515,25 @@ func (ix *index) observeEv(r *ledger.Record) error {
 		ix.oddSeq = append(ix.oddSeq, oddDelivery{t: r.T, seq: r.Seq, cons: c.idx, id: id, conn: ix.cur.conn})
 	}
 	if m.flags&fHasMut == 0 {
+		if len(ix.orphans) == cap(ix.orphans) {
+			ix.orphans = ix.resolvedOrphansDropped()
+		}
 		ix.orphans = append(ix.orphans, orphan{t: r.T, seq: r.Seq, cons: c.idx, id: id, conn: ix.cur.conn})
 	}
 	return nil
+}
+
+// resolvedOrphansDropped drops the orphans whose mut record has come since (delivered before their
+// ack: unmatched skips them anyway), so that only deliveries still without a mutation are held.
+func (ix *index) resolvedOrphansDropped() []orphan {
+	keep := ix.orphans[:0]
+	for _, o := range ix.orphans {
+		if ix.muts.at(o.id).flags&fHasMut == 0 {
+			keep = append(keep, o)
+		}
+	}
+	clear(ix.orphans[len(keep):])
+	return keep
 }
 
 // advance moves a consumer's cursor as the client does: to the max seq seen over all frames.
@@ -583,12 +602,12 @@ func (ix *index) expected(c *consumerState, fn func(row auditRow, class delivery
 	a := ix.audit[c.tenant]
 	a.sort()
 	first := c.firstCursor()
-	for _, row := range a.rows {
-		if row.seq <= first || row.op != opEvent {
-			continue
+	a.rows.each(func(row auditRow) bool {
+		if row.seq > first && row.op == opEvent {
+			fn(row, ix.classify(c, row))
 		}
-		fn(row, ix.classify(c, row))
-	}
+		return true
+	})
 }
 
 // classify decides how an expected event ended for c: delivered when an ev with its path reached c
@@ -627,7 +646,7 @@ func (a *tenantAudit) sort() {
 	if a.sorted {
 		return
 	}
-	sortRows(a.rows)
+	a.rows.sort()
 	a.sorted = true
 }
 
@@ -660,19 +679,6 @@ func (ix *index) unmatched(fn func(o orphan, owner *mutation)) {
 		}
 		fn(o, own)
 	}
-}
-
-// sortRows orders audit rows by seq (the audit may arrive in any order, or from several ledgers).
-func sortRows(rows []auditRow) {
-	slices.SortFunc(rows, func(a, b auditRow) int {
-		switch {
-		case a.seq < b.seq:
-			return -1
-		case a.seq > b.seq:
-			return 1
-		}
-		return 0
-	})
 }
 
 func clonePtr[T any](p *T) *T {

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math"
+	"strings"
 )
 
 // mutTable stores the interned (tenant, path) entries in fixed-size chunks, so growing it never copies
@@ -138,8 +139,9 @@ func (t *mutTable) addName(path string, form byte, mid string) uint32 {
 		d, ok := t.dirIDs[path[:i+1]]
 		if !ok && len(t.dirs) < maxDirs {
 			d = uint32(len(t.dirs))
-			t.dirs = append(t.dirs, path[:i+1])
-			t.dirIDs[path[:i+1]] = d
+			dir := strings.Clone(path[:i+1]) // path may be a record's lent string
+			t.dirs = append(t.dirs, dir)
+			t.dirIDs[dir] = d
 			ok = true
 		}
 		if ok {

@@ -90,6 +90,7 @@ func checkers(ix *index, w *witnessSet, slow *slowest) []checker {
 // Verify judges the ledger r reads and adds the reader's warnings (torn last line, unknown kinds) to
 // the Summary. Errors are *UnusableError (exit code 3) naming the line or cause.
 func Verify(r *ledger.Reader, opts Options) (*Summary, error) {
+	r.BorrowStrings() // every checker copies what it keeps of a record's path and mid
 	s, err := VerifySource(r, opts)
 	if err != nil {
 		return nil, err

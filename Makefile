@@ -37,6 +37,9 @@ power: build
 power-ci: build
 	rm -rf runs/power-ci && $(BIN)/seqgate power --ci --seeds 1 --out runs/power-ci
 
+# BENCH_EVENTS: the acked event-producing mutations of make bench's generated ledger (~4.1 records each).
+BENCH_EVENTS ?= 2440000
+
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./verifier/...
 	$(GO) test -run '^$$' -bench LoadVsVegeta -benchtime 1x -v ./harness/load/
@@ -44,13 +47,14 @@ bench: build
 	$(GO) test -run '^$$' -bench VsRawInsert -benchtime 1x -v ./reference-impl/api/
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
 	echo "bench: generating a ~10M-record ledger in $$d" && \
-	$(BIN)/seqgate gen-ledger --seed 1 --tenants 6 --consumers-per-tenant 2 --events 2440000 > $$d/bench.jsonl && \
+	$(BIN)/seqgate gen-ledger --seed 1 --tenants 6 --consumers-per-tenant 2 --events $(BENCH_EVENTS) > $$d/bench.jsonl && \
 	$(BIN)/seqgate verify --decode-only $$d/bench.jsonl 2> $$d/floor.txt && \
 	{ $(BIN)/seqgate verify --stats $$d/bench.jsonl > /dev/null 2> $$d/verify.txt; test $$? -le 2; } && \
 	cat $$d/floor.txt $$d/verify.txt && \
-	awk '/^stats:/ { for (i = 3; i <= NF; i++) { split($$i, kv, "="); v[$$2, kv[1]] = kv[2] } } \
-	END { printf "bench: verify/floor time ratio %.2f (verify %.0f records/s, floor %.0f records/s, verify peak RSS %s MiB)\n", \
-	v["verify", "seconds"] / v["decode-only", "seconds"], v["verify", "records_per_s"], v["decode-only", "records_per_s"], v["verify", "peak_rss_mib"] }' \
+	awk -v acked=$(BENCH_EVENTS) '/^stats:/ { for (i = 3; i <= NF; i++) { split($$i, kv, "="); v[$$2, kv[1]] = kv[2] } } \
+	END { printf "bench: verify/floor time ratio %.2f, CPU ratio %.2f (verify %.0f records/s, floor %.0f records/s, verify peak RSS %s MiB = %.0f bytes per acked mutation)\n", \
+	v["verify", "seconds"] / v["decode-only", "seconds"], v["verify", "cpu_seconds"] / v["decode-only", "cpu_seconds"], \
+	v["verify", "records_per_s"], v["decode-only", "records_per_s"], v["verify", "peak_rss_mib"], v["verify", "peak_rss_mib"] * 1048576 / acked }' \
 	$$d/floor.txt $$d/verify.txt
 
 clean:

@@ -5,28 +5,30 @@ import (
 	"slices"
 )
 
-// rowStore keeps one tenant's audit rows in 16 bytes each, in fixed-size chunks (so growing it never
-// copies the rows or leaves the old copy as garbage): the seq, the mutation id and op in one word, and
-// the persisted time as the difference to the previous known one in storage order. Rows are read in
-// order (each), which is how every check reads them; a difference that does not fit 32 bits is kept
-// in a side table, so every value is exact.
+// rowStore keeps one tenant's audit rows in 12 bytes each, in fixed-size chunks (so growing it never
+// copies the rows or leaves the old copy as garbage): the mutation id and op in one word, and the seq
+// and the persisted time each as the difference to the previous row's (the previous known time) in
+// storage order. Rows are read in order (each), which is how every check reads them; a difference
+// that does not fit 32 bits is kept in a side table, so every value is exact.
 type rowStore struct {
 	chunks  [][]packedRow
 	n       int
+	lastSeq int64         // the last row's seq (the next row's base)
 	lastPT  int64         // the persisted time of the last row that had one (the next row's base)
-	esc     map[int]int64 // row index -> persisted time, when its difference does not fit
+	escSeq  map[int]int64 // row index -> seq, when its difference does not fit
+	escPT   map[int]int64 // row index -> persisted time, when its difference does not fit
 	inOrder bool          // appended in strictly increasing seq order so far
 }
 
 type packedRow struct {
-	seq  int64
+	dSeq int32  // seq minus the previous row's; ptEsc
 	idop uint32 // id<<2 | op
 	dPT  int32  // persisted time minus the previous known one; ptNone, ptEsc
 }
 
 const (
 	rowChunkBits = 14
-	ptEsc        = math.MinInt32     // see esc
+	ptEsc        = math.MinInt32     // see escSeq, escPT
 	ptNone       = math.MinInt32 + 1 // persisted time unknown (noTime)
 	// maxRowID is the largest mutation id a row can name (two bits of the word hold the op); the
 	// index refuses more mutations than that (over a billion, some 40 GB of entries).
@@ -38,13 +40,23 @@ func (s *rowStore) len() int { return s.n }
 func (s *rowStore) add(row auditRow) {
 	if s.n == 0 {
 		s.inOrder = true
-	} else if row.seq <= s.at(s.n-1).seq {
+	} else if row.seq <= s.lastSeq {
 		s.inOrder = false
 	}
 	if s.n>>rowChunkBits == len(s.chunks) {
 		s.chunks = append(s.chunks, make([]packedRow, 0, 1<<rowChunkBits))
 	}
-	p := packedRow{seq: row.seq, idop: uint32(row.id)<<2 | uint32(row.op)}
+	p := packedRow{idop: uint32(row.id)<<2 | uint32(row.op)}
+	if d, ok := delta32(row.seq, s.lastSeq); ok {
+		p.dSeq = d
+	} else {
+		p.dSeq = ptEsc
+		if s.escSeq == nil {
+			s.escSeq = map[int]int64{}
+		}
+		s.escSeq[s.n] = row.seq
+	}
+	s.lastSeq = row.seq
 	switch d, ok := delta32(row.persistedT, s.lastPT); {
 	case row.persistedT == noTime:
 		p.dPT = ptNone
@@ -53,10 +65,10 @@ func (s *rowStore) add(row auditRow) {
 		s.lastPT = row.persistedT
 	default:
 		p.dPT = ptEsc
-		if s.esc == nil {
-			s.esc = map[int]int64{}
+		if s.escPT == nil {
+			s.escPT = map[int]int64{}
 		}
-		s.esc[s.n] = row.persistedT
+		s.escPT[s.n] = row.persistedT
 		s.lastPT = row.persistedT
 	}
 	c := &s.chunks[len(s.chunks)-1]
@@ -68,14 +80,19 @@ func (s *rowStore) at(i int) *packedRow { return &s.chunks[i>>rowChunkBits][i&(1
 
 // each calls fn with every row in storage order until it returns false.
 func (s *rowStore) each(fn func(row auditRow) bool) {
-	var last int64
+	var last, seq int64
 	for i := range s.n {
 		p := s.at(i)
-		row := auditRow{seq: p.seq, id: int32(p.idop >> 2), op: opClass(p.idop & 3), persistedT: noTime}
+		if p.dSeq == ptEsc {
+			seq = s.escSeq[i]
+		} else {
+			seq += int64(p.dSeq)
+		}
+		row := auditRow{seq: seq, id: int32(p.idop >> 2), op: opClass(p.idop & 3), persistedT: noTime}
 		switch p.dPT {
 		case ptNone:
 		case ptEsc:
-			row.persistedT = s.esc[i]
+			row.persistedT = s.escPT[i]
 			last = row.persistedT
 		default:
 			row.persistedT = last + int64(p.dPT)

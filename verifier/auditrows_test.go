@@ -7,9 +7,9 @@ import (
 	"testing"
 )
 
-// TestRowStore: rows come back exactly as added, in order, across chunks and for persisted times
-// that only the side table holds or that are unknown; an unordered store sorts like sortRows, and
-// an ordered one is left as it came.
+// TestRowStore: rows come back exactly as added, in order, across chunks and for seqs and persisted
+// times that only the side table holds or that are unknown; an unordered store sorts like sortRows,
+// and an ordered one is left as it came.
 func TestRowStore(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var want []auditRow
@@ -17,6 +17,14 @@ func TestRowStore(t *testing.T) {
 	pt := int64(1_000_000)
 	for i := range 3<<rowChunkBits + 7 {
 		row := auditRow{seq: int64(i), id: int32(rng.IntN(maxRowID + 1)), op: opClass(rng.IntN(4))}
+		switch i % 5 { // seqs: in order, with gaps past an int32 difference, at the extremes
+		case 1:
+			row.seq = int64(i) << 33
+		case 2:
+			row.seq = math.MaxInt64 - int64(i)
+		case 3:
+			row.seq = math.MinInt64 + int64(i)
+		}
 		switch i % 7 {
 		case 0:
 			row.persistedT = noTime
@@ -45,9 +53,25 @@ func TestRowStore(t *testing.T) {
 		t.Fatalf("rows differ (%d got, %d want)", len(g), len(want))
 	}
 	s.sort()
-	if g := got(); !slices.Equal(g, want) {
-		t.Fatal("rows added in order changed when sorted")
+	sorted := slices.Clone(want)
+	sortRows(sorted)
+	if g := got(); !slices.Equal(g, sorted) {
+		t.Fatal("rows sorted differently from sortRows")
 	}
+	var o rowStore // rows in increasing seq order are left as they came
+	for i, row := range want {
+		row.seq = int64(i) * 3
+		o.add(row)
+	}
+	o.sort()
+	n := 0
+	o.each(func(r auditRow) bool {
+		if r.seq != int64(n)*3 || r.id != want[n].id || r.persistedT != want[n].persistedT {
+			t.Fatalf("ordered row %d changed: %+v", n, r)
+		}
+		n++
+		return true
+	})
 	// out of order, with repeated seqs: sorts exactly like sortRows on the rows as they came
 	var u rowStore
 	perm := rng.Perm(len(want))

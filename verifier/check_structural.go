@@ -13,19 +13,30 @@ import (
 // (a delete shares its file's path, not its op). It counts which form each delivery took; a missing
 // one fails (CheckStructural) with witnesses, unless a seq_too_old reset told the consumer to resync
 // after the row was persisted.
+//
+// Paths are the index's interned (tenant, path) ids (structural ops have mut records, so their paths
+// are known when delivered); a delivery of a path not interned yet is kept by its path instead.
 type structuralCheck struct {
-	ix   *index
-	w    *witnessSet
-	rows map[int32][]structuralRow // by tenant index, from the audit
-	got  map[structuralKey]uint8   // forms delivered, by consumer and op
+	ix     *index
+	w      *witnessSet
+	rows   map[int32][]structuralRow // by tenant index, from the audit
+	got    map[structuralKey]uint8   // forms delivered, by consumer, op and path id
+	byPath map[structuralPathKey]uint8
 }
 
 type structuralRow struct {
 	seq, persistedT int64
-	op, path        string
+	op              string // interned by the reader
+	id              int32
 }
 
 type structuralKey struct {
+	cons int32
+	id   int32
+	op   string
+}
+
+type structuralPathKey struct {
 	cons     int32
 	op, path string
 }
@@ -46,7 +57,7 @@ type structuralWitness struct {
 }
 
 func newStructuralCheck(ix *index, w *witnessSet) *structuralCheck {
-	return &structuralCheck{ix: ix, w: w, rows: map[int32][]structuralRow{}, got: map[structuralKey]uint8{}}
+	return &structuralCheck{ix: ix, w: w, rows: map[int32][]structuralRow{}, got: map[structuralKey]uint8{}, byPath: map[structuralPathKey]uint8{}}
 }
 
 func (c *structuralCheck) Observe(r *ledger.Record) {
@@ -60,23 +71,36 @@ func (c *structuralCheck) Observe(r *ledger.Record) {
 		if r.CreatedUnixNs > 0 && c.ix.run.StartUnixNs > 0 {
 			pt = r.CreatedUnixNs - c.ix.run.StartUnixNs
 		}
-		c.rows[ti] = append(c.rows[ti], structuralRow{seq: r.Seq, persistedT: pt, op: r.Op, path: strings.Clone(r.Path)}) // the record's path may be lent
+		// the driver interned every persisted record's (tenant, path)
+		c.rows[ti] = append(c.rows[ti], structuralRow{seq: r.Seq, persistedT: pt, op: r.Op, id: c.ix.lookup(r.Tenant, r.Path)})
 	case ledger.KindReset:
 		if r.Reason == "structural_change" && c.ix.cur.cons >= 0 {
-			c.mark(structuralKey{c.ix.cur.cons, r.Op, r.Path}, formReset)
+			c.mark(r, formReset)
 		}
 	case ledger.KindEv:
 		if classifyOp(r.Op) == opStructural && c.ix.cur.cons >= 0 {
-			c.mark(structuralKey{c.ix.cur.cons, r.Op, r.Path}, formFileChanged)
+			c.mark(r, formFileChanged)
 		}
 	}
 }
 
-// mark records a delivery's form under a copy of the path (the record's may be lent, and assigning
-// to a map entry also replaces its key).
-func (c *structuralCheck) mark(k structuralKey, form uint8) {
-	k.path = strings.Clone(k.path)
-	c.got[k] |= form
+// mark records the form of a delivery, by its path's id, or by a copy of its path (the record's may
+// be lent, and assigning to a map entry also replaces its key) when the path is not interned.
+func (c *structuralCheck) mark(r *ledger.Record, form uint8) {
+	if id := c.ix.lookup(r.Tenant, r.Path); id >= 0 {
+		c.got[structuralKey{c.ix.cur.cons, id, r.Op}] |= form
+		return
+	}
+	c.byPath[structuralPathKey{c.ix.cur.cons, r.Op, strings.Clone(r.Path)}] |= form
+}
+
+// forms returns the forms in which row reached consumer cons.
+func (c *structuralCheck) forms(cons int32, row structuralRow) uint8 {
+	f := c.got[structuralKey{cons, row.id, row.op}]
+	if len(c.byPath) > 0 {
+		f |= c.byPath[structuralPathKey{cons, row.op, c.ix.path(c.ix.mutationAt(row.id))}]
+	}
+	return f
 }
 
 func (c *structuralCheck) Finish(s *Summary) {
@@ -91,7 +115,7 @@ func (c *structuralCheck) Finish(s *Summary) {
 				continue
 			}
 			st.Expected++
-			switch c.got[structuralKey{cs.idx, row.op, row.path}] {
+			switch c.forms(cs.idx, row) {
 			case formReset:
 				st.Reset++
 			case formFileChanged:
@@ -105,7 +129,7 @@ func (c *structuralCheck) Finish(s *Summary) {
 				}
 				st.Missing++
 				c.w.add(CheckStructural, structuralWitness{Consumer: cs.id, Tenant: c.ix.tenantName(cs.tenant), Seq: row.seq,
-					Op: row.op, Path: row.path, FirstCursor: fc, FinalCursor: cs.finalCursor})
+					Op: row.op, Path: c.ix.path(c.ix.mutationAt(row.id)), FirstCursor: fc, FinalCursor: cs.finalCursor})
 			}
 		}
 	}

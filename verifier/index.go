@@ -329,8 +329,14 @@ func (ix *index) consumer(id, tenant string, t int64) (*consumerState, error) {
 // observe folds one record into the index. It fails only on input the verifier cannot judge.
 func (ix *index) observe(r *ledger.Record) error {
 	ix.cur = frame{cons: -1, id: -1, conn: -1}
-	if !ledger.IsPostRun(r.K) && r.K != ledger.KindRun {
+	switch r.K {
+	case ledger.KindMut, ledger.KindEv, ledger.KindReset, ledger.KindConn: // the common run-phase kinds, without a map lookup
 		ix.lastT = max(ix.lastT, r.T, r.DoneT)
+	case ledger.KindRun:
+	default:
+		if !ledger.IsPostRun(r.K) {
+			ix.lastT = max(ix.lastT, r.T, r.DoneT)
+		}
 	}
 	if !ix.hasRun && r.K != ledger.KindRun {
 		return fmt.Errorf("first record has k=%q; a ledger must start with its k=run record", r.K)

@@ -35,8 +35,6 @@ const (
 	maxRowID = 1<<30 - 1
 )
 
-func (s *rowStore) len() int { return s.n }
-
 func (s *rowStore) add(row auditRow) {
 	if s.n == 0 {
 		s.inOrder = true

@@ -277,9 +277,6 @@ func (a *arena) at(ref uint32) []byte {
 	return a.chunks[ref>>arenaChunkBits][ref&(1<<arenaChunkBits-1):]
 }
 
-// maxEntryBytes is the size the mutation entry is held to (TestMutationEntrySize).
-const maxEntryBytes = 40
-
 // Compact times and seqs. A value that does not fit its 32-bit field is kept in the side table esc,
 // keyed by the entry (entries never move); in a ledger from seqgate that is a mutation whose ack took
 // longer than 2.1 s after its send, or whose send was that late, or a seq of 2^32-1 or more.

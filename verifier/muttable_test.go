@@ -71,6 +71,9 @@ func TestMutTable(t *testing.T) {
 	}
 }
 
+// maxEntryBytes is the size the mutation entry is held to.
+const maxEntryBytes = 40
+
 // TestMutationEntrySize keeps the mutation entry small: it is what the verifier keeps per mutation,
 // ten million times in a long run (docs/verify.md, "Memory and speed").
 func TestMutationEntrySize(t *testing.T) {

@@ -24,7 +24,10 @@ var update = flag.Bool("update", false, "rewrite testdata/golden.txt from this r
 // goldenScenario is short and deterministic in everything but timing: one dedicated and one shared
 // pair of hot tenants, one cold tenant, 2 pods, 2 consumers per tenant, ops that need no existing
 // file (so every mutation's op and path follow from the seed alone) and one DB latency fault on a
-// fixed target (its records and params follow from the scenario alone).
+// fixed target (its records and params follow from the scenario alone). The pods' event inserts may
+// take 30 s: a machine that stalls for the default 2 s would time one out after the row committed,
+// and its retry would write the event twice (at-least-once, as design 000 allows), which changes the
+// ledger without any change of code.
 const goldenScenario = `name: golden
 seed: 7
 duration: 5s
@@ -33,7 +36,10 @@ tenants:
   - {group: hot, count: 1}
   - {group: pair, count: 2, mode: shared}
   - {group: cold, count: 1, cold: true}
-pods: {count: 2}
+pods:
+  count: 2
+  eventlogd:
+    flags: {event-insert-timeout: 30s}
 load:
   - {tenants: hot, executor: constant-arrival-rate, rate: 10, mix: {write: 8, mkdir: 2}}
   - {tenants: pair, executor: constant-arrival-rate, rate: 10, duration: 4s, mix: {write: 1}}

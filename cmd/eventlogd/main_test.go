@@ -56,6 +56,7 @@ func TestBadInputIsNamed(t *testing.T) {
 		{[]string{"--pools", bad, "--meta-dsn", "root@tcp(127.0.0.1:1)/m"}, `pools[0].role: "primary" (allowed: dedicated, shared)`},
 		{[]string{"--log-level", "loud"}, `--log-level "loud"`},
 		{[]string{"--structural-events", "both", "--meta-dsn", "root@tcp(127.0.0.1:1)/m"}, `--structural-events "both": allowed reset, dual, file_changed`},
+		{[]string{"--event-commit", "both", "--meta-dsn", "root@tcp(127.0.0.1:1)/m"}, `--event-commit "both": allowed separate, joined`},
 		{[]string{"--late-commit-guard", "none"}, `invalid value "none" for flag -late-commit-guard: "none" is not a guard (allowed: horizon, lock)`},
 		{[]string{"--sse-horizon-wait", "soon"}, `-sse-horizon-wait`},
 		{[]string{"--admin", "--listen", "0.0.0.0:0", "--meta-dsn", "root@tcp(127.0.0.1:1)/m"}, `--admin on --listen 0.0.0.0:0 (beyond loopback) needs --admin-token`},

@@ -94,8 +94,19 @@ func TestCrossTenantLeakDefectIsVisible(t *testing.T) {
 // TestMutationsAndFrames checks drive9's own form (--structural-events=reset); the other modes are
 // TestStructuralEventModes.
 func TestMutationsAndFrames(t *testing.T) {
+	for _, commit := range api.EventCommitModes {
+		t.Run(commit, func(t *testing.T) { mutationsAndFrames(t, commit) })
+	}
+}
+
+// mutationsAndFrames is TestMutationsAndFrames under one --event-commit mode: joined, every
+// mutation runs in its event's transaction, and a failed one leaves no event.
+func mutationsAndFrames(t *testing.T, commit string) {
 	e := newEnv(t)
-	p := e.pod("p1", func(c *api.Config) { c.Stream.StructuralEvents = "reset" })
+	p := e.pod("p1", func(c *api.Config) {
+		c.Stream.StructuralEvents = "reset"
+		c.EventCommit = commit
+	})
 	_, k := p.provision(t, "")
 	sub := p.subscribe(t, k, 0).start()
 	if got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" }); !ok || got[0].Type != "reset" || got[0].Reason != "initial_sync" {

@@ -197,43 +197,56 @@ func TestGracefulShutdownFlushesOrCountsLeftovers(t *testing.T) {
 }
 
 // TestEventInsertFailpointIsRecoveredOrLostByDefect: the admin failpoint fails hot-path inserts only;
-// a correct pod buffers and delivers every event, drop-on-insert-failure loses them.
+// a correct pod buffers and delivers every event, drop-on-insert-failure loses them. Under both
+// --event-commit modes every write is kept (joined: the mutation commits without its event).
 func TestEventInsertFailpointIsRecoveredOrLostByDefect(t *testing.T) {
-	for _, drop := range []bool{false, true} {
-		t.Run(map[bool]string{false: "buffered", true: "drop-on-insert-failure"}[drop], func(t *testing.T) {
-			e := newEnv(t)
-			p := e.pod("p", func(c *api.Config) {
-				c.Buffer.BackoffMin = 20 * time.Millisecond
-				if drop {
-					c.Defects = defect.Set{defect.DropOnInsertFailure: true}
-				}
+	for _, commit := range api.EventCommitModes {
+		for _, drop := range []bool{false, true} {
+			t.Run(commit+"/"+map[bool]string{false: "buffered", true: "drop-on-insert-failure"}[drop], func(t *testing.T) {
+				failpointCase(t, commit, drop)
 			})
-			tenant, k := p.provision(t, "")
-			sub := p.subscribe(t, k, 0).start()
-			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
-			if code, _ := p.do(t, "POST", "/v1/admin/failpoint/event-insert?for=1m&tenant="+tenant, "", nil, nil); code != 200 {
-				t.Fatalf("arm failpoint: %d", code)
-			}
-			for i := 0; i < 5; i++ {
-				p.write(t, k, fmt.Sprintf("/f/%d", i), "x")
-			}
-			if code, _ := p.do(t, "POST", "/v1/admin/failpoint/event-insert?for=0s", "", nil, nil); code != 200 {
-				t.Fatalf("disarm failpoint: %d", code)
-			}
-			p.write(t, k, "/after", "x")
-			if !drop {
-				sub.until(t, 20*time.Second, func(f frame) bool { return countType(sub.seen, "file_changed") == 6 })
-				if n := countType(sub.seen, "file_changed"); n != 6 {
-					t.Fatalf("delivered %d of 6", n)
-				}
-				return
-			}
-			sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/after" })
-			n := countType(sub.seen, "file_changed") + countType(sub.collect(500*time.Millisecond), "file_changed")
-			if n != 1 {
-				t.Fatalf("defect: delivered %d events, want only /after", n)
-			}
-		})
+		}
+	}
+}
+
+func failpointCase(t *testing.T, commit string, drop bool) {
+	e := newEnv(t)
+	p := e.pod("p", func(c *api.Config) {
+		c.EventCommit = commit
+		c.Buffer.BackoffMin = 20 * time.Millisecond
+		if drop {
+			c.Defects = defect.Set{defect.DropOnInsertFailure: true}
+		}
+	})
+	tenant, k := p.provision(t, "")
+	sub := p.subscribe(t, k, 0).start()
+	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	if code, _ := p.do(t, "POST", "/v1/admin/failpoint/event-insert?for=1m&tenant="+tenant, "", nil, nil); code != 200 {
+		t.Fatalf("arm failpoint: %d", code)
+	}
+	for i := 0; i < 5; i++ {
+		p.write(t, k, fmt.Sprintf("/f/%d", i), "x")
+	}
+	if code, _ := p.do(t, "POST", "/v1/admin/failpoint/event-insert?for=0s", "", nil, nil); code != 200 {
+		t.Fatalf("disarm failpoint: %d", code)
+	}
+	for i := 0; i < 5; i++ {
+		if code, _, body := p.raw(t, "GET", fmt.Sprintf("/v1/fs/f/%d", i), k, nil, nil); code != 200 || body != "x" {
+			t.Fatalf("file /f/%d written while its event failed: %d %q, want it kept", i, code, body)
+		}
+	}
+	p.write(t, k, "/after", "x")
+	if !drop {
+		sub.until(t, 20*time.Second, func(f frame) bool { return countType(sub.seen, "file_changed") == 6 })
+		if n := countType(sub.seen, "file_changed"); n != 6 {
+			t.Fatalf("delivered %d of 6", n)
+		}
+		return
+	}
+	sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/after" })
+	n := countType(sub.seen, "file_changed") + countType(sub.collect(500*time.Millisecond), "file_changed")
+	if n != 1 {
+		t.Fatalf("defect: delivered %d events, want only /after", n)
 	}
 }
 

@@ -33,9 +33,13 @@ type Config struct {
 	EventInsertTimeout time.Duration // hot-path insert bound [2s]
 	// Guard is the late-commit guard of event inserts and stream reads [store.GuardHorizon]; the
 	// late-commit-skip defect sets store.GuardNone (docs/eventlogd.md, "The late-commit guard").
-	Guard  store.Guard
-	Buffer events.BufferConfig
-	Stream sse.Config
+	Guard store.Guard
+	// EventCommit is how a mutation's event is committed: EventCommitSeparate (its own insert after
+	// the mutation's commit, design 000's publish path) or EventCommitJoined (in the mutation's
+	// transaction, after a savepoint) ["" = separate].
+	EventCommit string
+	Buffer      events.BufferConfig
+	Stream      sse.Config
 
 	OutboxCoalesce     time.Duration // outbox insert spacing [200ms]
 	OutboxPoll         time.Duration // poller period [200ms]
@@ -67,10 +71,21 @@ type Config struct {
 	Log      *slog.Logger
 	Registry *prometheus.Registry // nil: New makes one
 
-	// AfterMutation, when set, runs after a mutation committed and before its event insert. Tests
-	// use it to break the tenant DB exactly there; it is never set in production.
+	// AfterMutation, when set, runs after a mutation committed and before its event insert (under
+	// EventCommitJoined: after the mutation's statements, inside the transaction that then inserts
+	// the event and commits both). Tests use it to break the tenant DB exactly there; it is never
+	// set in production.
 	AfterMutation func(tenantID string)
 }
+
+// The --event-commit modes.
+const (
+	EventCommitSeparate = "separate" // the mutation commits, then its event is inserted (two commits)
+	EventCommitJoined   = "joined"   // the mutation and its event commit in one transaction
+)
+
+// EventCommitModes lists the allowed --event-commit values.
+var EventCommitModes = []string{EventCommitSeparate, EventCommitJoined}
 
 func (c *Config) defaults() {
 	defaults.Positive(&c.Retention, time.Hour)
@@ -108,6 +123,9 @@ func (c *Config) defaults() {
 	}
 	if c.Defects == nil {
 		c.Defects = defect.Set{}
+	}
+	if c.EventCommit == "" {
+		c.EventCommit = EventCommitSeparate
 	}
 	if c.Guard == store.GuardNone {
 		c.Guard = store.GuardHorizon

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
@@ -15,11 +16,24 @@ import (
 // mkdir, rename, copy, delete, overwrites of a few hot paths) through two pods at one dedicated
 // tenant and at two tenants of one shared pool, and asserts that no mutation answers 5xx and no
 // hot-path event insert fails (a deadlock between our own statements must be retried, never
-// surfaced as a 503 or pushed to the retry buffer).
+// surfaced as a 503 or pushed to the retry buffer). It runs with the default configuration and
+// under --event-commit joined with each guard, where a mutation's row locks are held across its
+// event's insert (and, under lock, the sequence row is taken after them).
 func TestConcurrentMutationsNeverDeadlockOut(t *testing.T) {
+	for _, c := range []struct{ commit, guard string }{{"separate", "horizon"}, {"joined", "horizon"}, {"joined", "lock"}} {
+		t.Run(c.commit+"/"+c.guard, func(t *testing.T) {
+			concurrentMutations(t, func(cfg *api.Config) {
+				cfg.EventCommit = c.commit
+				cfg.Guard = store.Guards[c.guard]
+			})
+		})
+	}
+}
+
+func concurrentMutations(t *testing.T, mod func(*api.Config)) {
 	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated}, poolDef{id: "shared", role: store.RoleShared})
-	a := e.pod("a", nil)
-	b := e.pod("b", nil)
+	a := e.pod("a", mod)
+	b := e.pod("b", mod)
 	_, kd := a.provision(t, "ded")
 	_, ks1 := a.provision(t, "shared")
 	_, ks2 := b.provision(t, "shared")

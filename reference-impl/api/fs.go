@@ -1,6 +1,8 @@
 package api
 
 import (
+	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"io"
@@ -77,20 +79,26 @@ func (s *Server) handleFS(w http.ResponseWriter, r *http.Request) {
 			writeErr(w, http.StatusRequestEntityTooLarge, "body: "+err.Error())
 			return
 		}
-		rev, err := st.WriteFile(ctx, path, body)
+		var rev int64
+		err = s.commit(r, st, store.Event{Path: path, Op: "write"},
+			func(ctx context.Context) (err error) { rev, err = st.WriteFile(ctx, path, body); return err },
+			func(ctx context.Context, tx *sql.Tx) (err error) {
+				rev, err = st.WriteFileTx(ctx, tx, path, body)
+				return err
+			})
 		if err != nil {
 			s.fsError(w, "write", err)
 			return
 		}
-		s.mutated(r, st, store.Event{Path: path, Op: "write"})
 		writeJSON(w, http.StatusOK, map[string]any{"revision": rev, "status": "ok"})
 	case http.MethodDelete:
 		_, recursive := q["recursive"]
-		if err := st.Delete(ctx, path, recursive); err != nil {
+		if err := s.commit(r, st, store.Event{Path: path, Op: "delete"},
+			func(ctx context.Context) error { return st.Delete(ctx, path, recursive) },
+			func(ctx context.Context, tx *sql.Tx) error { return st.DeleteTx(ctx, tx, path, recursive) }); err != nil {
 			s.fsError(w, "delete", err)
 			return
 		}
-		s.mutated(r, st, store.Event{Path: path, Op: "delete"})
 		writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
 	case http.MethodPost:
 		var op string
@@ -110,15 +118,17 @@ func (s *Server) handleFS(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) post(w http.ResponseWriter, r *http.Request, st *store.TenantStore, path, op string) {
-	ctx := r.Context()
-	var err error
 	var src string // a rename's or copy's source: the structural payload's old path
 	resp := map[string]any{"status": "ok"}
+	var sep func(context.Context) error // the mutation on its own (--event-commit separate)
+	var joined func(context.Context, *sql.Tx) error
 	switch op {
 	case "mkdir":
-		err = st.Mkdir(ctx, path)
+		sep = func(ctx context.Context) error { return st.Mkdir(ctx, path) }
+		joined = func(ctx context.Context, tx *sql.Tx) error { return st.MkdirTx(ctx, tx, path) }
 	case "create":
-		err = st.Create(ctx, path)
+		sep = func(ctx context.Context) error { return st.Create(ctx, path) }
+		joined = func(ctx context.Context, tx *sql.Tx) error { return st.CreateTx(ctx, tx, path) }
 		resp["revision"] = 1
 	case "rename", "copy":
 		hdr := "X-Dat9-Rename-Source"
@@ -131,11 +141,19 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request, st *store.TenantSt
 			return
 		}
 		if op == "rename" {
-			err = st.Rename(ctx, src, path)
+			sep = func(ctx context.Context) error { return st.Rename(ctx, src, path) }
+			joined = func(ctx context.Context, tx *sql.Tx) error { return st.RenameTx(ctx, tx, src, path) }
 		} else {
-			var rev int64
-			rev, err = st.Copy(ctx, src, path)
-			resp["revision"] = rev
+			sep = func(ctx context.Context) error {
+				rev, err := st.Copy(ctx, src, path)
+				resp["revision"] = rev
+				return err
+			}
+			joined = func(ctx context.Context, tx *sql.Tx) error {
+				rev, err := st.CopyTx(ctx, tx, src, path)
+				resp["revision"] = rev
+				return err
+			}
 		}
 	case "chmod":
 		mode, merr := chmodMode(r)
@@ -143,7 +161,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request, st *store.TenantSt
 			writeErr(w, http.StatusBadRequest, merr.Error())
 			return
 		}
-		if err := st.Chmod(ctx, path, mode); err != nil {
+		if err := st.Chmod(r.Context(), path, mode); err != nil {
 			s.fsError(w, op, err)
 			return
 		}
@@ -154,11 +172,10 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request, st *store.TenantSt
 		writeErr(w, http.StatusBadRequest, "query: want one of ?"+strings.Join(fsOps, ", ?"))
 		return
 	}
-	if err != nil {
+	if err := s.commit(r, st, store.Event{Path: path, Op: op, Src: src}, sep, joined); err != nil {
 		s.fsError(w, op, err)
 		return
 	}
-	s.mutated(r, st, store.Event{Path: path, Op: op, Src: src})
 	writeJSON(w, http.StatusOK, resp)
 }
 
@@ -181,6 +198,35 @@ func chmodMode(r *http.Request) (int, error) {
 		return 0, errors.New("mode: out of range 0..07777")
 	}
 	return *body.Mode, nil
+}
+
+// commit runs a mutation and publishes its event; it fails only when the mutation did. Under
+// --event-commit separate (the default) sep commits the mutation on its own, then mutated inserts
+// the event (two commits). Under joined, tx runs the mutation's statements in the transaction that
+// inserts and commits its event (events.Publisher.Joined: one commit); AfterMutation then runs
+// between the mutation's statements and the event's insert, before anything is committed.
+func (s *Server) commit(r *http.Request, st *store.TenantStore, ev store.Event, sep func(context.Context) error, tx func(context.Context, *sql.Tx) error) error {
+	if s.cfg.EventCommit != EventCommitJoined {
+		if err := sep(r.Context()); err != nil {
+			return err
+		}
+		s.mutated(r, st, ev)
+		return nil
+	}
+	ev.CreatedAt = time.Now()
+	err := s.publisher.Joined(r.Context(), st, ev, func(ctx context.Context, t *sql.Tx) error {
+		if err := tx(ctx, t); err != nil {
+			return err
+		}
+		if s.cfg.AfterMutation != nil {
+			s.cfg.AfterMutation(st.TenantID)
+		}
+		return nil
+	})
+	if err == nil {
+		s.m.Mutations.WithLabelValues(ev.Op, "ok").Inc()
+	}
+	return err
 }
 
 // mutated runs the publish path for a committed mutation; it never fails the mutation.

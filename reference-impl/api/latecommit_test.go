@@ -19,69 +19,77 @@ import (
 //   - horizon: the second insert commits at once above the open one; the stream holds it back at
 //     the missing seq until the late commit, then sends both in seq order;
 //   - late-commit-skip (no guard): the reader's cursor passes the late seq and skips it.
+//
+// Each runs under both --event-commit modes: joined, the service's /second is inserted in its
+// write's transaction (under lock it waits on the sequence row there) and commits with the file.
 func TestLateCommitIsNotSkipped(t *testing.T) {
-	for _, mode := range []string{"lock", "horizon", "late-commit-skip"} {
-		t.Run(mode, func(t *testing.T) {
-			skip := mode == "late-commit-skip"
-			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
-			p := e.pod("p", func(c *api.Config) {
-				c.EventInsertTimeout = 20 * time.Second
-				c.Stream.HorizonWait = 5 * time.Minute // the late commit comes long before: never given up
-				c.Guard = store.Guards[mode]
-				if skip {
-					c.Defects = defect.Set{defect.LateCommitSkip: true}
-				}
-			})
-			tenant, k := p.provision(t, "ded")
-			p.write(t, k, "/first", "x")
-			sub := p.subscribe(t, k, 1).start()
-			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	for _, commit := range api.EventCommitModes {
+		for _, mode := range []string{"lock", "horizon", "late-commit-skip"} {
+			t.Run(commit+"/"+mode, func(t *testing.T) { lateCommitCase(t, commit, mode) })
+		}
+	}
+}
 
-			h := holdInsert(t, e, p, tenant, k, mode == "lock")
-			lateSeq := h.seq
-			var early []frame
-			switch mode {
-			case "late-commit-skip":
-				// The second event commits above the open one and is delivered first.
-				if got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/second" }); !ok {
-					t.Fatalf("second event not delivered: %+v", got)
-				}
-			case "horizon":
-				// The second event commits above the open one (its write returns) but is held back.
-				mustWithin(t, 30*time.Second, "the second write to return", func() { <-h.done })
-				early = sub.collect(300 * time.Millisecond)
-				for _, f := range early {
-					if f.Path == "/second" {
-						t.Fatalf("horizon: /second delivered while seq %d was in flight: %+v", lateSeq, early)
-					}
-				}
-			case "lock":
-				h.awaitWaiting(t)
+func lateCommitCase(t *testing.T, commit, mode string) {
+	skip := mode == "late-commit-skip"
+	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+	p := e.pod("p", func(c *api.Config) {
+		c.EventCommit = commit
+		c.EventInsertTimeout = 20 * time.Second
+		c.Stream.HorizonWait = 5 * time.Minute // the late commit comes long before: never given up
+		c.Guard = store.Guards[mode]
+		if skip {
+			c.Defects = defect.Set{defect.LateCommitSkip: true}
+		}
+	})
+	tenant, k := p.provision(t, "ded")
+	p.write(t, k, "/first", "x")
+	sub := p.subscribe(t, k, 1).start()
+	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+
+	h := holdInsert(t, e, p, tenant, k, mode == "lock")
+	lateSeq := h.seq
+	var early []frame
+	switch mode {
+	case "late-commit-skip":
+		// The second event commits above the open one and is delivered first.
+		if got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/second" }); !ok {
+			t.Fatalf("second event not delivered: %+v", got)
+		}
+	case "horizon":
+		// The second event commits above the open one (its write returns) but is held back.
+		mustWithin(t, 30*time.Second, "the second write to return", func() { <-h.done })
+		early = sub.collect(300 * time.Millisecond)
+		for _, f := range early {
+			if f.Path == "/second" {
+				t.Fatalf("horizon: /second delivered while seq %d was in flight: %+v", lateSeq, early)
 			}
-			h.commit(t)
-			p.write(t, k, "/third", "x")
-			got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/third" })
-			if !ok {
-				t.Fatalf("third event not delivered: %+v", got)
-			}
-			if !skip {
-				got = append(got, sub.collect(100*time.Millisecond)...)
-			}
-			got = append(early, got...)
-			sawLate, order := false, []string{}
-			for _, f := range got {
-				sawLate = sawLate || (f.Path == "/late" && f.Seq == lateSeq)
-				if f.Type == "file_changed" {
-					order = append(order, f.Path)
-				}
-			}
-			if sawLate == skip {
-				t.Fatalf("late seq %d delivered = %v, want %v: %+v", lateSeq, sawLate, !skip, got)
-			}
-			if !skip && strings.Join(order, " ") != "/late /second /third" {
-				t.Fatalf("frames %v, want /late /second /third in seq order", order)
-			}
-		})
+		}
+	case "lock":
+		h.awaitWaiting(t)
+	}
+	h.commit(t)
+	p.write(t, k, "/third", "x")
+	got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/third" })
+	if !ok {
+		t.Fatalf("third event not delivered: %+v", got)
+	}
+	if !skip {
+		got = append(got, sub.collect(100*time.Millisecond)...)
+	}
+	got = append(early, got...)
+	sawLate, order := false, []string{}
+	for _, f := range got {
+		sawLate = sawLate || (f.Path == "/late" && f.Seq == lateSeq)
+		if f.Type == "file_changed" {
+			order = append(order, f.Path)
+		}
+	}
+	if sawLate == skip {
+		t.Fatalf("late seq %d delivered = %v, want %v: %+v", lateSeq, sawLate, !skip, got)
+	}
+	if !skip && strings.Join(order, " ") != "/late /second /third" {
+		t.Fatalf("frames %v, want /late /second /third in seq order", order)
 	}
 }
 

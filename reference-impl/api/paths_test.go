@@ -94,47 +94,59 @@ func TestPathsAreStoredExactlyOrRefused(t *testing.T) {
 // TestRefusedEventIsDroppedAsRejectedAndNeverBlocksTheQueue: when the tenant DB refuses an event row
 // for good (here an fs_events.path column an old schema left in latin1, so /日本 fails with 1366),
 // the event drops as rejected, counted, both on the hot path and in a retry flush, and the
-// tenant's later events are still delivered without waiting for the retry max age.
+// tenant's later events are still delivered without waiting for the retry max age. Under both
+// --event-commit modes the write itself is kept (joined: rolled back to the savepoint before the
+// event's insert, then committed alone).
 func TestRefusedEventIsDroppedAsRejectedAndNeverBlocksTheQueue(t *testing.T) {
-	for _, viaBuffer := range []bool{false, true} {
-		t.Run(map[bool]string{false: "hot path", true: "retry flush"}[viaBuffer], func(t *testing.T) {
-			e := newEnv(t)
-			p := e.pod("p", func(c *api.Config) {
-				c.Buffer.BackoffMin = 20 * time.Millisecond
-				c.Buffer.BackoffMax = 50 * time.Millisecond
+	for _, commit := range api.EventCommitModes {
+		for _, viaBuffer := range []bool{false, true} {
+			t.Run(commit+"/"+map[bool]string{false: "hot path", true: "retry flush"}[viaBuffer], func(t *testing.T) {
+				refusedCase(t, commit, viaBuffer)
 			})
-			tenant, k := p.provision(t, "")
-			sub := p.subscribe(t, k, 0).start()
-			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
-			sdb, err := store.OpenDB(testCtx(t), dsnDirect(e, "shared"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer sdb.Close()
-			if _, err := sdb.ExecContext(testCtx(t), `ALTER TABLE fs_events MODIFY COLUMN path VARCHAR(1024) CHARACTER SET latin1 NOT NULL`); err != nil {
-				t.Fatal(err)
-			}
-			if viaBuffer {
-				if code, _ := p.do(t, "POST", "/v1/admin/failpoint/event-insert?for=1m&tenant="+tenant, "", nil, nil); code != 200 {
-					t.Fatalf("arm failpoint: %d", code)
-				}
-			}
-			p.write(t, k, "/%E6%97%A5%E6%9C%AC", "refused by the event table")
-			p.write(t, k, "/after", "x")
-			if viaBuffer {
-				if code, _ := p.do(t, "POST", "/v1/admin/failpoint/event-insert?for=0s", "", nil, nil); code != 200 {
-					t.Fatalf("disarm failpoint: %d", code)
-				}
-			}
-			if got, ok := sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/after" }); !ok {
-				t.Fatalf("/after not delivered behind the refused event (frames %v)", got)
-			}
-			waitFor(t, 10*time.Second, "the rejected drop", func() bool {
-				return counter(t, p, "drive9_sse_event_retry_dropped_total", map[string]string{"tenant_id": tenant, "reason": "rejected"}) == 1
-			})
-			if d := p.srv.Buffer().Depth(); d != 0 {
-				t.Fatalf("retry buffer depth %d, want 0", d)
-			}
-		})
+		}
+	}
+}
+
+func refusedCase(t *testing.T, commit string, viaBuffer bool) {
+	e := newEnv(t)
+	p := e.pod("p", func(c *api.Config) {
+		c.EventCommit = commit
+		c.Buffer.BackoffMin = 20 * time.Millisecond
+		c.Buffer.BackoffMax = 50 * time.Millisecond
+	})
+	tenant, k := p.provision(t, "")
+	sub := p.subscribe(t, k, 0).start()
+	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	sdb, err := store.OpenDB(testCtx(t), dsnDirect(e, "shared"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sdb.Close()
+	if _, err := sdb.ExecContext(testCtx(t), `ALTER TABLE fs_events MODIFY COLUMN path VARCHAR(1024) CHARACTER SET latin1 NOT NULL`); err != nil {
+		t.Fatal(err)
+	}
+	if viaBuffer {
+		if code, _ := p.do(t, "POST", "/v1/admin/failpoint/event-insert?for=1m&tenant="+tenant, "", nil, nil); code != 200 {
+			t.Fatalf("arm failpoint: %d", code)
+		}
+	}
+	p.write(t, k, "/%E6%97%A5%E6%9C%AC", "refused by the event table")
+	p.write(t, k, "/after", "x")
+	if viaBuffer {
+		if code, _ := p.do(t, "POST", "/v1/admin/failpoint/event-insert?for=0s", "", nil, nil); code != 200 {
+			t.Fatalf("disarm failpoint: %d", code)
+		}
+	}
+	if got, ok := sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/after" }); !ok {
+		t.Fatalf("/after not delivered behind the refused event (frames %v)", got)
+	}
+	waitFor(t, 10*time.Second, "the rejected drop", func() bool {
+		return counter(t, p, "drive9_sse_event_retry_dropped_total", map[string]string{"tenant_id": tenant, "reason": "rejected"}) == 1
+	})
+	if d := p.srv.Buffer().Depth(); d != 0 {
+		t.Fatalf("retry buffer depth %d, want 0", d)
+	}
+	if code, _, body := p.raw(t, "GET", "/v1/fs/%E6%97%A5%E6%9C%AC", k, nil, nil); code != 200 || body != "refused by the event table" {
+		t.Fatalf("the write whose event was refused: GET %d %q, want it kept", code, body)
 	}
 }

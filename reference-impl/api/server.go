@@ -90,6 +90,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if m := cfg.Stream.StructuralEvents; m != "" && !slices.Contains(sse.StructuralModes, m) {
 		return nil, fmt.Errorf("--structural-events %q: allowed %s", m, strings.Join(sse.StructuralModes, ", "))
 	}
+	if !slices.Contains(EventCommitModes, cfg.EventCommit) {
+		return nil, fmt.Errorf("--event-commit %q: allowed %s", cfg.EventCommit, strings.Join(EventCommitModes, ", "))
+	}
 	warnUnsafeCharsets(cfg)
 	metaDB, err := openMeta(ctx, cfg)
 	if err != nil {
@@ -214,7 +217,7 @@ func (s *Server) Start() {
 		}
 	})
 	s.cfg.Log.Info("eventlogd pod started", "fs_events_retention", s.cfg.Retention.String(),
-		"retry_max_age", s.buffer.Config().MaxAge.String(), "late_commit_guard", s.cfg.Guard.String(), "pools", len(s.cfg.Pools), "defects", s.cfg.Defects.String())
+		"retry_max_age", s.buffer.Config().MaxAge.String(), "late_commit_guard", s.cfg.Guard.String(), "event_commit", s.cfg.EventCommit, "pools", len(s.cfg.Pools), "defects", s.cfg.Defects.String())
 }
 
 func (s *Server) goBg(fn func(ctx context.Context)) {

@@ -2,6 +2,7 @@ package events
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -91,24 +92,70 @@ func (p *Publisher) Publish(ctx context.Context, st *store.TenantStore, ev store
 	}
 	p.Metrics.InsertDuration.WithLabelValues("hot").Observe(time.Since(t0).Seconds())
 	if err != nil {
-		p.Metrics.InsertResults.WithLabelValues("hot", "error").Inc()
-		if store.IsPermanent(err) {
-			// A row the table refuses fails every retry too: count it, never let it head the queue.
-			p.Log.Warn("event refused by the tenant DB; dropped as rejected", "tenant_id", st.TenantID, "path", ev.Path, "err", err)
-			p.Buffer.Reject(st.TenantID)
-			return 0
-		}
-		if p.DropOnFailure {
-			p.Log.Warn("event insert failed; dropped (defect drop-on-insert-failure)", "tenant_id", st.TenantID, "path", ev.Path, "err", err)
-			return 0
-		}
-		p.Log.Warn("event insert failed; buffered for retry", "tenant_id", st.TenantID, "path", ev.Path, "err", err)
-		p.Buffer.Enqueue(st.TenantID, ev)
+		p.failed(st, ev, err)
 		return 0
 	}
 	p.Metrics.InsertResults.WithLabelValues("hot", "ok").Inc()
 	p.Inserted(st, seq)
 	return seq
+}
+
+// failed is what follows a failed hot-path insert of ev: counted, then dropped as rejected (a row
+// the table refuses), dropped (the drop-on-insert-failure defect) or buffered for retry.
+func (p *Publisher) failed(st *store.TenantStore, ev store.Event, err error) {
+	p.Metrics.InsertResults.WithLabelValues("hot", "error").Inc()
+	if store.IsPermanent(err) {
+		// A row the table refuses fails every retry too: count it, never let it head the queue.
+		p.Log.Warn("event refused by the tenant DB; dropped as rejected", "tenant_id", st.TenantID, "path", ev.Path, "err", err)
+		p.Buffer.Reject(st.TenantID)
+		return
+	}
+	if p.DropOnFailure {
+		p.Log.Warn("event insert failed; dropped (defect drop-on-insert-failure)", "tenant_id", st.TenantID, "path", ev.Path, "err", err)
+		return
+	}
+	p.Log.Warn("event insert failed; buffered for retry", "tenant_id", st.TenantID, "path", ev.Path, "err", err)
+	p.Buffer.Enqueue(st.TenantID, ev)
+}
+
+// Joined commits a mutation and its event in one transaction (--event-commit joined):
+// mutate's statements, then the event's insert under p.Guard after a savepoint, one commit
+// (store.CommitJoined). The error is the mutation's: nothing was committed and no event is owed.
+// When only the event's insert failed the mutation committed alone, and the event goes where a
+// failed Publish sends it (the retry buffer; rejected; dropped under drop-on-insert-failure); the
+// admin failpoint commits the mutation without trying the event. A committed event gets
+// Inserted's wakes, as a batch write's do. The transaction keeps ctx's deadline but not its
+// cancellation: a client hanging up must not cut a commit from its wakes.
+func (p *Publisher) Joined(ctx context.Context, st *store.TenantStore, ev store.Event, mutate func(context.Context, *sql.Tx) error) error {
+	p.remember(st)
+	jctx := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		var cancel context.CancelFunc
+		jctx, cancel = context.WithDeadline(jctx, dl)
+		defer cancel()
+	}
+	ctx = jctx
+	failing := p.failing(st.TenantID)
+	evp := &ev
+	if failing {
+		evp = nil
+	}
+	res, err := st.CommitJoined(ctx, mutate, evp, p.Guard)
+	if err != nil {
+		return err
+	}
+	p.Metrics.InsertAttempts.WithLabelValues("hot").Inc()
+	p.Metrics.InsertDuration.WithLabelValues("hot").Observe(res.EventTime.Seconds())
+	switch {
+	case failing:
+		p.failed(st, ev, ErrFailpoint)
+	case res.EventErr != nil:
+		p.failed(st, ev, res.EventErr)
+	default:
+		p.Metrics.InsertResults.WithLabelValues("hot", "ok").Inc()
+		p.Inserted(st, res.Seq)
+	}
+	return nil
 }
 
 // Inserted does what follows a durable insert of st's tenant up to seq: the wakes (other pods, then

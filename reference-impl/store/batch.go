@@ -31,7 +31,7 @@ func (s *TenantStore) BatchWrite(ctx context.Context, files []FileWrite, batch s
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		r = BatchResult{Revisions: make([]int64, len(files)), Seqs: make([]int64, len(files))}
 		for i, f := range files {
-			rev, err := s.writeFileTx(ctx, tx, f.Path, f.Content)
+			rev, err := s.writeBatchFileTx(ctx, tx, f.Path, f.Content)
 			if err != nil {
 				return fmt.Errorf("%s: %w", f.Path, err)
 			}

@@ -95,12 +95,7 @@ func (s *TenantStore) InsertEvent(ctx context.Context, ev Event, g Guard) (int64
 			_ = tx.Rollback()
 			return err
 		}
-		if g == GuardNone && seq%lateCommitEvery == 0 {
-			// The defect's late commit, made certain: a commit delayed after its seq was taken (a
-			// GC pause, an fsync stall, a slow network) is what lets later seqs commit first. On an
-			// idle machine the natural window (one round trip) almost never overlaps a reader.
-			time.Sleep(lateCommitDelay)
-		}
+		lateCommit(g, seq)
 		return tx.Commit()
 	})
 	return seq, err
@@ -112,6 +107,16 @@ const (
 	lateCommitEvery = 16
 	lateCommitDelay = 20 * time.Millisecond
 )
+
+// lateCommit is the late-commit-skip defect's delay (GuardNone only), run between an event's
+// insert and its commit: a commit delayed after its seq was taken (a GC pause, an fsync stall, a
+// slow network) is what lets later seqs commit first, made certain. On an idle machine the natural
+// window (one round trip) almost never overlaps a reader.
+func lateCommit(g Guard, seq int64) {
+	if g == GuardNone && seq%lateCommitEvery == 0 {
+		time.Sleep(lateCommitDelay)
+	}
+}
 
 const insertEvent = `INSERT INTO fs_events (tenant_id, path, op, actor, created_at, src_path, batch) VALUES (?, ?, ?, ?, ?, ?, ?)`
 

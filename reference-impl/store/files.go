@@ -65,20 +65,34 @@ func (s *TenantStore) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) erro
 // directory, which is left unchanged.
 func (s *TenantStore) WriteFile(ctx context.Context, path string, content []byte) (int64, error) {
 	var rev int64
-	err := retryConflicts(ctx, func() error {
-		res, err := s.DB.ExecContext(ctx, `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, 0, 420, 1, ?, ?)
+	err := retryConflicts(ctx, func() (err error) {
+		rev, err = s.writeFile(ctx, s.DB, path, content)
+		return err
+	})
+	return revision(rev, err)
+}
+
+// WriteFileTx is WriteFile's upsert inside tx (--event-commit joined: the caller commits it with
+// its event); the caller runs the transaction again on a lock conflict.
+func (s *TenantStore) WriteFileTx(ctx context.Context, tx *sql.Tx, path string, content []byte) (int64, error) {
+	return revision(s.writeFile(ctx, tx, path, content))
+}
+
+// writeFile runs WriteFile's upsert on ex and returns the raw insert id (see revision).
+func (s *TenantStore) writeFile(ctx context.Context, ex execer, path string, content []byte) (int64, error) {
+	res, err := ex.ExecContext(ctx, `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, 0, 420, 1, ?, ?)
 			ON DUPLICATE KEY UPDATE mode = IF(LAST_INSERT_ID(IF(is_dir = 1, ?, revision + 1)) > 0, mode, mode),
 			revision = IF(is_dir = 1, revision, revision + 1), content = IF(is_dir = 1, content, VALUES(content)),
 			updated_at = IF(is_dir = 1, updated_at, VALUES(updated_at))`,
-			s.TenantID, path, content, time.Now().UTC(), isDirMark)
-		if err != nil {
-			return err
-		}
-		if rev, err = res.LastInsertId(); err != nil {
-			return err
-		}
-		return nil
-	})
+		s.TenantID, path, content, time.Now().UTC(), isDirMark)
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// revision turns writeFile's insert id into WriteFile's answer.
+func revision(rev int64, err error) (int64, error) {
 	switch {
 	case err != nil:
 		return 0, err
@@ -93,9 +107,9 @@ func (s *TenantStore) WriteFile(ctx context.Context, path string, content []byte
 // isDirMark is WriteFile's insert id for a path that is a directory (no revision comes near it).
 const isDirMark = 1 << 62
 
-// writeFileTx writes path inside tx, for BatchWrite (whose files commit together); WriteFile is
-// one autocommit statement instead.
-func (s *TenantStore) writeFileTx(ctx context.Context, tx *sql.Tx, path string, content []byte) (int64, error) {
+// writeBatchFileTx writes path inside tx, for BatchWrite (whose files commit together); WriteFile
+// is one autocommit statement instead.
+func (s *TenantStore) writeBatchFileTx(ctx context.Context, tx *sql.Tx, path string, content []byte) (int64, error) {
 	now := time.Now().UTC()
 	if _, err := tx.ExecContext(ctx, `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, 0, 420, 1, ?, ?)
 		ON DUPLICATE KEY UPDATE revision = IF(is_dir = 1, revision, revision + 1), content = IF(is_dir = 1, content, VALUES(content)), updated_at = VALUES(updated_at)`,
@@ -124,18 +138,38 @@ func (s *TenantStore) Mkdir(ctx context.Context, path string) error {
 }
 
 func (s *TenantStore) insertNew(ctx context.Context, path string, dir bool) error {
+	err := retryConflicts(ctx, func() error { return s.insertNewOn(ctx, s.DB, path, dir) })
+	if isDuplicate(err) {
+		return ErrExists
+	}
+	return err
+}
+
+// CreateTx is Create inside tx, MkdirTx is Mkdir (--event-commit joined).
+func (s *TenantStore) CreateTx(ctx context.Context, tx *sql.Tx, path string) error {
+	return s.insertNewTx(ctx, tx, path, false)
+}
+
+// MkdirTx is Mkdir inside tx (--event-commit joined).
+func (s *TenantStore) MkdirTx(ctx context.Context, tx *sql.Tx, path string) error {
+	return s.insertNewTx(ctx, tx, path, true)
+}
+
+func (s *TenantStore) insertNewTx(ctx context.Context, tx *sql.Tx, path string, dir bool) error {
+	err := s.insertNewOn(ctx, tx, path, dir)
+	if isDuplicate(err) {
+		return ErrExists
+	}
+	return err
+}
+
+func (s *TenantStore) insertNewOn(ctx context.Context, ex execer, path string, dir bool) error {
 	isDir, mode := 0, 420
 	if dir {
 		isDir, mode = 1, 493
 	}
-	err := retryConflicts(ctx, func() error {
-		_, err := s.DB.ExecContext(ctx, `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, ?, ?, 1, '', ?)`,
-			s.TenantID, path, isDir, mode, time.Now().UTC())
-		return err
-	})
-	if isDuplicate(err) {
-		return ErrExists
-	}
+	_, err := ex.ExecContext(ctx, `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, ?, ?, 1, '', ?)`,
+		s.TenantID, path, isDir, mode, time.Now().UTC())
 	return err
 }
 
@@ -166,46 +200,55 @@ func (s *TenantStore) Rename(ctx context.Context, src, dst string) error {
 	if strings.HasPrefix(dst, src+"/") {
 		return ErrInvalidMove
 	}
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		// Lock both rows in one global order (path order), so two renames over the same pair in
-		// opposite directions wait for each other instead of deadlocking.
-		first, second := src, dst
-		if dst < src {
-			first, second = dst, src
-		}
-		a, aok, err := s.lockPath(ctx, tx, first)
-		if err != nil {
-			return err
-		}
-		b, bok, err := s.lockPath(ctx, tx, second)
-		if err != nil {
-			return err
-		}
-		f, ok, d, dok := a, aok, b, bok
-		if first != src {
-			f, ok, d, dok = b, bok, a, aok
-		}
-		if !ok {
-			return ErrNoSuchPath
-		}
-		if dok {
-			if d.IsDir {
-				return ErrExists
-			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM files WHERE tenant_id = ? AND path = ?`, s.TenantID, dst); err != nil {
-				return err
-			}
-		}
-		now := time.Now().UTC()
-		if _, err := tx.ExecContext(ctx, `UPDATE files SET path = ?, updated_at = ? WHERE tenant_id = ? AND path = ?`, dst, now, s.TenantID, src); err != nil {
-			return err
-		}
-		if f.IsDir {
-			_, err = tx.ExecContext(ctx, `UPDATE files SET path = CONCAT(?, SUBSTRING(path, ?)), updated_at = ? WHERE tenant_id = ? AND path LIKE ?`,
-				dst, len(src)+1, now, s.TenantID, likePrefix(src))
-		}
+	return s.inTx(ctx, func(tx *sql.Tx) error { return s.RenameTx(ctx, tx, src, dst) })
+}
+
+// RenameTx is Rename inside tx (--event-commit joined).
+func (s *TenantStore) RenameTx(ctx context.Context, tx *sql.Tx, src, dst string) error {
+	if dst == src {
+		return nil
+	}
+	if strings.HasPrefix(dst, src+"/") {
+		return ErrInvalidMove
+	}
+	// Lock both rows in one global order (path order), so two renames over the same pair in
+	// opposite directions wait for each other instead of deadlocking.
+	first, second := src, dst
+	if dst < src {
+		first, second = dst, src
+	}
+	a, aok, err := s.lockPath(ctx, tx, first)
+	if err != nil {
 		return err
-	})
+	}
+	b, bok, err := s.lockPath(ctx, tx, second)
+	if err != nil {
+		return err
+	}
+	f, ok, d, dok := a, aok, b, bok
+	if first != src {
+		f, ok, d, dok = b, bok, a, aok
+	}
+	if !ok {
+		return ErrNoSuchPath
+	}
+	if dok {
+		if d.IsDir {
+			return ErrExists
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM files WHERE tenant_id = ? AND path = ?`, s.TenantID, dst); err != nil {
+			return err
+		}
+	}
+	now := time.Now().UTC()
+	if _, err := tx.ExecContext(ctx, `UPDATE files SET path = ?, updated_at = ? WHERE tenant_id = ? AND path = ?`, dst, now, s.TenantID, src); err != nil {
+		return err
+	}
+	if f.IsDir {
+		_, err = tx.ExecContext(ctx, `UPDATE files SET path = CONCAT(?, SUBSTRING(path, ?)), updated_at = ? WHERE tenant_id = ? AND path LIKE ?`,
+			dst, len(src)+1, now, s.TenantID, likePrefix(src))
+	}
+	return err
 }
 
 // Copy copies file src to dst and returns dst's revision.
@@ -220,34 +263,53 @@ func (s *TenantStore) Copy(ctx context.Context, src, dst string) (int64, error) 
 	return s.WriteFile(ctx, dst, f.Content)
 }
 
+// CopyTx is Copy inside tx (--event-commit joined): src is read in the transaction.
+func (s *TenantStore) CopyTx(ctx context.Context, tx *sql.Tx, src, dst string) (int64, error) {
+	var dir int
+	var content []byte
+	err := tx.QueryRowContext(ctx, `SELECT is_dir, content FROM files WHERE tenant_id = ? AND path = ?`, s.TenantID, src).Scan(&dir, &content)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return 0, ErrNoSuchPath
+	case err != nil:
+		return 0, err
+	case dir == 1:
+		return 0, ErrIsDir
+	}
+	return s.WriteFileTx(ctx, tx, dst, content)
+}
+
 // Delete removes path; a non-empty directory needs recursive.
 func (s *TenantStore) Delete(ctx context.Context, path string, recursive bool) error {
-	return s.inTx(ctx, func(tx *sql.Tx) error {
-		f, ok, err := s.lockPath(ctx, tx, path)
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return ErrNoSuchPath
-		}
-		if f.IsDir {
-			if !recursive {
-				var one int
-				err := tx.QueryRowContext(ctx, `SELECT 1 FROM files WHERE tenant_id = ? AND path LIKE ? LIMIT 1`, s.TenantID, likePrefix(path)).Scan(&one)
-				if err == nil {
-					return ErrNotEmpty
-				}
-				if !errors.Is(err, sql.ErrNoRows) {
-					return err
-				}
+	return s.inTx(ctx, func(tx *sql.Tx) error { return s.DeleteTx(ctx, tx, path, recursive) })
+}
+
+// DeleteTx is Delete inside tx (--event-commit joined).
+func (s *TenantStore) DeleteTx(ctx context.Context, tx *sql.Tx, path string, recursive bool) error {
+	f, ok, err := s.lockPath(ctx, tx, path)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return ErrNoSuchPath
+	}
+	if f.IsDir {
+		if !recursive {
+			var one int
+			err := tx.QueryRowContext(ctx, `SELECT 1 FROM files WHERE tenant_id = ? AND path LIKE ? LIMIT 1`, s.TenantID, likePrefix(path)).Scan(&one)
+			if err == nil {
+				return ErrNotEmpty
 			}
-			if _, err := tx.ExecContext(ctx, `DELETE FROM files WHERE tenant_id = ? AND path LIKE ?`, s.TenantID, likePrefix(path)); err != nil {
+			if !errors.Is(err, sql.ErrNoRows) {
 				return err
 			}
 		}
-		_, err = tx.ExecContext(ctx, `DELETE FROM files WHERE tenant_id = ? AND path = ?`, s.TenantID, path)
-		return err
-	})
+		if _, err := tx.ExecContext(ctx, `DELETE FROM files WHERE tenant_id = ? AND path LIKE ?`, s.TenantID, likePrefix(path)); err != nil {
+			return err
+		}
+	}
+	_, err = tx.ExecContext(ctx, `DELETE FROM files WHERE tenant_id = ? AND path = ?`, s.TenantID, path)
+	return err
 }
 
 // Chmod sets path's mode (a silent op: no event).

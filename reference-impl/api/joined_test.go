@@ -1,0 +1,223 @@
+package api_test
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/api"
+	"github.com/seqgate/seqgate/reference-impl/defect"
+	"github.com/seqgate/seqgate/reference-impl/store"
+)
+
+// TestJoinedCommitDeliversEveryAckedWrite: under --event-commit joined, 8 writers put 30 files each
+// at once into one dedicated tenant; under each guard every acked write has exactly one event row,
+// every row reaches the tenant's subscriber in seq order (none skipped), and every file is there.
+// The held-back late commit of each guard in joined mode, with late-commit-skip as its negative
+// control, is TestLateCommitIsNotSkipped.
+func TestJoinedCommitDeliversEveryAckedWrite(t *testing.T) {
+	for _, guard := range []string{"lock", "horizon"} {
+		t.Run(guard, func(t *testing.T) {
+			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+			p := e.pod("p", func(c *api.Config) {
+				c.EventCommit = api.EventCommitJoined
+				c.Guard = store.Guards[guard]
+			})
+			tenant, k := p.provision(t, "ded")
+			sub := p.subscribe(t, k, 0).start()
+			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+			const writers, each = 8, 30
+			var wg sync.WaitGroup
+			var acked sync.Map
+			var n atomic.Int64
+			for w := 0; w < writers; w++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := 0; i < each; i++ {
+						path := fmt.Sprintf("/w%d/%d", w, i)
+						code, m, err := p.try("PUT", "/v1/fs"+path, k, strings.NewReader(path), nil)
+						if err != nil || code != 200 {
+							t.Errorf("write %s: %d %v %v", path, code, m, err)
+							return
+						}
+						acked.Store(path, true)
+						n.Add(1)
+					}
+				}()
+			}
+			mustWithin(t, 2*time.Minute, "the writers", wg.Wait)
+			if n.Load() != writers*each {
+				t.Fatalf("%d of %d writes acked", n.Load(), writers*each)
+			}
+			seen := map[string]int64{}
+			var last int64
+			sub.until(t, 30*time.Second, func(f frame) bool {
+				if f.Type == "file_changed" {
+					if f.Seq <= last {
+						t.Errorf("seq %d (%s) after %d: out of order", f.Seq, f.Path, last)
+					}
+					last = f.Seq
+					seen[f.Path] = f.Seq
+				}
+				return len(seen) == writers*each
+			})
+			acked.Range(func(k, _ any) bool {
+				if _, ok := seen[k.(string)]; !ok {
+					t.Errorf("acked write %s never delivered", k)
+				}
+				return true
+			})
+			// Every row of the tenant reached the subscriber (no skip), one per acked write.
+			direct, err := store.OpenDB(testCtx(t), dsnDirect(e, "ded"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer direct.Close()
+			rows, err := direct.QueryContext(testCtx(t), `SELECT seq, path FROM fs_events WHERE tenant_id = ?`, tenant)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rows.Close()
+			nrows := 0
+			for rows.Next() {
+				var seq int64
+				var path string
+				if err := rows.Scan(&seq, &path); err != nil {
+					t.Fatal(err)
+				}
+				nrows++
+				if seen[path] != seq {
+					t.Errorf("row seq %d (%s) delivered as seq %d: skipped or duplicated", seq, path, seen[path])
+				}
+			}
+			var files int
+			if err := direct.QueryRowContext(testCtx(t), `SELECT COUNT(*) FROM files WHERE tenant_id = ?`, tenant).Scan(&files); err != nil {
+				t.Fatal(err)
+			}
+			if nrows != writers*each || files != writers*each {
+				t.Fatalf("%d event rows and %d files for %d acked writes", nrows, files, writers*each)
+			}
+		})
+	}
+}
+
+// TestJoinedEventLockWaitKeepsTheMutation is a real DB error on a joined event insert (not the
+// failpoint): under the lock guard a transaction of the test holds the tenant's sequence row, so the
+// event's insert inside the write's transaction ends in a lock wait timeout (1205, after 1 s on this
+// pool's connections). The write rolls back to its savepoint and commits the file alone (200); the
+// event is buffered, flushed once the row is free, and delivered. Negative control:
+// drop-on-insert-failure keeps the file and loses the event.
+func TestJoinedEventLockWaitKeepsTheMutation(t *testing.T) {
+	for _, drop := range []bool{false, true} {
+		t.Run(map[bool]string{false: "buffered", true: "drop-on-insert-failure"}[drop], func(t *testing.T) {
+			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+			e.pools[0].DSN += "&innodb_lock_wait_timeout=1"
+			p := e.pod("p", func(c *api.Config) {
+				c.EventCommit = api.EventCommitJoined
+				c.Guard = store.GuardLock
+				c.Buffer.BackoffMin = 50 * time.Millisecond
+				c.Buffer.BackoffMax = 200 * time.Millisecond
+				if drop {
+					c.Defects = defect.Set{defect.DropOnInsertFailure: true}
+				}
+			})
+			tenant, k := p.provision(t, "ded")
+			p.write(t, k, "/first", "x") // creates the tenant's sequence row
+			sub := p.subscribe(t, k, 0).start()
+			sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/first" })
+			_, tx := directTx(t, e, "ded")
+			if _, err := tx.ExecContext(testCtx(t), `UPDATE fs_event_seq_lock SET n = n + 1 WHERE tenant_id = ?`, tenant); err != nil {
+				t.Fatal(err)
+			}
+			p.write(t, k, "/held", "kept")
+			if got := counter(t, p, "eventlogd_event_insert_results_total", map[string]string{"path": "hot", "result": "error"}); got != 1 {
+				t.Fatalf("hot insert errors = %v, want 1", got)
+			}
+			if code, _, body := p.raw(t, "GET", "/v1/fs/held", k, nil, nil); code != 200 || body != "kept" {
+				t.Fatalf("GET /held: %d %q, want the file kept", code, body)
+			}
+			if d := p.srv.Buffer().Depth(); d != map[bool]int{false: 1, true: 0}[drop] {
+				t.Fatalf("retry buffer depth %d with drop=%v", d, drop)
+			}
+			if err := tx.Rollback(); err != nil {
+				t.Fatal(err)
+			}
+			if !drop {
+				if got, ok := sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/held" }); !ok {
+					t.Fatalf("the buffered event of /held was never delivered: %+v", got)
+				}
+				if n := fsEventsCount(t, e, "ded", "/held"); n != 1 {
+					t.Fatalf("%d event rows for /held, want 1", n)
+				}
+				return
+			}
+			p.write(t, k, "/after", "x")
+			got, _ := sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/after" })
+			for _, f := range got {
+				if f.Path == "/held" {
+					t.Fatalf("defect: /held delivered: %+v", got)
+				}
+			}
+			if n := fsEventsCount(t, e, "ded", "/held"); n != 0 {
+				t.Fatalf("defect: %d event rows for /held, want 0", n)
+			}
+		})
+	}
+}
+
+// TestJoinedMutationCommitsWithItsEvent: the tenant DB is cut between a write's statement and its
+// event's insert (Config.AfterMutation). Separate: the write committed on its own (200) and its event
+// is buffered, then flushed when the DB is back. Joined: nothing had committed, so the write fails
+// (503, not acknowledged: no event owed), no file and no event row exist, and nothing is buffered.
+func TestJoinedMutationCommitsWithItsEvent(t *testing.T) {
+	for _, commit := range api.EventCommitModes {
+		t.Run(commit, func(t *testing.T) {
+			joined := commit == api.EventCommitJoined
+			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated, proxy: true})
+			var armed atomic.Bool
+			p := e.pod("p", func(c *api.Config) {
+				c.EventCommit = commit
+				c.AfterMutation = breakAfterMutation(e, "ded", &armed)
+				c.Buffer.BackoffMin = 50 * time.Millisecond
+				c.Buffer.BackoffMax = 200 * time.Millisecond
+				c.EventInsertTimeout = time.Second
+			})
+			_, k := p.provision(t, "ded")
+			armed.Store(true)
+			code, m := p.do(t, "PUT", "/v1/fs/cut", k, strings.NewReader("x"), nil)
+			if want := map[bool]int{false: 200, true: 503}[joined]; code != want {
+				t.Fatalf("write cut before its event: %d %v, want %d", code, m, want)
+			}
+			if d, want := p.srv.Buffer().Depth(), map[bool]int{false: 1, true: 0}[joined]; d != want {
+				t.Fatalf("retry buffer depth %d, want %d", d, want)
+			}
+			if err := e.proxies["ded"].Start(); err != nil {
+				t.Fatal(err)
+			}
+			if !joined {
+				waitFor(t, 20*time.Second, "the flush", func() bool { return p.srv.Buffer().Depth() == 0 })
+			}
+			want := map[bool]int{false: 1, true: 0}[joined]
+			if n := fsEventsCount(t, e, "ded", "/cut"); n != want {
+				t.Fatalf("%d event rows for /cut, want %d", n, want)
+			}
+			direct, err := store.OpenDB(testCtx(t), dsnDirect(e, "ded"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer direct.Close()
+			var files int
+			if err := direct.QueryRowContext(testCtx(t), `SELECT COUNT(*) FROM files WHERE path = '/cut'`).Scan(&files); err != nil {
+				t.Fatal(err)
+			}
+			if files != want {
+				t.Fatalf("%d files /cut, want %d", files, want)
+			}
+			p.write(t, k, "/next", "x") // the pod writes again once the DB is back
+		})
+	}
+}

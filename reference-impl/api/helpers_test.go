@@ -335,7 +335,14 @@ func (s *subscriber) collect(d time.Duration) []frame {
 
 func counter(t *testing.T, p *pod, name string, labels map[string]string) float64 {
 	t.Helper()
-	mfs, err := p.srv.Registry().Gather()
+	return metricSum(t, p.srv, name, labels)
+}
+
+// metricSum is the sum of srv's series of family name that carry labels (counters and gauges by
+// value, histograms by sample count).
+func metricSum(t testing.TB, srv *api.Server, name string, labels map[string]string) float64 {
+	t.Helper()
+	mfs, err := srv.Registry().Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

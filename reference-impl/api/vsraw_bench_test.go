@@ -26,44 +26,94 @@ import (
 // single-row autocommit INSERTs into fs_events with C connections, then eventlogd's acked events/s
 // with C writers in flight and C tenant-DB connections, each event delivered to a subscriber of its
 // tenant, for one hot tenant (a dedicated pool) and for 16 tenants (a shared pool), under each
-// late-commit guard. Raw and eventlogd run one after the other in the same process against the
-// same private MariaDB, so the ratio eventlogd/raw is measured in one run. Every acked event must
-// be delivered, in seq order, and every row of the tenant DB below a consumer's last seq must have
-// reached it (no skip); a run where that fails is reported as a failure, not as a rate.
+// late-commit guard and each --event-commit mode (separate: the write and its event commit apart;
+// joined: in one transaction). Raw and eventlogd run one after the other in the same process against
+// the same private MariaDB, so the ratio eventlogd/raw is measured in one run; the raw rate is taken
+// before and after each layout's eventlogd cells and their mean is the ratio's denominator (on a
+// loaded machine it drifts within minutes). Every acked event must be delivered, in seq order, and
+// every row of the tenant DB below a consumer's last seq must have reached it (no skip); a run where
+// that fails is reported as a failure, not as a rate.
 //
 //	go test -run '^$' -bench VsRawInsert -benchtime 1x -v ./reference-impl/api/
 //
 // VSRAW_SECONDS (default 5) sets each measurement's length, VSRAW_CONNS (default 16) C.
+// VSRAW_DURABLE=1 runs the server with innodb_flush_log_at_trx_commit=1 (a log flush per commit, a
+// production server's default) instead of the test servers' 2 (no flush per commit, where a commit
+// costs little more than any other statement).
 func BenchmarkVsRawInsert(b *testing.B) {
 	d := time.Duration(envInt(b, "VSRAW_SECONDS", 5)) * time.Second
 	conns := envInt(b, "VSRAW_CONNS", 16)
+	if os.Getenv("VSRAW_DURABLE") == "1" {
+		setFlush(b, 1)
+		defer setFlush(b, 2)
+	}
 	for i := 0; i < b.N; i++ {
 		for _, layout := range []struct {
 			name    string
 			tenants int
 		}{{"one hot tenant", 1}, {"16 tenants", 16}} {
-			c0 := takeCPU(b)
-			raw, nraw := rawInsertRate(b, conns, d)
-			rawCPU := takeCPU(b).minus(c0).per(nraw)
-			b.Logf("raw: %s layout, %d connections: %.0f inserts/s; CPU per insert: server %.0f µs, client %.0f µs",
-				layout.name, conns, raw, rawCPU.db, rawCPU.self)
+			raw := func(when string) float64 {
+				c0 := takeCPU(b)
+				rate, n := rawInsertRate(b, conns, d)
+				cpu := takeCPU(b).minus(c0).per(n)
+				b.Logf("raw %s: %s layout, %d connections: %.0f inserts/s; CPU per insert: server %.0f µs, client %.0f µs",
+					when, layout.name, conns, rate, cpu.db, cpu.self)
+				return rate
+			}
+			before := raw("before")
+			type cell struct {
+				g      store.Guard
+				commit string
+				r      vsResult
+				cpu    struct{ db, self float64 }
+				stmts  string
+			}
+			var cells []cell
 			for _, g := range []store.Guard{store.GuardLock, store.GuardHorizon} {
-				c0, q0 := takeCPU(b), statements(b)
-				r := eventlogdRate(b, g, layout.tenants, conns, d)
-				cpu := takeCPU(b).minus(c0).per(r.n)
-				b.Logf("statements per acked event: %s", statementsPer(statements(b), q0, r.n))
-				ratio := r.acked / raw
-				b.Logf("eventlogd vs raw: %s, guard %s, %d connections: raw %.0f inserts/s, eventlogd %.0f acked events/s, eventlogd/raw %.2f; delivery p50 %.1f ms, p99 %.1f ms; %d of %d acked delivered, %d skipped; CPU per event: server %.0f µs, eventlogd+load+consumers %.0f µs",
-					layout.name, g, conns, raw, r.acked, ratio, r.p50, r.p99, r.delivered, r.n, r.skipped, cpu.db, cpu.self)
-				if r.delivered != r.n || r.skipped != 0 {
-					b.Errorf("%s, guard %s: %d of %d acked events delivered, %d skipped", layout.name, g, r.delivered, r.n, r.skipped)
+				for _, commit := range api.EventCommitModes {
+					c0, q0 := takeCPU(b), statements(b)
+					r := eventlogdRate(b, g, commit, layout.tenants, conns, d)
+					cells = append(cells, cell{g, commit, r, takeCPU(b).minus(c0).per(r.n), statementsPer(statements(b), q0, r.n)})
 				}
-				key := strings.ReplaceAll(layout.name, " ", "_") + "/" + g.String()
+			}
+			after := raw("after")
+			rawRate := (before + after) / 2
+			acked := map[string]float64{}
+			for _, c := range cells {
+				r := c.r
+				ratio := r.acked / rawRate
+				b.Logf("statements per acked event: %s, guard %s, event-commit %s: %s", layout.name, c.g, c.commit, c.stmts)
+				b.Logf("eventlogd vs raw: %s, guard %s, event-commit %s, %d connections: raw %.0f inserts/s (mean of %.0f before, %.0f after), eventlogd %.0f acked events/s, eventlogd/raw %.2f; delivery p50 %.1f ms, p99 %.1f ms; %d of %d acked delivered, %d skipped (pod: %.0f hot inserts failed, %.0f flushed, %.0f horizon gaps given up); CPU per event: server %.0f µs, eventlogd+load+consumers %.0f µs",
+					layout.name, c.g, c.commit, conns, rawRate, before, after, r.acked, ratio, r.p50, r.p99, r.delivered, r.n, r.skipped, r.hotErrors, r.flushed, r.givenUp, c.cpu.db, c.cpu.self)
+				if r.delivered != r.n || r.skipped != 0 {
+					b.Errorf("%s, guard %s, event-commit %s: %d of %d acked events delivered, %d skipped", layout.name, c.g, c.commit, r.delivered, r.n, r.skipped)
+				}
+				key := strings.ReplaceAll(layout.name, " ", "_") + "/" + c.g.String() + "/" + c.commit
 				b.ReportMetric(ratio, key+"_eventlogd/raw")
 				b.ReportMetric(r.p99, key+"_p99_ms")
+				acked[c.g.String()+"/"+c.commit] = r.acked
+			}
+			for _, g := range []store.Guard{store.GuardLock, store.GuardHorizon} {
+				if sep := acked[g.String()+"/separate"]; sep > 0 {
+					b.Logf("joined vs separate: %s, guard %s: %.2fx acked events/s", layout.name, g, acked[g.String()+"/joined"]/sep)
+				}
 			}
 		}
 	}
+}
+
+// setFlush sets the private server's innodb_flush_log_at_trx_commit.
+func setFlush(b *testing.B, v int) {
+	b.Helper()
+	h, err := store.OpenDB(context.Background(), db.DSN(""))
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.Exec(fmt.Sprintf(`SET GLOBAL innodb_flush_log_at_trx_commit = %d`, v)); err != nil {
+		b.Fatal(err)
+	}
+	b.Logf("innodb_flush_log_at_trx_commit = %d", v)
 }
 
 func envInt(b *testing.B, name string, def int) int {
@@ -190,11 +240,15 @@ type vsResult struct {
 	n, delivered int
 	skipped      int
 	p50, p99     float64 // ms from the write's answer to the frame's arrival
+	// What the pod counted: hot event inserts that failed (buffered), buffered events flushed,
+	// gaps its horizon readers gave up after --sse-horizon-wait.
+	hotErrors, flushed, givenUp float64
 }
 
-// eventlogdRate runs one pod (guard g, conns tenant-DB connections) with one subscriber per tenant
-// and conns writers (closed loop, each on one tenant) for d, then waits for every acked event.
-func eventlogdRate(b *testing.B, g store.Guard, tenants, conns int, d time.Duration) vsResult {
+// eventlogdRate runs one pod (guard g, --event-commit commit, conns tenant-DB connections) with one
+// subscriber per tenant and conns writers (closed loop, each on one tenant) for d, then waits for
+// every acked event.
+func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns int, d time.Duration) vsResult {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d+2*time.Minute)
 	defer cancel()
@@ -204,7 +258,7 @@ func eventlogdRate(b *testing.B, g store.Guard, tenants, conns int, d time.Durat
 		pool = store.PoolSpec{ID: "shared", Role: store.RoleShared, DSN: db.DSN(prefix + "shared")}
 	}
 	srv, err := api.New(ctx, api.Config{PodID: "bench", MetaDSN: db.DSN(prefix + "meta"), Pools: []store.PoolSpec{pool},
-		Guard: g, DB: store.PoolOptions{MaxOpen: conns}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Guard: g, EventCommit: commit, DB: store.PoolOptions{MaxOpen: conns}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -314,7 +368,10 @@ func eventlogdRate(b *testing.B, g store.Guard, tenants, conns int, d time.Durat
 	stop()
 	srv.StopStreams()
 	sw.Wait()
-	res := vsResult{acked: float64(n) / elapsed.Seconds(), n: n, skipped: outOfOrder}
+	res := vsResult{acked: float64(n) / elapsed.Seconds(), n: n, skipped: outOfOrder,
+		hotErrors: metricSum(b, srv, "eventlogd_event_insert_results_total", map[string]string{"path": "hot", "result": "error"}),
+		flushed:   metricSum(b, srv, "drive9_sse_event_retry_flush_total", map[string]string{"result": "ok"}),
+		givenUp:   metricSum(b, srv, "eventlogd_sse_horizon_gaps_given_up_total", nil)}
 	var lat []float64
 	for _, a := range acks {
 		for path, at := range a {

@@ -284,6 +284,8 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns in
 	var mu sync.Mutex
 	arrived := map[string]arrival{} // path -> first frame
 	outOfOrder := 0
+	resets := map[string]int{} // reset frames by reason (initial_sync expected once per subscriber)
+	var ended atomic.Int64     // streams that ended before the benchmark stopped them
 	var sw sync.WaitGroup
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -303,10 +305,18 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns in
 			for {
 				ev, err := r.Next()
 				if err != nil {
+					if sctx.Err() == nil {
+						ended.Add(1)
+					}
 					return
 				}
 				var f frame
 				_ = json.Unmarshal([]byte(ev.Data), &f)
+				if ev.Type == "reset" {
+					mu.Lock()
+					resets[f.Reason]++
+					mu.Unlock()
+				}
 				if ev.Type != "file_changed" {
 					continue
 				}
@@ -395,19 +405,26 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns in
 	for _, a := range arrived {
 		delivered[a.seq] = true
 	}
-	rows, err := h.QueryContext(ctx, `SELECT seq FROM fs_events`)
+	rows, err := h.QueryContext(ctx, `SELECT seq, tenant_id, path FROM fs_events ORDER BY seq`)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer rows.Close()
+	var missed []string
 	for rows.Next() {
 		var s int64
-		if err := rows.Scan(&s); err != nil {
+		var tenant, path string
+		if err := rows.Scan(&s, &tenant, &path); err != nil {
 			b.Fatal(err)
 		}
 		if !delivered[s] {
 			res.skipped++
+			missed = append(missed, fmt.Sprintf("seq %d (tenant %d, %s)", s, slices.Index(ids, tenant), path))
 		}
+	}
+	if len(missed) > 0 || len(resets) > tenants || resets["initial_sync"] != tenants || ended.Load() > 0 {
+		b.Logf("guard %s, event-commit %s, %d tenants: rows never delivered: %v; resets received %v; %d streams ended early",
+			g, commit, tenants, missed[:min(len(missed), 10)], resets, ended.Load())
 	}
 	return res
 }

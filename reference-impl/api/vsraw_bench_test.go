@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -37,12 +38,15 @@ import (
 //	go test -run '^$' -bench VsRawInsert -benchtime 1x -v ./reference-impl/api/
 //
 // VSRAW_SECONDS (default 5) sets each measurement's length, VSRAW_CONNS (default 16) C.
-// VSRAW_DURABLE=1 runs the server with innodb_flush_log_at_trx_commit=1 (a log flush per commit, a
+// VSRAW_GUARDS and VSRAW_COMMITS (comma-separated) pick the cells: every guard and every mode by
+// default. VSRAW_DURABLE=1 runs the server with innodb_flush_log_at_trx_commit=1 (a log flush per commit, a
 // production server's default) instead of the test servers' 2 (no flush per commit, where a commit
 // costs little more than any other statement).
 func BenchmarkVsRawInsert(b *testing.B) {
 	d := time.Duration(envInt(b, "VSRAW_SECONDS", 5)) * time.Second
 	conns := envInt(b, "VSRAW_CONNS", 16)
+	guards := envList(b, "VSRAW_GUARDS", []string{"lock", "horizon"}, slices.Collect(maps.Keys(store.Guards)))
+	commits := envList(b, "VSRAW_COMMITS", api.EventCommitModes, api.EventCommitModes)
 	if os.Getenv("VSRAW_DURABLE") == "1" {
 		setFlush(b, 1)
 		defer setFlush(b, 2)
@@ -69,8 +73,9 @@ func BenchmarkVsRawInsert(b *testing.B) {
 				stmts  string
 			}
 			var cells []cell
-			for _, g := range []store.Guard{store.GuardLock, store.GuardHorizon} {
-				for _, commit := range api.EventCommitModes {
+			for _, gname := range guards {
+				g := store.Guards[gname]
+				for _, commit := range commits {
 					c0, q0 := takeCPU(b), statements(b)
 					r := eventlogdRate(b, g, commit, layout.tenants, conns, d)
 					cells = append(cells, cell{g, commit, r, takeCPU(b).minus(c0).per(r.n), statementsPer(statements(b), q0, r.n)})
@@ -93,9 +98,9 @@ func BenchmarkVsRawInsert(b *testing.B) {
 				b.ReportMetric(r.p99, key+"_p99_ms")
 				acked[c.g.String()+"/"+c.commit] = r.acked
 			}
-			for _, g := range []store.Guard{store.GuardLock, store.GuardHorizon} {
-				if sep := acked[g.String()+"/separate"]; sep > 0 {
-					b.Logf("joined vs separate: %s, guard %s: %.2fx acked events/s", layout.name, g, acked[g.String()+"/joined"]/sep)
+			for _, g := range guards {
+				if sep, joined := acked[g+"/separate"], acked[g+"/joined"]; sep > 0 && joined > 0 {
+					b.Logf("joined vs separate: %s, guard %s: %.2fx acked events/s", layout.name, g, joined/sep)
 				}
 			}
 		}
@@ -114,6 +119,21 @@ func setFlush(b *testing.B, v int) {
 		b.Fatal(err)
 	}
 	b.Logf("innodb_flush_log_at_trx_commit = %d", v)
+}
+
+// envList reads a comma-separated list of allowed values (def when unset).
+func envList(b *testing.B, name string, def, allowed []string) []string {
+	v := os.Getenv(name)
+	if v == "" {
+		return def
+	}
+	out := strings.Split(v, ",")
+	for _, x := range out {
+		if !slices.Contains(allowed, x) {
+			b.Fatalf("%s=%q: %q is not one of %s", name, v, x, strings.Join(allowed, ", "))
+		}
+	}
+	return out
 }
 
 func envInt(b *testing.B, name string, def int) int {

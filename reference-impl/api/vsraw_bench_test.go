@@ -309,6 +309,12 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns in
 	var sw sync.WaitGroup
 	sctx, stop := context.WithCancel(ctx)
 	defer stop()
+	// A stream answers its headers before it reads the tenant's head for reset(initial_sync): the
+	// writers start once every stream sent its first heartbeat (its cursor is set, at 0), or rows
+	// committed meanwhile fall below the initial_sync seq, where a client resyncs instead of
+	// receiving frames, and would count here as missed.
+	var ready sync.WaitGroup
+	ready.Add(len(keys))
 	for i, k := range keys {
 		req, _ := http.NewRequestWithContext(sctx, "GET", ts.URL+"/v1/events?since=0", nil)
 		req.Header.Set("X-API-Key", k)
@@ -322,6 +328,12 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns in
 			defer resp.Body.Close()
 			r := eventstream.NewReader(resp.Body)
 			var last int64
+			first := true
+			defer func() {
+				if first {
+					ready.Done()
+				}
+			}()
 			for {
 				ev, err := r.Next()
 				if err != nil {
@@ -336,6 +348,10 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns in
 					mu.Lock()
 					resets[f.Reason]++
 					mu.Unlock()
+				}
+				if ev.Type == "heartbeat" && first {
+					first = false
+					ready.Done()
 				}
 				if ev.Type != "file_changed" {
 					continue
@@ -353,6 +369,7 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns in
 			}
 		}()
 	}
+	ready.Wait()
 	acks := make([]map[string]time.Time, conns)
 	var ww sync.WaitGroup
 	start := time.Now()

@@ -221,3 +221,52 @@ func TestJoinedMutationCommitsWithItsEvent(t *testing.T) {
 		})
 	}
 }
+
+// TestJoinedResetWaitsForAWriteInFlight: under the horizon guard a stream's reset(initial_sync)
+// moves its cursor to the head, and a client resyncs its files on it. A seq below the head still in
+// flight (here an insert the test holds open, as a joined write's transaction is until its commit)
+// would fall below the cursor; under --event-commit joined its file is not committed yet either, so
+// the reset waits for it. Control: separate sends the reset at once, past the seq in flight (there
+// a mutation commits before its event takes a seq, so the resync sees its file).
+func TestJoinedResetWaitsForAWriteInFlight(t *testing.T) {
+	for _, commit := range api.EventCommitModes {
+		t.Run(commit, func(t *testing.T) {
+			joined := commit == api.EventCommitJoined
+			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+			p := e.pod("p", func(c *api.Config) {
+				c.EventCommit = commit
+				c.Guard = store.GuardHorizon
+				c.Stream.HorizonWait = 5 * time.Minute // the held insert commits long before
+			})
+			tenant, k := p.provision(t, "ded")
+			p.write(t, k, "/first", "x")
+			_, tx := directTx(t, e, "ded")
+			held, err := store.InsertEventTx(testCtx(t), tx, tenant, store.Event{Path: "/late", Op: "write", CreatedAt: time.Now()}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			p.write(t, k, "/second", "x") // commits above the held seq
+			sub := p.subscribe(t, k, 0).start()
+			isReset := func(f frame) bool { return f.Type == "reset" }
+			if !joined {
+				got, ok := sub.until(t, 10*time.Second, isReset)
+				if !ok || got[len(got)-1].Seq <= held {
+					t.Fatalf("separate: want reset(initial_sync) at once above held seq %d: %+v", held, got)
+				}
+				return
+			}
+			for _, f := range sub.collect(500 * time.Millisecond) {
+				if isReset(f) {
+					t.Fatalf("joined: reset %+v sent while seq %d below it was in flight", f, held)
+				}
+			}
+			if err := tx.Commit(); err != nil {
+				t.Fatal(err)
+			}
+			got, ok := sub.until(t, 10*time.Second, isReset)
+			if !ok || got[len(got)-1].Reason != "initial_sync" || got[len(got)-1].Seq <= held {
+				t.Fatalf("joined: want reset(initial_sync) above seq %d once it committed: %+v", held, got)
+			}
+		})
+	}
+}

@@ -93,9 +93,6 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if !slices.Contains(EventCommitModes, cfg.EventCommit) {
 		return nil, fmt.Errorf("--event-commit %q: allowed %s", cfg.EventCommit, strings.Join(EventCommitModes, ", "))
 	}
-	if cfg.EventCommit == EventCommitJoined && cfg.Guard == store.GuardHorizon {
-		cfg.Log.Warn("--event-commit joined with --late-commit-guard horizon: a stream's initial_sync (or server_restart, seq_too_old) reset can be taken above a joined write still in flight, whose file a client's resync may then miss; use --late-commit-guard lock with joined (docs/eventlogd.md)")
-	}
 	warnUnsafeCharsets(cfg)
 	metaDB, err := openMeta(ctx, cfg)
 	if err != nil {
@@ -167,6 +164,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	scfg.UnsignalledDrop = cfg.Defects.On(defect.UnsignalledQueueDrop)
 	scfg.SpuriousSeqTooOld = cfg.Defects.On(defect.SpuriousSeqTooOld)
 	scfg.Guard = cfg.Guard
+	scfg.SettleResets = cfg.EventCommit == EventCommitJoined
 	s.streamer = sse.NewStreamer(scfg, s.bus, s.m, log)
 	s.streamer.Resolve = s.resolveStream
 	s.streamer.HeadHint = s.meta.SeqHead

@@ -54,7 +54,7 @@ func (x *stream) phase1(ctx context.Context, since int64) bool {
 		// (a long meta outage) and rows above it were swept, the first drain says seq_too_old.
 		if since == 0 {
 			x.setCursor(h)
-			return x.reset(ctx, h, ReasonInitialSync) && x.heartbeat(ctx)
+			return x.settle(ctx, h) && x.reset(ctx, h, ReasonInitialSync) && x.heartbeat(ctx)
 		}
 		x.setCursor(since)
 		return x.heartbeat(ctx)
@@ -71,13 +71,13 @@ func (x *stream) phase1(ctx context.Context, since int64) bool {
 	switch {
 	case since == 0:
 		x.setCursor(top)
-		return x.reset(ctx, top, ReasonInitialSync) && x.heartbeat(ctx)
+		return x.settle(ctx, top) && x.reset(ctx, top, ReasonInitialSync) && x.heartbeat(ctx)
 	case since > top:
 		x.setCursor(top)
-		return x.reset(ctx, top, ReasonServerRestart) && x.heartbeat(ctx)
+		return x.settle(ctx, top) && x.reset(ctx, top, ReasonServerRestart) && x.heartbeat(ctx)
 	case since < swept:
 		x.setCursor(top)
-		return x.reset(ctx, top, ReasonSeqTooOld) && x.heartbeat(ctx)
+		return x.settle(ctx, top) && x.reset(ctx, top, ReasonSeqTooOld) && x.heartbeat(ctx)
 	}
 	x.setCursor(since) // a sweep between the bounds read above and a page shows in that page's mark
 	pages, lastHB, sent, started := 0, time.Now(), 0, time.Now()

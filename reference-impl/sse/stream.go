@@ -47,6 +47,9 @@ type Config struct {
 	// HorizonWait is how long a GuardHorizon stream waits for a missing seq before it gives it up
 	// as a hole [5s]. A row that becomes visible later than this after a higher one is skipped.
 	HorizonWait time.Duration
+	// SettleResets (--event-commit joined) holds a reset that moves the cursor to the head until
+	// every seq below it is visible or given up, under GuardHorizon (settle.go).
+	SettleResets bool
 }
 
 func (c *Config) defaults() {

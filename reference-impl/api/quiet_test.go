@@ -81,7 +81,7 @@ func settled(t *testing.T, n *atomic.Int64, quiet, limit time.Duration) int64 {
 	v, since, deadline := n.Load(), time.Now(), time.Now().Add(limit)
 	for time.Since(since) < quiet {
 		if time.Now().After(deadline) {
-			t.Fatalf("the quiet tenant's DB traffic never settled within %v (still %d bytes and moving)", limit, n.Load())
+			t.Fatalf("the tenant DB's traffic never settled within %v (still %d bytes and moving)", limit, n.Load())
 		}
 		time.Sleep(20 * time.Millisecond)
 		if w := n.Load(); w != v {

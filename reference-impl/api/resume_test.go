@@ -36,7 +36,9 @@ func TestColdResumeAtHeadSkipsTenantDB(t *testing.T) {
 		return a.srv.SignalIdle(ctx) && b.srv.SignalIdle(ctx) && err == nil && ok && h == head
 	})
 	waitFor(t, 10*time.Second, "the write's lazy sweep to finish", func() bool { return !a.srv.Sweeper().Busy() })
-	before := e.counts["cold"].bytes.Load()
+	// Pod a's own passes over the then-active tenant can come late on a loaded machine: the baseline
+	// is taken once the DB's traffic settled.
+	before := settled(t, &e.counts["cold"].bytes, 500*time.Millisecond, 15*time.Second)
 
 	re := b.subscribe(t, key, head).start()
 	got, ok := re.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
@@ -212,7 +214,9 @@ func TestPodStartDoesNotWakeMigratedPools(t *testing.T) {
 	}
 	s.close()
 	waitFor(t, 10*time.Second, "the write's lazy sweep to finish", func() bool { return !a.srv.Sweeper().Busy() })
-	before := e.counts["cold"].bytes.Load()
+	// Pod a's own passes over the then-active tenant can come late on a loaded machine: the baseline
+	// is taken once the DB's traffic settled.
+	before := settled(t, &e.counts["cold"].bytes, 500*time.Millisecond, 15*time.Second)
 
 	c := e.pod("c", nil) // a restart: a new pod on the same meta DB
 	for _, since := range []int64{head, 0} {

@@ -60,16 +60,7 @@ func (d *decoder) isNull() bool {
 
 // str decodes a JSON string; intern it when the field has few distinct values.
 func (d *decoder) str(intern bool) (string, error) {
-	if d.i >= len(d.b) {
-		return "", d.syntax("unexpected end of line, want a value")
-	}
-	if d.b[d.i] != '"' {
-		if d.isNull() {
-			return "", errNull
-		}
-		return "", errTypeMismatch
-	}
-	raw, err := d.rawString()
+	raw, err := d.stringValue()
 	if err != nil {
 		return "", err
 	}
@@ -92,6 +83,21 @@ func (d *decoder) id() (string, error) {
 	return d.str(true)
 }
 
+// stringValue decodes a JSON string value's bytes (unescaped; they may be the line's own): null is
+// errNull, any other value type errTypeMismatch.
+func (d *decoder) stringValue() ([]byte, error) {
+	if d.i >= len(d.b) {
+		return nil, d.syntax("unexpected end of line, want a value")
+	}
+	if d.b[d.i] != '"' {
+		if d.isNull() {
+			return nil, errNull
+		}
+		return nil, errTypeMismatch
+	}
+	return d.rawString()
+}
+
 // lent is str(false) for a field the Reader may lend (path, mid: Reader.BorrowStrings): with
 // d.borrow a value that needed no unescaping is returned as a string over the line's bytes, not a
 // copy. A JSON number is accepted as written when number is set (mid, like idUnique).
@@ -109,16 +115,7 @@ func (d *decoder) lent(number bool) (string, error) {
 		}
 		return bstr(num), nil
 	}
-	if d.i >= len(d.b) {
-		return "", d.syntax("unexpected end of line, want a value")
-	}
-	if d.b[d.i] != '"' {
-		if d.isNull() {
-			return "", errNull
-		}
-		return "", errTypeMismatch
-	}
-	raw, err := d.rawString()
+	raw, err := d.stringValue()
 	if err != nil {
 		return "", err
 	}

@@ -141,10 +141,11 @@ func (f *fairness) write(t *testing.T, tn fairTenant, path string) {
 }
 
 // stream subscribes tn from the start and sends the path of every file_changed it delivers; it
-// returns once the stream has answered (its first frame), so reads are under way. Like a real
-// client it resumes with its cursor (the highest seq of any frame) when the server ends the stream
-// (a read that failed under load ends it by design), so a delivery is never waited for on a dead
-// connection.
+// returns once the stream sent its first heartbeat: its initial_sync is behind it, so a write made
+// after it is delivered as a frame (one committed before the stream read the tenant's head would
+// fall below initial_sync, where a client resyncs instead). Like a real client it resumes with its
+// cursor (the highest seq of any frame) when the server ends the stream (a read that failed under
+// load ends it by design), so a delivery is never waited for on a dead connection.
 func (f *fairness) stream(t *testing.T, ctx context.Context, wg *sync.WaitGroup, tn fairTenant) <-chan string {
 	t.Helper()
 	resp, err := f.subscribe(ctx, tn, 0)
@@ -152,12 +153,13 @@ func (f *fairness) stream(t *testing.T, ctx context.Context, wg *sync.WaitGroup,
 		t.Fatal(err)
 	}
 	paths := make(chan string, 1024)
+	current := make(chan struct{})
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
 		cursor := int64(0)
 		for {
-			cursor = readFrames(resp.Body, cursor, paths)
+			cursor = readFrames(resp.Body, cursor, paths, current)
 			resp.Body.Close()
 			for {
 				if ctx.Err() != nil {
@@ -170,6 +172,11 @@ func (f *fairness) stream(t *testing.T, ctx context.Context, wg *sync.WaitGroup,
 			}
 		}
 	}()
+	select {
+	case <-current:
+	case <-time.After(time.Minute):
+		t.Fatal("the stream sent no heartbeat within a minute")
+	}
 	return paths
 }
 
@@ -189,8 +196,9 @@ func (f *fairness) subscribe(ctx context.Context, tn fairTenant, since int64) (*
 }
 
 // readFrames reads one stream until it ends, sends each file_changed path to paths (dropping it
-// when nobody reads), and returns the cursor: the highest seq of any frame, from cursor on.
-func readFrames(body io.Reader, cursor int64, paths chan<- string) int64 {
+// when nobody reads), closes current at the first heartbeat of the stream's life (when still open),
+// and returns the cursor: the highest seq of any frame, from cursor on.
+func readFrames(body io.Reader, cursor int64, paths chan<- string, current chan struct{}) int64 {
 	sc := bufio.NewScanner(body)
 	event := ""
 	for sc.Scan() {
@@ -210,6 +218,13 @@ func readFrames(body io.Reader, cursor int64, paths chan<- string) int64 {
 			continue
 		}
 		cursor = max(cursor, d.Seq)
+		if event == "heartbeat" {
+			select {
+			case <-current:
+			default:
+				close(current)
+			}
+		}
 		if event == "file_changed" {
 			select {
 			case paths <- d.Path:

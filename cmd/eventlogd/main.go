@@ -87,7 +87,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 		c.Guard = g
 		return nil
 	})
-	fs.StringVar(&c.EventCommit, "event-commit", api.EventCommitSeparate, "how a mutation's event is committed: separate (the mutation commits, then its event is inserted, bounded by --event-insert-timeout: two commits) or joined (the event is inserted in the mutation's own transaction after a savepoint: one commit; a failed event insert rolls back to the savepoint and the mutation commits alone; docs/eventlogd.md)")
+	fs.StringVar(&c.EventCommit, "event-commit", api.EventCommitSeparate, "how a mutation's event is committed: separate (the mutation commits, then its event is inserted, bounded by --event-insert-timeout: two commits) or joined (the event is inserted in the mutation's own transaction after a savepoint: one commit; a failed event insert rolls back to the savepoint and the mutation commits alone) or grouped (joined, and a tenant's concurrent writes commit together: one transaction, one multi-row upsert and one multi-row event insert per group); docs/eventlogd.md")
 	fs.IntVar(&c.Buffer.GlobalCap, "retry-global-cap", 10000, "retry buffer: entries across all tenants")
 	fs.IntVar(&c.Buffer.TenantCap, "retry-tenant-cap", 1000, "retry buffer: entries per tenant")
 	fs.IntVar(&c.Buffer.Concurrency, "retry-concurrency", 8, "retry buffer: tenants flushing at once")

@@ -125,6 +125,7 @@ func mutationsAndFrames(t *testing.T, commit string) {
 		{"POST", "/v1/fs/a/new.txt?create", nil, "", 200, "file_changed", "create"},
 		{"POST", "/v1/fs/a/new.txt?create", nil, "", 409, "", ""},
 		{"POST", "/v1/fs/d1?mkdir", nil, "", 200, "reset", "mkdir"},
+		{"PUT", "/v1/fs/d1", nil, "x", 409, "", ""}, // a directory: nothing written, no event
 		{"POST", "/v1/fs/d1/c.txt?rename", map[string]string{"X-Dat9-Rename-Source": "/a/b.txt"}, "", 200, "reset", "rename"},
 		{"POST", "/v1/fs/d1/c2.txt?copy", map[string]string{"X-Dat9-Copy-Source": "/d1/c.txt"}, "", 200, "reset", "copy"},
 		{"POST", "/v1/fs/d1/c.txt?chmod&mode=0600", nil, "", 200, "", ""},

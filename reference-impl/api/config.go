@@ -35,8 +35,9 @@ type Config struct {
 	// late-commit-skip defect sets store.GuardNone (docs/eventlogd.md, "The late-commit guard").
 	Guard store.Guard
 	// EventCommit is how a mutation's event is committed: EventCommitSeparate (its own insert after
-	// the mutation's commit, design 000's publish path) or EventCommitJoined (in the mutation's
-	// transaction, after a savepoint) ["" = separate].
+	// the mutation's commit, design 000's publish path), EventCommitJoined (in the mutation's
+	// transaction, after a savepoint) or EventCommitGrouped (joined, with a tenant's concurrent
+	// writes committed together) ["" = separate].
 	EventCommit string
 	Buffer      events.BufferConfig
 	Stream      sse.Config
@@ -82,10 +83,13 @@ type Config struct {
 const (
 	EventCommitSeparate = "separate" // the mutation commits, then its event is inserted (two commits)
 	EventCommitJoined   = "joined"   // the mutation and its event commit in one transaction
+	// EventCommitGrouped is joined, with a tenant's concurrent writes (PUT) committed together: one
+	// transaction, one multi-row upsert and one multi-row event insert per group (group.go).
+	EventCommitGrouped = "grouped"
 )
 
 // EventCommitModes lists the allowed --event-commit values.
-var EventCommitModes = []string{EventCommitSeparate, EventCommitJoined}
+var EventCommitModes = []string{EventCommitSeparate, EventCommitJoined, EventCommitGrouped}
 
 func (c *Config) defaults() {
 	defaults.Positive(&c.Retention, time.Hour)

@@ -80,6 +80,15 @@ func (s *Server) handleFS(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var rev int64
+		if s.cfg.EventCommit == EventCommitGrouped {
+			rev, err = s.groupedWrite(ctx, st, path, body)
+			if err != nil {
+				s.fsError(w, "write", err)
+				return
+			}
+			writeJSON(w, http.StatusOK, map[string]any{"revision": rev, "status": "ok"})
+			return
+		}
 		err = s.commit(r, st, store.Event{Path: path, Op: "write"},
 			func(ctx context.Context) (err error) { rev, err = st.WriteFile(ctx, path, body); return err },
 			func(ctx context.Context, tx *sql.Tx) (err error) {
@@ -204,9 +213,10 @@ func chmodMode(r *http.Request) (int, error) {
 // --event-commit separate (the default) sep commits the mutation on its own, then mutated inserts
 // the event (two commits). Under joined, tx runs the mutation's statements in the transaction that
 // inserts and commits its event (events.Publisher.Joined: one commit); AfterMutation then runs
-// between the mutation's statements and the event's insert, before anything is committed.
+// between the mutation's statements and the event's insert, before anything is committed. Under
+// grouped every operation but PUT commits as under joined (PUTs go through groupedWrite).
 func (s *Server) commit(r *http.Request, st *store.TenantStore, ev store.Event, sep func(context.Context) error, tx func(context.Context, *sql.Tx) error) error {
-	if s.cfg.EventCommit != EventCommitJoined {
+	if s.cfg.EventCommit == EventCommitSeparate {
 		if err := sep(r.Context()); err != nil {
 			return err
 		}

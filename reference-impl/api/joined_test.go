@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -13,95 +14,135 @@ import (
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
-// TestJoinedCommitDeliversEveryAckedWrite: under --event-commit joined, 8 writers put 30 files each
-// at once into one dedicated tenant; under each guard every acked write has exactly one event row,
-// every row reaches the tenant's subscriber in seq order (none skipped), and every file is there.
-// The held-back late commit of each guard in joined mode, with late-commit-skip as its negative
-// control, is TestLateCommitIsNotSkipped.
+// TestJoinedCommitDeliversEveryAckedWrite: under --event-commit joined and grouped, 8 writers put
+// 30 files each at once into one dedicated tenant, and every 5th write of each also overwrites one
+// shared file; under each guard every acked write has exactly one event row, every row reaches the
+// tenant's subscriber in seq order (none skipped), every file is there, and the shared file's acked
+// revisions are 1..n, each once (grouped: a group never holds a path twice, and its revisions are
+// read back in its own transaction). Grouped must have committed writes together. The held-back
+// late commit of each guard in joined mode, with late-commit-skip as its negative control, is
+// TestLateCommitIsNotSkipped.
 func TestJoinedCommitDeliversEveryAckedWrite(t *testing.T) {
-	for _, guard := range []string{"lock", "horizon"} {
-		t.Run(guard, func(t *testing.T) {
-			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
-			p := e.pod("p", func(c *api.Config) {
-				c.EventCommit = api.EventCommitJoined
-				c.Guard = store.Guards[guard]
-			})
-			tenant, k := p.provision(t, "ded")
-			sub := p.subscribe(t, k, 0).start()
-			sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
-			const writers, each = 8, 30
-			var wg sync.WaitGroup
-			var acked sync.Map
-			var n atomic.Int64
-			for w := 0; w < writers; w++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for i := 0; i < each; i++ {
-						path := fmt.Sprintf("/w%d/%d", w, i)
-						code, m, err := p.try("PUT", "/v1/fs"+path, k, strings.NewReader(path), nil)
-						if err != nil || code != 200 {
-							t.Errorf("write %s: %d %v %v", path, code, m, err)
-							return
-						}
-						acked.Store(path, true)
-						n.Add(1)
+	for _, commit := range []string{api.EventCommitJoined, api.EventCommitGrouped} {
+		for _, guard := range []string{"lock", "horizon"} {
+			t.Run(commit+"/"+guard, func(t *testing.T) { joinedDeliversEveryAckedWrite(t, commit, guard) })
+		}
+	}
+}
+
+func joinedDeliversEveryAckedWrite(t *testing.T, commit, guard string) {
+	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+	p := e.pod("p", func(c *api.Config) {
+		c.EventCommit = commit
+		c.Guard = store.Guards[guard]
+	})
+	tenant, k := p.provision(t, "ded")
+	sub := p.subscribe(t, k, 0).start()
+	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+	const writers, each, sharedEvery = 8, 30, 5
+	const shared = writers * each / sharedEvery
+	var wg sync.WaitGroup
+	var acked sync.Map
+	var n atomic.Int64
+	var mu sync.Mutex
+	var revs []int64 // the shared file's acked revisions
+	put := func(path string) (map[string]any, bool) {
+		code, m, err := p.try("PUT", "/v1/fs"+path, k, strings.NewReader(path), nil)
+		if err != nil || code != 200 {
+			t.Errorf("write %s: %d %v %v", path, code, m, err)
+			return nil, false
+		}
+		n.Add(1)
+		return m, true
+	}
+	for w := 0; w < writers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				path := fmt.Sprintf("/w%d/%d", w, i)
+				if _, ok := put(path); !ok {
+					return
+				}
+				acked.Store(path, true)
+				if i%sharedEvery == 0 {
+					m, ok := put("/shared")
+					if !ok {
+						return
 					}
-				}()
-			}
-			mustWithin(t, 2*time.Minute, "the writers", wg.Wait)
-			if n.Load() != writers*each {
-				t.Fatalf("%d of %d writes acked", n.Load(), writers*each)
-			}
-			seen := map[string]int64{}
-			var last int64
-			sub.until(t, 30*time.Second, func(f frame) bool {
-				if f.Type == "file_changed" {
-					if f.Seq <= last {
-						t.Errorf("seq %d (%s) after %d: out of order", f.Seq, f.Path, last)
-					}
-					last = f.Seq
-					seen[f.Path] = f.Seq
-				}
-				return len(seen) == writers*each
-			})
-			acked.Range(func(k, _ any) bool {
-				if _, ok := seen[k.(string)]; !ok {
-					t.Errorf("acked write %s never delivered", k)
-				}
-				return true
-			})
-			// Every row of the tenant reached the subscriber (no skip), one per acked write.
-			direct, err := store.OpenDB(testCtx(t), dsnDirect(e, "ded"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer direct.Close()
-			rows, err := direct.QueryContext(testCtx(t), `SELECT seq, path FROM fs_events WHERE tenant_id = ?`, tenant)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			nrows := 0
-			for rows.Next() {
-				var seq int64
-				var path string
-				if err := rows.Scan(&seq, &path); err != nil {
-					t.Fatal(err)
-				}
-				nrows++
-				if seen[path] != seq {
-					t.Errorf("row seq %d (%s) delivered as seq %d: skipped or duplicated", seq, path, seen[path])
+					rev, _ := m["revision"].(float64)
+					mu.Lock()
+					revs = append(revs, int64(rev))
+					mu.Unlock()
 				}
 			}
-			var files int
-			if err := direct.QueryRowContext(testCtx(t), `SELECT COUNT(*) FROM files WHERE tenant_id = ?`, tenant).Scan(&files); err != nil {
-				t.Fatal(err)
+		}()
+	}
+	mustWithin(t, 2*time.Minute, "the writers", wg.Wait)
+	const total = writers*each + shared
+	if n.Load() != total {
+		t.Fatalf("%d of %d writes acked", n.Load(), total)
+	}
+	slices.Sort(revs)
+	for i, r := range revs {
+		if r != int64(i+1) {
+			t.Fatalf("acked revisions of /shared %v, want 1..%d each once", revs, shared)
+		}
+	}
+	seen := map[int64]string{} // seq -> path
+	delivered := map[string]bool{}
+	var last int64
+	sub.until(t, 30*time.Second, func(f frame) bool {
+		if f.Type == "file_changed" {
+			if f.Seq <= last {
+				t.Errorf("seq %d (%s) after %d: out of order", f.Seq, f.Path, last)
 			}
-			if nrows != writers*each || files != writers*each {
-				t.Fatalf("%d event rows and %d files for %d acked writes", nrows, files, writers*each)
-			}
-		})
+			last = f.Seq
+			seen[f.Seq] = f.Path
+			delivered[f.Path] = true
+		}
+		return len(seen) == total
+	})
+	acked.Range(func(k, _ any) bool {
+		if !delivered[k.(string)] {
+			t.Errorf("acked write %s never delivered", k)
+		}
+		return true
+	})
+	// Every row of the tenant reached the subscriber (no skip), one per acked write.
+	direct, err := store.OpenDB(testCtx(t), dsnDirect(e, "ded"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer direct.Close()
+	rows, err := direct.QueryContext(testCtx(t), `SELECT seq, path FROM fs_events WHERE tenant_id = ?`, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	nrows := 0
+	for rows.Next() {
+		var seq int64
+		var path string
+		if err := rows.Scan(&seq, &path); err != nil {
+			t.Fatal(err)
+		}
+		nrows++
+		if seen[seq] != path {
+			t.Errorf("row seq %d (%s) delivered as %q: skipped", seq, path, seen[seq])
+		}
+	}
+	var files int
+	if err := direct.QueryRowContext(testCtx(t), `SELECT COUNT(*) FROM files WHERE tenant_id = ?`, tenant).Scan(&files); err != nil {
+		t.Fatal(err)
+	}
+	if nrows != total || files != writers*each+1 {
+		t.Fatalf("%d event rows and %d files for %d acked writes of %d files", nrows, files, total, writers*each+1)
+	}
+	if commit == api.EventCommitGrouped {
+		if groups := counter(t, p, "eventlogd_write_group_size", nil); groups == 0 || groups >= total {
+			t.Fatalf("%v write groups for %d writes: none committed together", groups, total)
+		}
 	}
 }
 
@@ -176,7 +217,7 @@ func TestJoinedEventLockWaitKeepsTheMutation(t *testing.T) {
 func TestJoinedMutationCommitsWithItsEvent(t *testing.T) {
 	for _, commit := range api.EventCommitModes {
 		t.Run(commit, func(t *testing.T) {
-			joined := commit == api.EventCommitJoined
+			joined := commit != api.EventCommitSeparate
 			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated, proxy: true})
 			var armed atomic.Bool
 			p := e.pod("p", func(c *api.Config) {
@@ -231,7 +272,7 @@ func TestJoinedMutationCommitsWithItsEvent(t *testing.T) {
 func TestJoinedResetWaitsForAWriteInFlight(t *testing.T) {
 	for _, commit := range api.EventCommitModes {
 		t.Run(commit, func(t *testing.T) {
-			joined := commit == api.EventCommitJoined
+			joined := commit != api.EventCommitSeparate
 			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
 			p := e.pod("p", func(c *api.Config) {
 				c.EventCommit = commit

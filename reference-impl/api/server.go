@@ -43,6 +43,7 @@ type Server struct {
 	auth      *authCache
 	lim       *limiter
 	mux       *http.ServeMux
+	groups    writeGroups // --event-commit grouped
 
 	streamCtx    context.Context // canceled at shutdown: ends every stream
 	stopStreams  context.CancelFunc
@@ -164,7 +165,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	scfg.UnsignalledDrop = cfg.Defects.On(defect.UnsignalledQueueDrop)
 	scfg.SpuriousSeqTooOld = cfg.Defects.On(defect.SpuriousSeqTooOld)
 	scfg.Guard = cfg.Guard
-	scfg.SettleResets = cfg.EventCommit == EventCommitJoined
+	scfg.SettleResets = cfg.EventCommit != EventCommitSeparate
 	s.streamer = sse.NewStreamer(scfg, s.bus, s.m, log)
 	s.streamer.Resolve = s.resolveStream
 	s.streamer.HeadHint = s.meta.SeqHead

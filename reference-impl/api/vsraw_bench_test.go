@@ -39,7 +39,7 @@ import (
 //
 // VSRAW_SECONDS (default 5) sets each measurement's length, VSRAW_CONNS (default 16) C.
 // VSRAW_GUARDS and VSRAW_COMMITS (comma-separated) pick the cells: every guard and every mode by
-// default. VSRAW_DURABLE=1 runs the server with innodb_flush_log_at_trx_commit=1 (a log flush per commit, a
+// default; VSRAW_LAYOUTS the layouts (one: one hot tenant, 16: 16 tenants; both by default). VSRAW_DURABLE=1 runs the server with innodb_flush_log_at_trx_commit=1 (a log flush per commit, a
 // production server's default) instead of the test servers' 2 (no flush per commit, where a commit
 // costs little more than any other statement).
 func BenchmarkVsRawInsert(b *testing.B) {
@@ -47,6 +47,7 @@ func BenchmarkVsRawInsert(b *testing.B) {
 	conns := envInt(b, "VSRAW_CONNS", 16)
 	guards := envList(b, "VSRAW_GUARDS", []string{"lock", "horizon"}, slices.Collect(maps.Keys(store.Guards)))
 	commits := envList(b, "VSRAW_COMMITS", api.EventCommitModes, api.EventCommitModes)
+	layouts := envList(b, "VSRAW_LAYOUTS", []string{"one", "16"}, []string{"one", "16"})
 	if os.Getenv("VSRAW_DURABLE") == "1" {
 		setFlush(b, 1)
 		defer setFlush(b, 2)
@@ -56,15 +57,28 @@ func BenchmarkVsRawInsert(b *testing.B) {
 			name    string
 			tenants int
 		}{{"one hot tenant", 1}, {"16 tenants", 16}} {
+			if !slices.Contains(layouts, strings.Fields(layout.name)[0]) {
+				continue
+			}
+			var rawCPU float64 // server and client CPU per raw insert, summed over both measurements
 			raw := func(when string) float64 {
 				c0 := takeCPU(b)
 				rate, n := rawInsertRate(b, conns, d)
 				cpu := takeCPU(b).minus(c0).per(n)
+				rawCPU += cpu.db + cpu.self
 				b.Logf("raw %s: %s layout, %d connections: %.0f inserts/s; CPU per insert: server %.0f µs, client %.0f µs",
 					when, layout.name, conns, rate, cpu.db, cpu.self)
 				return rate
 			}
 			before := raw("before")
+			if layout.tenants == 1 {
+				c0 := takeCPU(b)
+				rate, n := httpFloorRate(b, conns, d)
+				cpu := takeCPU(b).minus(c0).per(n)
+				b.Logf("HTTP floor: %d closed-loop writers PUT to a handler that only reads the body and answers as a write does: %.0f requests/s, %.2f of raw before; CPU per request %.0f µs (server and client in this process)",
+					conns, rate, rate/before, cpu.self)
+				b.ReportMetric(rate/before, "http_floor/raw")
+			}
 			type cell struct {
 				g      store.Guard
 				commit string
@@ -87,9 +101,14 @@ func BenchmarkVsRawInsert(b *testing.B) {
 			for _, c := range cells {
 				r := c.r
 				ratio := r.acked / rawRate
-				b.Logf("statements per acked event: %s, guard %s, event-commit %s: %s", layout.name, c.g, c.commit, c.stmts)
-				b.Logf("eventlogd vs raw: %s, guard %s, event-commit %s, %d connections: raw %.0f inserts/s (mean of %.0f before, %.0f after), eventlogd %.0f acked events/s, eventlogd/raw %.2f; delivery p50 %.1f ms, p99 %.1f ms; %d of %d acked delivered, %d skipped (pod: %.0f hot inserts failed, %.0f flushed, %.0f horizon gaps given up); CPU per event: server %.0f µs, eventlogd+load+consumers %.0f µs",
-					layout.name, c.g, c.commit, conns, rawRate, before, after, r.acked, ratio, r.p50, r.p99, r.delivered, r.n, r.skipped, r.hotErrors, r.flushed, r.givenUp, c.cpu.db, c.cpu.self)
+				groups := ""
+				if r.groups > 0 {
+					groups = fmt.Sprintf("; %.1f writes per group", float64(r.n)/r.groups)
+				}
+				b.Logf("statements per acked event: %s, guard %s, event-commit %s: %s%s", layout.name, c.g, c.commit, c.stmts, groups)
+				b.Logf("eventlogd vs raw: %s, guard %s, event-commit %s, %d connections: raw %.0f inserts/s (mean of %.0f before, %.0f after), eventlogd %.0f acked events/s, eventlogd/raw %.2f; delivery p50 %.1f ms, p99 %.1f ms; %d of %d acked delivered, %d skipped (pod: %.0f hot inserts failed, %.0f flushed, %.0f horizon gaps given up); CPU per event: server %.0f µs, eventlogd+load+consumers %.0f µs; eventlogd/raw that CPU alone allows (raw's server and client CPU per insert over the CPU per event of one side): this process's %.2f, the DB server's %.2f",
+					layout.name, c.g, c.commit, conns, rawRate, before, after, r.acked, ratio, r.p50, r.p99, r.delivered, r.n, r.skipped, r.hotErrors, r.flushed, r.givenUp, c.cpu.db, c.cpu.self,
+					rawCPU/2/max(c.cpu.self, 1), rawCPU/2/max(c.cpu.db, 1))
 				if r.delivered != r.n || r.skipped != 0 {
 					b.Errorf("%s, guard %s, event-commit %s: %d of %d acked events delivered, %d skipped", layout.name, c.g, c.commit, r.delivered, r.n, r.skipped)
 				}
@@ -255,6 +274,45 @@ func rawInsertRate(b *testing.B, conns int, d time.Duration) (float64, int) {
 	return float64(n.Load()) / time.Since(start).Seconds(), int(n.Load())
 }
 
+// httpFloorRate is the rate of the benchmark's writers (conns closed-loop PUTs through the same
+// client) against a handler that does no work but read the body and answer as a write does: the
+// ceiling of any HTTP service measured this way on this machine, DB or not.
+func httpFloorRate(b *testing.B, conns int, d time.Duration) (float64, int) {
+	b.Helper()
+	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.Copy(io.Discard, r.Body)
+		w.Header().Set("Content-Type", "application/json")
+		_, _ = io.WriteString(w, `{"revision":1,"status":"ok"}`+"\n")
+	}))
+	defer ts.Close()
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns}}
+	defer client.CloseIdleConnections()
+	var n atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	deadline := start.Add(d)
+	for w := 0; w < conns; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; time.Now().Before(deadline); i++ {
+				req, _ := http.NewRequest("PUT", ts.URL+fmt.Sprintf("/v1/fs/w%d/%d", w, i), strings.NewReader("x"))
+				req.Header.Set("Authorization", "Bearer k")
+				resp, err := client.Do(req)
+				if err != nil {
+					b.Error(err)
+					return
+				}
+				_, _ = io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				n.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	return float64(n.Load()) / time.Since(start).Seconds(), int(n.Load())
+}
+
 type vsResult struct {
 	acked        float64 // acked events per second
 	n, delivered int
@@ -263,6 +321,7 @@ type vsResult struct {
 	// What the pod counted: hot event inserts that failed (buffered), buffered events flushed,
 	// gaps its horizon readers gave up after --sse-horizon-wait.
 	hotErrors, flushed, givenUp float64
+	groups                      float64 // write groups committed (--event-commit grouped)
 }
 
 // eventlogdRate runs one pod (guard g, --event-commit commit, conns tenant-DB connections) with one
@@ -399,6 +458,7 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns in
 	}
 	ww.Wait()
 	elapsed := time.Since(start)
+
 	n := 0
 	for _, a := range acks {
 		n += len(a)
@@ -418,7 +478,8 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns in
 	res := vsResult{acked: float64(n) / elapsed.Seconds(), n: n, skipped: outOfOrder,
 		hotErrors: metricSum(b, srv, "eventlogd_event_insert_results_total", map[string]string{"path": "hot", "result": "error"}),
 		flushed:   metricSum(b, srv, "drive9_sse_event_retry_flush_total", map[string]string{"result": "ok"}),
-		givenUp:   metricSum(b, srv, "eventlogd_sse_horizon_gaps_given_up_total", nil)}
+		givenUp:   metricSum(b, srv, "eventlogd_sse_horizon_gaps_given_up_total", nil),
+		groups:    metricSum(b, srv, "eventlogd_write_group_size", nil)}
 	var lat []float64
 	for _, a := range acks {
 		for path, at := range a {

@@ -127,6 +127,19 @@ func (p *Publisher) failed(st *store.TenantStore, ev store.Event, err error) {
 // Inserted's wakes, as a batch write's do. The transaction keeps ctx's deadline but not its
 // cancellation: a client hanging up must not cut a commit from its wakes.
 func (p *Publisher) Joined(ctx context.Context, st *store.TenantStore, ev store.Event, mutate func(context.Context, *sql.Tx) error) error {
+	return p.JoinedMany(ctx, st, func(ctx context.Context, tx *sql.Tx) ([]store.Event, error) {
+		if err := mutate(ctx, tx); err != nil {
+			return nil, err
+		}
+		return []store.Event{ev}, nil
+	})
+}
+
+// JoinedMany is Joined for a mutation that owes the events mutate returns (a write group of
+// --event-commit grouped: many writes, one transaction, one multi-row event insert), handled as
+// Joined handles one: each event whose insert failed or was skipped by the failpoint goes where a
+// failed Publish sends it, and the committed ones get one round of wakes up to the last seq.
+func (p *Publisher) JoinedMany(ctx context.Context, st *store.TenantStore, mutate func(context.Context, *sql.Tx) ([]store.Event, error)) error {
 	p.remember(st)
 	jctx := context.WithoutCancel(ctx)
 	if dl, ok := ctx.Deadline(); ok {
@@ -136,24 +149,33 @@ func (p *Publisher) Joined(ctx context.Context, st *store.TenantStore, ev store.
 	}
 	ctx = jctx
 	failing := p.failing(st.TenantID)
-	evp := &ev
-	if failing {
-		evp = nil
-	}
-	res, err := st.CommitJoined(ctx, mutate, evp, p.Guard)
-	if err != nil {
+	var owed []store.Event
+	res, err := st.CommitJoinedMany(ctx, func(ctx context.Context, tx *sql.Tx) ([]store.Event, error) {
+		evs, err := mutate(ctx, tx)
+		owed = evs
+		if failing {
+			return nil, err
+		}
+		return evs, err
+	}, p.Guard)
+	if err != nil || len(owed) == 0 {
 		return err
 	}
-	p.Metrics.InsertAttempts.WithLabelValues("hot").Inc()
+	n := float64(len(owed))
+	p.Metrics.InsertAttempts.WithLabelValues("hot").Add(n)
 	p.Metrics.InsertDuration.WithLabelValues("hot").Observe(res.EventTime.Seconds())
 	switch {
-	case failing:
-		p.failed(st, ev, ErrFailpoint)
-	case res.EventErr != nil:
-		p.failed(st, ev, res.EventErr)
+	case failing, res.EventErr != nil:
+		why := res.EventErr
+		if failing {
+			why = ErrFailpoint
+		}
+		for _, ev := range owed {
+			p.failed(st, ev, why)
+		}
 	default:
-		p.Metrics.InsertResults.WithLabelValues("hot", "ok").Inc()
-		p.Inserted(st, res.Seq)
+		p.Metrics.InsertResults.WithLabelValues("hot", "ok").Add(n)
+		p.Inserted(st, res.Seq+int64(len(owed))-1)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ type Metrics struct {
 	InsertAttempts *prometheus.CounterVec   // path=hot|flush
 	InsertResults  *prometheus.CounterVec   // path, result=ok|error
 	InsertDuration *prometheus.HistogramVec // path
+	WriteGroupSize prometheus.Histogram     // writes per group (--event-commit grouped)
 	FlushResults   *prometheus.CounterVec   // result=ok|error|rejected|tenant_gone
 	BufferDepth    prometheus.Gauge
 	Dropped        *prometheus.CounterVec // tenant_id, reason
@@ -51,6 +52,8 @@ func New(reg prometheus.Registerer) *Metrics {
 			Help: "fs_events insert outcomes by path and result (ok, error)."}, []string{"path", "result"}),
 		InsertDuration: prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "eventlogd_event_insert_duration_seconds",
 			Help: "fs_events insert latency by path.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 16)}, []string{"path"}),
+		WriteGroupSize: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "eventlogd_write_group_size",
+			Help: "Writes committed together per write group (--event-commit grouped).", Buckets: prometheus.ExponentialBuckets(1, 2, 8)}),
 		FlushResults: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "drive9_sse_event_retry_flush_total",
 			Help: "Retry-buffer flush attempts by result (ok, error, rejected, tenant_gone)."}, []string{"result"}),
 		BufferDepth: prometheus.NewGauge(prometheus.GaugeOpts{Name: "drive9_sse_event_retry_buffer_depth",
@@ -110,7 +113,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		HorizonHoles: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_sse_horizon_gaps_given_up_total",
 			Help: "Times a stream under --late-commit-guard horizon gave missing seqs up as holes after --sse-horizon-wait."}),
 	}
-	reg.MustRegister(m.InsertAttempts, m.InsertResults, m.InsertDuration, m.FlushResults, m.BufferDepth, m.Dropped,
+	reg.MustRegister(m.InsertAttempts, m.InsertResults, m.InsertDuration, m.WriteGroupSize, m.FlushResults, m.BufferDepth, m.Dropped,
 		m.Residency, m.Resets, m.EventsSent, m.Heartbeats, m.Connections, m.Inflight, m.OutboxInserts, m.OutboxPolls,
 		m.OutboxAge, m.OutboxPruned, m.OutboxStalled, m.FSEventsRows, m.FSEventsPruned, m.Sweeps, m.TenantQueries,
 		m.PodsSwept, m.Mutations, m.ResumesAtHead, m.ShutdownCloses, m.ReplayHandoffs, m.FanoutLag, m.SignalLost,

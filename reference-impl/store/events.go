@@ -112,8 +112,12 @@ const (
 // insert and its commit: a commit delayed after its seq was taken (a GC pause, an fsync stall, a
 // slow network) is what lets later seqs commit first, made certain. On an idle machine the natural
 // window (one round trip) almost never overlaps a reader.
-func lateCommit(g Guard, seq int64) {
-	if g == GuardNone && seq%lateCommitEvery == 0 {
+func lateCommit(g Guard, seq int64) { lateCommits(g, seq, 1) }
+
+// lateCommits is lateCommit for the n consecutive seqs from first (one multi-row insert): it
+// delays the commit once when any of them is due.
+func lateCommits(g Guard, first int64, n int) {
+	if g == GuardNone && n > 0 && (first+int64(n)-1)/lateCommitEvery > (first-1)/lateCommitEvery {
 		time.Sleep(lateCommitDelay)
 	}
 }

@@ -107,6 +107,69 @@ func revision(rev int64, err error) (int64, error) {
 // isDirMark is WriteFile's insert id for a path that is a directory (no revision comes near it).
 const isDirMark = 1 << 62
 
+// WriteFilesTx creates or overwrites every file of files (distinct paths) inside tx with one
+// multi-row upsert, then reads their revisions back with one SELECT in the same transaction (its
+// own writes, locked until the commit: exact). It returns each file's new revision, or ErrIsDir in
+// errs for a path that is a directory (left unchanged, as WriteFile leaves it). A write group
+// (--event-commit grouped) commits them with their events; the caller runs the transaction again
+// on a lock conflict.
+func (s *TenantStore) WriteFilesTx(ctx context.Context, tx *sql.Tx, files []FileWrite) (revs []int64, errs []error, err error) {
+	if len(files) == 0 {
+		return nil, nil, nil
+	}
+	now := time.Now().UTC()
+	args := make([]any, 0, 4*len(files))
+	in := make([]any, 0, 1+len(files))
+	in = append(in, s.TenantID)
+	at := make(map[string]int, len(files))
+	for i, f := range files {
+		if _, dup := at[f.Path]; dup {
+			return nil, nil, errors.New("write group: path " + f.Path + " twice")
+		}
+		at[f.Path] = i
+		args = append(args, s.TenantID, f.Path, f.Content, now)
+		in = append(in, f.Path)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, 0, 420, 1, ?, ?)`+
+		strings.Repeat(`, (?, ?, 0, 420, 1, ?, ?)`, len(files)-1)+`
+			ON DUPLICATE KEY UPDATE revision = IF(is_dir = 1, revision, revision + 1), content = IF(is_dir = 1, content, VALUES(content)),
+			updated_at = IF(is_dir = 1, updated_at, VALUES(updated_at))`, args...); err != nil {
+		return nil, nil, err
+	}
+	rows, err := tx.QueryContext(ctx, `SELECT path, is_dir, revision FROM files WHERE tenant_id = ? AND path IN (?`+strings.Repeat(`, ?`, len(files)-1)+`)`, in...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer rows.Close()
+	revs, errs = make([]int64, len(files)), make([]error, len(files))
+	seen := 0
+	for rows.Next() {
+		var path []byte
+		var dir int
+		var rev int64
+		if err := rows.Scan(&path, &dir, &rev); err != nil {
+			return nil, nil, err
+		}
+		i, ok := at[string(path)]
+		if !ok {
+			continue
+		}
+		seen++
+		if dir == 1 {
+			errs[i] = ErrIsDir
+		} else {
+			revs[i] = rev
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, nil, err
+	}
+	if seen != len(files) {
+		return nil, nil, errors.New("write group: upserted rows not found")
+	}
+	return revs, errs, nil
+}
+
 // writeBatchFileTx writes path inside tx, for BatchWrite (whose files commit together); WriteFile
 // is one autocommit statement instead.
 func (s *TenantStore) writeBatchFileTx(ctx context.Context, tx *sql.Tx, path string, content []byte) (int64, error) {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -323,5 +324,86 @@ func TestWriteFileRevisions(t *testing.T) {
 		if err != nil || string(f.Content) != c.body || f.Revision != c.rev || f.IsDir != c.dir {
 			t.Fatalf("%s %s: %+v %v, want %q rev %d dir %v", c.st.TenantID, c.path, f, err, c.body, c.rev, c.dir)
 		}
+	}
+}
+
+// TestWriteFilesTxRevisions: a write group's multi-row upsert returns each file's own revision (new,
+// overwritten, the other tenant's same path untouched), refuses a directory with ErrIsDir and leaves
+// it unchanged, and commits with events at consecutive seqs in the order given; a group naming a
+// path twice is refused before any statement.
+func TestWriteFilesTxRevisions(t *testing.T) {
+	ctx := testCtx(t)
+	db := tenantDB(t)
+	a := &store.TenantStore{DB: db, TenantID: "a"}
+	b := &store.TenantStore{DB: db, TenantID: "b"}
+	if err := a.Mkdir(ctx, "/d"); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/f", "/g"} {
+		if _, err := a.WriteFile(ctx, p, []byte("old")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := a.WriteFile(ctx, "/g", []byte("old2")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := b.WriteFile(ctx, "/new", []byte("b")); err != nil {
+		t.Fatal(err)
+	}
+	files := []store.FileWrite{{Path: "/g", Content: []byte("g3")}, {Path: "/d", Content: []byte("x")}, {Path: "/new", Content: []byte("n")}, {Path: "/f", Content: []byte("f2")}}
+	var revs []int64
+	var errs []error
+	r, err := a.CommitJoinedMany(ctx, func(ctx context.Context, tx *sql.Tx) ([]store.Event, error) {
+		var err error
+		if revs, errs, err = a.WriteFilesTx(ctx, tx, files); err != nil {
+			return nil, err
+		}
+		var evs []store.Event
+		for i, f := range files {
+			if errs[i] == nil {
+				evs = append(evs, store.Event{Path: f.Path, Op: "write", CreatedAt: time.Now()})
+			}
+		}
+		return evs, nil
+	}, store.GuardHorizon)
+	if err != nil || r.EventErr != nil {
+		t.Fatal(err, r.EventErr)
+	}
+	if want := []int64{3, 0, 1, 2}; !slices.Equal(revs, want) || !errors.Is(errs[1], store.ErrIsDir) || errs[0] != nil || errs[2] != nil || errs[3] != nil {
+		t.Fatalf("revisions %v errors %v, want %v and ErrIsDir for /d only", revs, errs, want)
+	}
+	for _, c := range []struct {
+		st   *store.TenantStore
+		path string
+		body string
+		rev  int64
+		dir  bool
+	}{{a, "/g", "g3", 3, false}, {a, "/f", "f2", 2, false}, {a, "/new", "n", 1, false}, {b, "/new", "b", 1, false}, {a, "/d", "", 1, true}} {
+		f, err := c.st.ReadFile(ctx, c.path)
+		if err != nil || string(f.Content) != c.body || f.Revision != c.rev || f.IsDir != c.dir {
+			t.Fatalf("%s %s: %+v %v, want %q rev %d dir %v", c.st.TenantID, c.path, f, err, c.body, c.rev, c.dir)
+		}
+	}
+	evs, err := a.EventsSince(ctx, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for i, ev := range evs {
+		got = append(got, ev.Path)
+		if ev.Seq != r.Seq+int64(i) {
+			t.Fatalf("event %d seq %d, want %d (consecutive from %d)", i, ev.Seq, r.Seq+int64(i), r.Seq)
+		}
+	}
+	if want := []string{"/g", "/new", "/f"}; !slices.Equal(got, want) {
+		t.Fatalf("events %v, want %v", got, want)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback() //nolint:errcheck
+	if _, _, err := a.WriteFilesTx(ctx, tx, []store.FileWrite{{Path: "/x"}, {Path: "/x"}}); err == nil || !strings.Contains(err.Error(), "/x twice") {
+		t.Fatalf("a path twice: %v, want refused", err)
 	}
 }

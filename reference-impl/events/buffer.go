@@ -355,6 +355,8 @@ func (b *Buffer) flushTenant(tenant string, tq *tenantQueue) {
 			}
 		default:
 			b.m.FlushResults.WithLabelValues("error").Inc()
+			// An insert whose answer was lost may have committed: the next attempt looks first.
+			e.ev.MaybeStored = e.ev.MaybeStored || store.IsAmbiguous(err)
 			e.attempts++
 			e.next = time.Now().Add(b.backoff(e.attempts))
 			b.log.Warn("retry flush failed", "tenant_id", tenant, "attempts", e.attempts, "err", err)

@@ -77,6 +77,8 @@ func (p *Publisher) failing(tenant string) bool {
 // the insert failed and the event was buffered or dropped).
 func (p *Publisher) Publish(ctx context.Context, st *store.TenantStore, ev store.Event) int64 {
 	p.remember(st)
+	// Stored in microseconds: the value a retry looks the row up by (store.FindEvent).
+	ev.CreatedAt = ev.CreatedAt.Truncate(time.Microsecond)
 	// Detached from the request: a client hanging up after its mutation committed must not cancel
 	// the event. Bounded, so a stalled tenant DB costs the mutation at most InsertTimeout.
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.InsertTimeout)
@@ -92,6 +94,7 @@ func (p *Publisher) Publish(ctx context.Context, st *store.TenantStore, ev store
 	}
 	p.Metrics.InsertDuration.WithLabelValues("hot").Observe(time.Since(t0).Seconds())
 	if err != nil {
+		ev.MaybeStored = err != ErrFailpoint && store.IsAmbiguous(err)
 		p.failed(st, ev, err)
 		return 0
 	}
@@ -242,6 +245,20 @@ func (p *Publisher) InsertBuffered(ctx context.Context, tenant string, ev store.
 			}
 			p.remember(st)
 		}
+		if ev.MaybeStored { // an earlier insert may have committed it: never store it twice
+			seq, found, err := st.FindEvent(ctx, ev)
+			if err != nil && !store.IsClosed(err) {
+				return 0, err
+			}
+			if found {
+				p.Log.Info("buffered event was stored by an insert whose answer was lost; not inserted again", "tenant_id", tenant, "path", ev.Path, "seq", seq)
+				return seq, nil
+			}
+			if err != nil {
+				st = nil // closed DB: re-resolve once
+				continue
+			}
+		}
 		p.Metrics.InsertAttempts.WithLabelValues("flush").Inc()
 		t0 := time.Now()
 		seq, err := st.InsertEvent(ctx, ev, p.Guard)
@@ -254,6 +271,7 @@ func (p *Publisher) InsertBuffered(ctx context.Context, tenant string, ev store.
 		if store.IsPermanent(err) {
 			return 0, fmt.Errorf("%w: %w", ErrRejected, err)
 		}
+		ev.MaybeStored = ev.MaybeStored || store.IsAmbiguous(err) // the next attempt looks first
 		if !store.IsClosed(err) || attempt == 1 {
 			return 0, err
 		}

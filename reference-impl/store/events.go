@@ -34,6 +34,10 @@ type Event struct {
 	// Batch is the id of the batch write that produced the event (every event of one batch carries
 	// it); empty for a single mutation.
 	Batch string
+	// MaybeStored says an earlier insert of this event ended without an answer from the server (a
+	// timeout, a lost connection): it may have committed, so a retry looks the row up first
+	// (FindEvent) and inserts it only when it is not there. Not a column.
+	MaybeStored bool
 }
 
 // Guard is how a tenant's event inserts and stream reads keep a reader at seq > cursor from
@@ -99,6 +103,20 @@ func (s *TenantStore) InsertEvent(ctx context.Context, ev Event, g Guard) (int64
 		return tx.Commit()
 	})
 	return seq, err
+}
+
+// FindEvent returns the seq of ev's row when the tenant has one with ev's created_at, path and op
+// (an insert whose answer was lost may have committed it: see Event.MaybeStored). created_at is
+// the pod's clock at the publish, in microseconds as stored, so it tells two events of one path
+// apart; the lookup is an equality on the created_at index.
+func (s *TenantStore) FindEvent(ctx context.Context, ev Event) (int64, bool, error) {
+	var seq int64
+	err := s.DB.QueryRowContext(ctx, `SELECT seq FROM fs_events WHERE created_at = ? AND tenant_id = ? AND path = ? AND op = ? LIMIT 1`,
+		ev.CreatedAt.UTC(), s.TenantID, ev.Path, ev.Op).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, false, nil
+	}
+	return seq, err == nil, err
 }
 
 // lateCommitEvery and lateCommitDelay shape the late-commit-skip defect (GuardNone): every

@@ -43,6 +43,14 @@ func IsPermanent(err error) bool {
 	return errors.As(err, &me) && permanentErrors[me.Number]
 }
 
+// IsAmbiguous reports whether err may have left the statement committed: the server's answer never
+// came (a timeout, a lost connection), as opposed to an error the server sent (a MySQL error, after
+// which an autocommit statement or a transaction did not commit).
+func IsAmbiguous(err error) bool {
+	var me *mysql.MySQLError
+	return err != nil && !errors.As(err, &me)
+}
+
 // retryConflicts runs fn until it returns something other than a lock conflict, at most
 // MaxTxAttempts times, sleeping a short jittered, doubling delay (1-2 ms, doubling, up to 16-32 ms before the last attempt) between
 // attempts so the two parties of a deadlock do not collide again at once. fn must be a whole

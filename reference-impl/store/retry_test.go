@@ -3,9 +3,12 @@ package store_test
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
@@ -169,5 +172,25 @@ func TestMkdirSurvivesLockWaitTimeout(t *testing.T) {
 	f, err := st.ReadFile(ctx, "/dir")
 	if err != nil || !f.IsDir {
 		t.Fatalf("after mkdir: %+v %v", f, err)
+	}
+}
+
+// TestIsAmbiguous: only an error the server did not send may have left a statement committed.
+func TestIsAmbiguous(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		err  error
+		want bool
+	}{
+		{"nil", nil, false},
+		{"server error", &mysql.MySQLError{Number: 1062}, false},
+		{"wrapped server error", fmt.Errorf("insert: %w", &mysql.MySQLError{Number: 1205}), false},
+		{"timeout", context.DeadlineExceeded, true},
+		{"lost connection", mysql.ErrInvalidConn, true},
+		{"closed pool", sql.ErrConnDone, true},
+	} {
+		if got := store.IsAmbiguous(c.err); got != c.want {
+			t.Errorf("%s: IsAmbiguous(%v) = %v, want %v", c.name, c.err, got, c.want)
+		}
 	}
 }

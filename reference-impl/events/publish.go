@@ -77,8 +77,6 @@ func (p *Publisher) failing(tenant string) bool {
 // the insert failed and the event was buffered or dropped).
 func (p *Publisher) Publish(ctx context.Context, st *store.TenantStore, ev store.Event) int64 {
 	p.remember(st)
-	// Stored in microseconds: the value a retry looks the row up by (store.FindEvent).
-	ev.CreatedAt = ev.CreatedAt.Truncate(time.Microsecond)
 	// Detached from the request: a client hanging up after its mutation committed must not cancel
 	// the event. Bounded, so a stalled tenant DB costs the mutation at most InsertTimeout.
 	ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), p.InsertTimeout)

@@ -84,7 +84,7 @@ func (s *TenantStore) InsertEvent(ctx context.Context, ev Event, g Guard) (int64
 	var seq int64
 	err := retryConflicts(ctx, func() error {
 		if g == GuardHorizon {
-			res, err := s.DB.ExecContext(ctx, insertEvent, s.TenantID, ev.Path, ev.Op, ev.Actor, ev.CreatedAt.UTC(), ev.Src, ev.Batch)
+			res, err := s.DB.ExecContext(ctx, insertEvent, s.TenantID, ev.Path, ev.Op, ev.Actor, storedTime(ev.CreatedAt), ev.Src, ev.Batch)
 			if err != nil {
 				return err
 			}
@@ -105,14 +105,18 @@ func (s *TenantStore) InsertEvent(ctx context.Context, ev Event, g Guard) (int64
 	return seq, err
 }
 
+// storedTime is t as fs_events.created_at (DATETIME(6)) holds it: UTC, in whole microseconds, so an
+// insert and FindEvent's look-up send the same value however the driver formats fractions.
+func storedTime(t time.Time) time.Time { return t.UTC().Truncate(time.Microsecond) }
+
 // FindEvent returns the seq of ev's row when the tenant has one with ev's created_at, path and op
 // (an insert whose answer was lost may have committed it: see Event.MaybeStored). created_at is
-// the pod's clock at the publish, in microseconds as stored, so it tells two events of one path
+// the pod's clock at the publish, in microseconds as stored (storedTime), so it tells two events of one path
 // apart; the lookup is an equality on the created_at index.
 func (s *TenantStore) FindEvent(ctx context.Context, ev Event) (int64, bool, error) {
 	var seq int64
 	err := s.DB.QueryRowContext(ctx, `SELECT seq FROM fs_events WHERE created_at = ? AND tenant_id = ? AND path = ? AND op = ? LIMIT 1`,
-		ev.CreatedAt.UTC(), s.TenantID, ev.Path, ev.Op).Scan(&seq)
+		storedTime(ev.CreatedAt), s.TenantID, ev.Path, ev.Op).Scan(&seq)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, false, nil
 	}
@@ -161,7 +165,7 @@ func insertEventsTx(ctx context.Context, tx *sql.Tx, tenantID string, evs []Even
 	}
 	args := make([]any, 0, 7*len(evs))
 	for _, ev := range evs {
-		args = append(args, tenantID, ev.Path, ev.Op, ev.Actor, ev.CreatedAt.UTC(), ev.Src, ev.Batch)
+		args = append(args, tenantID, ev.Path, ev.Op, ev.Actor, storedTime(ev.CreatedAt), ev.Src, ev.Batch)
 	}
 	res, err := tx.ExecContext(ctx, insertEvent+strings.Repeat(`, (?, ?, ?, ?, ?, ?, ?)`, len(evs)-1), args...)
 	if err != nil {

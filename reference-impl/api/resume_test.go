@@ -199,7 +199,8 @@ func TestNeverWrittenTenantStreamsWithoutTenantDB(t *testing.T) {
 // TestPodStartDoesNotWakeMigratedPools: a pod starting after the pools were migrated (recorded in
 // the meta DB) sends zero bytes to a cold tenant's DB, also while it serves that tenant's resume at
 // the head and initial sync (its handle opens lazily); the first write still works through it. The
-// control deletes the records: the next pod start migrates the pool again (bytes).
+// pod that wrote before is stopped by then, so every byte counted is the new pod's. The control
+// deletes the records: the next pod start migrates the pool again (bytes).
 func TestPodStartDoesNotWakeMigratedPools(t *testing.T) {
 	e := newEnv(t, poolDef{id: "cold", role: store.RoleDedicated, count: true})
 	a := e.pod("a", nil)
@@ -214,11 +215,17 @@ func TestPodStartDoesNotWakeMigratedPools(t *testing.T) {
 	}
 	s.close()
 	waitFor(t, 10*time.Second, "the write's lazy sweep to finish", func() bool { return !a.srv.Sweeper().Busy() })
-	// Pod a's own passes over the then-active tenant can come late on a loaded machine: the baseline
-	// is taken once the DB's traffic settled.
+	// Pod a is stopped first, so every byte counted below is the new pod's (a's late passes over the
+	// then-active tenant can come late on a loaded machine). The baseline is taken once the DB's
+	// traffic settled.
+	a.close()
 	before := settled(t, &e.counts["cold"].bytes, 500*time.Millisecond, 15*time.Second)
 
 	c := e.pod("c", nil) // a restart: a new pod on the same meta DB
+	// Its outbox poller starts on its own and then wakes every stream already open to re-read its
+	// tenant (hints from before it started are never read): by design, a tenant-DB read, so the
+	// streams open once it has started.
+	waitFor(t, 10*time.Second, "c's outbox poller to start", func() bool { return c.srv.SignalIdle(ctx) })
 	for _, since := range []int64{head, 0} {
 		r := c.subscribe(t, key, since).start()
 		if got, ok := r.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" }); !ok || got[len(got)-1].Seq != head {
@@ -227,14 +234,15 @@ func TestPodStartDoesNotWakeMigratedPools(t *testing.T) {
 		r.close()
 	}
 	if d := e.counts["cold"].bytes.Load() - before; d != 0 {
-		t.Fatalf("a pod start and two streams sent %d bytes to a migrated cold tenant DB", d)
+		t.Fatalf("a pod start and two streams sent %d bytes to a migrated cold tenant DB (recovery wakes %v)", d,
+			counter(t, c, "eventlogd_fanout_recovery_wakes_total", nil))
 	}
 	c.write(t, key, "/two", "y") // the lazily opened handle works
 	if e.counts["cold"].bytes.Load() == before {
 		t.Fatal("a write through the new pod sent no bytes: the relay check has no teeth")
 	}
 
-	if _, err := a.srv.Meta().DB.ExecContext(ctx, `DELETE FROM pool_schema`); err != nil {
+	if _, err := c.srv.Meta().DB.ExecContext(ctx, `DELETE FROM pool_schema`); err != nil {
 		t.Fatal(err)
 	}
 	mid := e.counts["cold"].bytes.Load()

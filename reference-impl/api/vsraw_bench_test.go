@@ -252,6 +252,17 @@ func rawInsertRate(b *testing.B, conns int, d time.Duration) (float64, int) {
 	}
 	h.SetMaxOpenConns(conns)
 	h.SetMaxIdleConns(conns)
+	return closedLoop(b, conns, d, func(w, _ int) error {
+		_, err := h.ExecContext(ctx, `INSERT INTO fs_events (tenant_id, path, op, actor, created_at) VALUES (?, ?, ?, ?, ?)`,
+			"raw", fmt.Sprintf("/w%d", w), "write", "", time.Now().UTC())
+		return err
+	})
+}
+
+// closedLoop runs conns workers that each call do (with its worker number and its call count) one
+// call after the other for d, and returns the calls per second and the count. A failed call ends
+// its worker and the benchmark.
+func closedLoop(b *testing.B, conns int, d time.Duration, do func(w, i int) error) (float64, int) {
 	var n atomic.Int64
 	var wg sync.WaitGroup
 	start := time.Now()
@@ -260,9 +271,8 @@ func rawInsertRate(b *testing.B, conns int, d time.Duration) (float64, int) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for time.Now().Before(deadline) {
-				if _, err := h.ExecContext(ctx, `INSERT INTO fs_events (tenant_id, path, op, actor, created_at) VALUES (?, ?, ?, ?, ?)`,
-					"raw", fmt.Sprintf("/w%d", w), "write", "", time.Now().UTC()); err != nil {
+			for i := 0; time.Now().Before(deadline); i++ {
+				if err := do(w, i); err != nil {
 					b.Error(err)
 					return
 				}
@@ -287,30 +297,16 @@ func httpFloorRate(b *testing.B, conns int, d time.Duration) (float64, int) {
 	defer ts.Close()
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns}}
 	defer client.CloseIdleConnections()
-	var n atomic.Int64
-	var wg sync.WaitGroup
-	start := time.Now()
-	deadline := start.Add(d)
-	for w := 0; w < conns; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := 0; time.Now().Before(deadline); i++ {
-				req, _ := http.NewRequest("PUT", ts.URL+fmt.Sprintf("/v1/fs/w%d/%d", w, i), strings.NewReader("x"))
-				req.Header.Set("Authorization", "Bearer k")
-				resp, err := client.Do(req)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				n.Add(1)
-			}
-		}()
-	}
-	wg.Wait()
-	return float64(n.Load()) / time.Since(start).Seconds(), int(n.Load())
+	return closedLoop(b, conns, d, func(w, i int) error {
+		req, _ := http.NewRequest("PUT", ts.URL+fmt.Sprintf("/v1/fs/w%d/%d", w, i), strings.NewReader("x"))
+		req.Header.Set("Authorization", "Bearer k")
+		resp, err := client.Do(req)
+		if err != nil {
+			return err
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		return resp.Body.Close()
+	})
 }
 
 type vsResult struct {

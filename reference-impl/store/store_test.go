@@ -313,13 +313,21 @@ func TestWriteFileRevisions(t *testing.T) {
 			t.Fatalf("step %d %s %s: rev %d err %v, want %d %v", i, s.st.TenantID, s.path, rev, err, s.wantRev, s.wantErr)
 		}
 	}
-	for _, c := range []struct {
-		st   *store.TenantStore
-		path string
-		body string
-		rev  int64
-		dir  bool
-	}{{a, "/f", "three", 3, false}, {b, "/f", "b1", 1, false}, {a, "/d", "", 1, true}} {
+	checkFiles(ctx, t, []fileWant{{a, "/f", "three", 3, false}, {b, "/f", "b1", 1, false}, {a, "/d", "", 1, true}})
+}
+
+// fileWant is what one file of a tenant should read back as.
+type fileWant struct {
+	st   *store.TenantStore
+	path string
+	body string
+	rev  int64
+	dir  bool
+}
+
+func checkFiles(ctx context.Context, t *testing.T, want []fileWant) {
+	t.Helper()
+	for _, c := range want {
 		f, err := c.st.ReadFile(ctx, c.path)
 		if err != nil || string(f.Content) != c.body || f.Revision != c.rev || f.IsDir != c.dir {
 			t.Fatalf("%s %s: %+v %v, want %q rev %d dir %v", c.st.TenantID, c.path, f, err, c.body, c.rev, c.dir)
@@ -372,18 +380,7 @@ func TestWriteFilesTxRevisions(t *testing.T) {
 	if want := []int64{3, 0, 1, 2}; !slices.Equal(revs, want) || !errors.Is(errs[1], store.ErrIsDir) || errs[0] != nil || errs[2] != nil || errs[3] != nil {
 		t.Fatalf("revisions %v errors %v, want %v and ErrIsDir for /d only", revs, errs, want)
 	}
-	for _, c := range []struct {
-		st   *store.TenantStore
-		path string
-		body string
-		rev  int64
-		dir  bool
-	}{{a, "/g", "g3", 3, false}, {a, "/f", "f2", 2, false}, {a, "/new", "n", 1, false}, {b, "/new", "b", 1, false}, {a, "/d", "", 1, true}} {
-		f, err := c.st.ReadFile(ctx, c.path)
-		if err != nil || string(f.Content) != c.body || f.Revision != c.rev || f.IsDir != c.dir {
-			t.Fatalf("%s %s: %+v %v, want %q rev %d dir %v", c.st.TenantID, c.path, f, err, c.body, c.rev, c.dir)
-		}
-	}
+	checkFiles(ctx, t, []fileWant{{a, "/g", "g3", 3, false}, {a, "/f", "f2", 2, false}, {a, "/new", "n", 1, false}, {b, "/new", "b", 1, false}, {a, "/d", "", 1, true}})
 	evs, err := a.EventsSince(ctx, 0, 10)
 	if err != nil {
 		t.Fatal(err)

@@ -55,6 +55,9 @@ func TestAuthAndIsolation(t *testing.T) {
 		t.Fatalf("cross-tenant read: got %d, want 404", code)
 	}
 	sub := p.subscribe(t, kc, 0).start()
+	// Written once the stream is open (its first heartbeat follows its reset(initial_sync)): a
+	// write committed before the stream read the head would be covered by that reset, not sent.
+	sub.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
 	p.write(t, kb, "/b-secret", "x")
 	p.write(t, kc, "/c-own", "x")
 	got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/c-own" })

@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"log/slog"
 	"testing"
 	"time"
 
@@ -48,7 +49,17 @@ func TestStalePodSweepDeletesItsCursor(t *testing.T) {
 	e := newEnv(t)
 	// A short heartbeat: the sweep runs on every heartbeat, and a loaded machine can make one tick
 	// fail (it then skips its sweep), so the test waits for several ticks, not one 5 s period.
-	a := e.pod("a", func(c *api.Config) { c.PodStaleAfter = 2 * time.Second; c.PodHeartbeat = 500 * time.Millisecond })
+	logs := &lockedBuffer{}
+	a := e.pod("a", func(c *api.Config) {
+		c.PodStaleAfter = 2 * time.Second
+		c.PodHeartbeat = 500 * time.Millisecond
+		c.Log = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	})
+	t.Cleanup(func() {
+		if t.Failed() { // why no tick swept (a failed heartbeat or sweep is logged as a warning)
+			t.Logf("pod a's warnings:\n%s", logs.String())
+		}
+	})
 	meta := a.srv.Meta().DB
 	old := time.Now().UTC().Add(-time.Hour)
 	if _, err := meta.Exec(`INSERT INTO pods (pod_id, started_at, heartbeat_at) VALUES ('dead', ?, ?)`, old, old); err != nil {

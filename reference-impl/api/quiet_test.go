@@ -32,6 +32,9 @@ func TestQuietTenantDBSeesNoQuery(t *testing.T) {
 			_, kb := a.provision(t, "busy")
 			subA := a.subscribe(t, kq, 0).start()
 			subB := b.subscribe(t, kq, 0).start()
+			for _, s := range []*subscriber{subA, subB} { // open (past reset(initial_sync)) before the write
+				s.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" })
+			}
 			a.write(t, kq, "/only", "x") // proves the subscribers are live
 			for _, s := range []*subscriber{subA, subB} {
 				if got, ok := s.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/only" }); !ok {

@@ -188,6 +188,7 @@ func TestNeverWrittenTenantStreamsWithoutTenantDB(t *testing.T) {
 				t.Fatalf("three initial syncs of a never-written tenant sent %d bytes to its DB", delta)
 			}
 			s := b.subscribe(t, key, 0).start()
+			s.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" }) // open before the write
 			a.write(t, key, "/first", "x")
 			if got, ok := s.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/first" }); !ok {
 				t.Fatalf("missed the first write: %+v", got)

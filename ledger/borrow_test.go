@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/seqgate/seqgate/internal/linereader"
 )
 
 // TestBorrowStrings: a reader that lends Path and MID returns the same records as one that copies
@@ -53,7 +55,7 @@ func TestBorrowStrings(t *testing.T) {
 	}
 
 	// one line per Read: the reader's buffer is refilled from its start for every line
-	r, _ := NewReader("l", &lineReader{lines: strings.SplitAfter(ledger, "\n")})
+	r, _ := NewReader("l", linereader.New(ledger))
 	r.BorrowStrings()
 	_, _ = r.Next()
 	m, _ := r.Next()
@@ -62,18 +64,4 @@ func TestBorrowStrings(t *testing.T) {
 	if kept == "/sg/r/t1/m1" {
 		t.Errorf("a lent path kept past Next still reads %q: it was copied, not lent", kept)
 	}
-}
-
-type lineReader struct{ lines []string }
-
-func (l *lineReader) Read(p []byte) (int, error) {
-	if len(l.lines) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, l.lines[0])
-	l.lines[0] = l.lines[0][n:]
-	if l.lines[0] == "" {
-		l.lines = l.lines[1:]
-	}
-	return n, nil
 }

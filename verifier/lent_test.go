@@ -2,12 +2,11 @@ package verifier
 
 import (
 	"bytes"
-	"io"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
+	"github.com/seqgate/seqgate/internal/linereader"
 	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier/synth"
 )
@@ -60,7 +59,7 @@ func TestLentStringsKeepNothing(t *testing.T) {
 			t.Fatal(err)
 		}
 		want := summary(VerifySource(owned, Options{}))
-		lent, err := ledger.NewReader(name, &oneLineReader{lines: strings.SplitAfter(string(data), "\n")})
+		lent, err := ledger.NewReader(name, linereader.New(string(data)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -68,19 +67,4 @@ func TestLentStringsKeepNothing(t *testing.T) {
 			t.Errorf("%s: the summary from lent strings differs:\n%s\nwant\n%s", name, got, want)
 		}
 	}
-}
-
-// oneLineReader returns one line per Read.
-type oneLineReader struct{ lines []string }
-
-func (l *oneLineReader) Read(p []byte) (int, error) {
-	if len(l.lines) == 0 {
-		return 0, io.EOF
-	}
-	n := copy(p, l.lines[0])
-	l.lines[0] = l.lines[0][n:]
-	if l.lines[0] == "" {
-		l.lines = l.lines[1:]
-	}
-	return n, nil
 }

@@ -231,7 +231,7 @@ func (p *Publisher) InsertBuffered(ctx context.Context, tenant string, ev store.
 			return 0, err
 		}
 	}
-	for attempt := 0; attempt < 2; attempt++ {
+	for attempt := 0; ; attempt++ {
 		if st == nil {
 			var err error
 			st, err = p.Resolve(ctx, tenant)
@@ -243,39 +243,41 @@ func (p *Publisher) InsertBuffered(ctx context.Context, tenant string, ev store.
 			}
 			p.remember(st)
 		}
-		if ev.MaybeStored { // an earlier insert may have committed it: never store it twice
-			seq, found, err := st.FindEvent(ctx, ev)
-			if err != nil && !store.IsClosed(err) {
-				return 0, err
-			}
-			if found {
-				p.Log.Info("buffered event was stored by an insert whose answer was lost; not inserted again", "tenant_id", tenant, "path", ev.Path, "seq", seq)
-				return seq, nil
-			}
-			if err != nil {
-				st = nil // closed DB: re-resolve once
-				continue
-			}
-		}
-		p.Metrics.InsertAttempts.WithLabelValues("flush").Inc()
-		t0 := time.Now()
-		seq, err := st.InsertEvent(ctx, ev, p.Guard)
-		p.Metrics.InsertDuration.WithLabelValues("flush").Observe(time.Since(t0).Seconds())
-		if err == nil {
-			p.Metrics.InsertResults.WithLabelValues("flush", "ok").Inc()
-			return seq, nil
-		}
-		p.Metrics.InsertResults.WithLabelValues("flush", "error").Inc()
-		if store.IsPermanent(err) {
-			return 0, fmt.Errorf("%w: %w", ErrRejected, err)
-		}
-		ev.MaybeStored = ev.MaybeStored || store.IsAmbiguous(err) // the next attempt looks first
-		if !store.IsClosed(err) || attempt == 1 {
-			return 0, err
+		seq, err := p.flushOnce(ctx, st, ev)
+		if err == nil || !store.IsClosed(err) || attempt == 1 {
+			return seq, err
 		}
 		st = nil // closed DB: re-resolve once
 	}
-	return 0, errors.New("unreachable")
+}
+
+// flushOnce stores a buffered event through st: when an earlier insert may have committed it
+// (ev.MaybeStored, set by the hot path or the buffer after an ambiguous failure) it looks the row
+// up first and never stores it twice; a row the DB refuses for good yields ErrRejected.
+func (p *Publisher) flushOnce(ctx context.Context, st *store.TenantStore, ev store.Event) (int64, error) {
+	if ev.MaybeStored {
+		seq, found, err := st.FindEvent(ctx, ev)
+		if err != nil {
+			return 0, err
+		}
+		if found {
+			p.Log.Info("buffered event was stored by an insert whose answer was lost; not inserted again", "tenant_id", st.TenantID, "path", ev.Path, "seq", seq)
+			return seq, nil
+		}
+	}
+	p.Metrics.InsertAttempts.WithLabelValues("flush").Inc()
+	t0 := time.Now()
+	seq, err := st.InsertEvent(ctx, ev, p.Guard)
+	p.Metrics.InsertDuration.WithLabelValues("flush").Observe(time.Since(t0).Seconds())
+	if err == nil {
+		p.Metrics.InsertResults.WithLabelValues("flush", "ok").Inc()
+		return seq, nil
+	}
+	p.Metrics.InsertResults.WithLabelValues("flush", "error").Inc()
+	if store.IsPermanent(err) {
+		return 0, fmt.Errorf("%w: %w", ErrRejected, err)
+	}
+	return 0, err
 }
 
 // Flushed is the buffer's onFlushed hook: the mandatory second wake, the same steps as a fresh

@@ -286,13 +286,7 @@ func TestMigrateMetaAddsColumnsToOldTables(t *testing.T) {
 // every overwrite, keeps files apart by tenant, and refuses a directory (ErrIsDir), leaving it as
 // it was.
 func TestWriteFileRevisions(t *testing.T) {
-	ctx := testCtx(t)
-	db := tenantDB(t)
-	a := &store.TenantStore{DB: db, TenantID: "a"}
-	b := &store.TenantStore{DB: db, TenantID: "b"}
-	if err := a.Mkdir(ctx, "/d"); err != nil {
-		t.Fatal(err)
-	}
+	ctx, _, a, b := twoTenantsWithDir(t)
 	steps := []struct {
 		st      *store.TenantStore
 		path    string
@@ -314,6 +308,20 @@ func TestWriteFileRevisions(t *testing.T) {
 		}
 	}
 	checkFiles(ctx, t, []fileWant{{a, "/f", "three", 3, false}, {b, "/f", "b1", 1, false}, {a, "/d", "", 1, true}})
+}
+
+// twoTenantsWithDir opens a fresh tenant database holding tenants a and b, where a has the
+// directory /d.
+func twoTenantsWithDir(t *testing.T) (context.Context, *sql.DB, *store.TenantStore, *store.TenantStore) {
+	t.Helper()
+	ctx := testCtx(t)
+	db := tenantDB(t)
+	a := &store.TenantStore{DB: db, TenantID: "a"}
+	b := &store.TenantStore{DB: db, TenantID: "b"}
+	if err := a.Mkdir(ctx, "/d"); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, db, a, b
 }
 
 // fileWant is what one file of a tenant should read back as.
@@ -340,13 +348,7 @@ func checkFiles(ctx context.Context, t *testing.T, want []fileWant) {
 // it unchanged, and commits with events at consecutive seqs in the order given; a group naming a
 // path twice is refused before any statement.
 func TestWriteFilesTxRevisions(t *testing.T) {
-	ctx := testCtx(t)
-	db := tenantDB(t)
-	a := &store.TenantStore{DB: db, TenantID: "a"}
-	b := &store.TenantStore{DB: db, TenantID: "b"}
-	if err := a.Mkdir(ctx, "/d"); err != nil {
-		t.Fatal(err)
-	}
+	ctx, db, a, b := twoTenantsWithDir(t)
 	for _, p := range []string{"/f", "/g"} {
 		if _, err := a.WriteFile(ctx, p, []byte("old")); err != nil {
 			t.Fatal(err)

@@ -10,6 +10,8 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -37,7 +39,10 @@ import (
 //
 //	go test -run '^$' -bench VsRawInsert -benchtime 1x -v ./reference-impl/api/
 //
-// VSRAW_SECONDS (default 5) sets each measurement's length, VSRAW_CONNS (default 16) C.
+// VSRAW_SECONDS (default 5) sets each measurement's length, VSRAW_CONNS (default 16) C,
+// VSRAW_WRITERS (default C) the closed-loop writers of the eventlogd cells (requests in flight; the
+// pod keeps C tenant-DB connections whatever their number). VSRAW_PROFILE=DIR writes a CPU profile of
+// each eventlogd cell alone to DIR/<layout>-<guard>-<commit>.pprof (go tool pprof -top DIR/...).
 // VSRAW_GUARDS and VSRAW_COMMITS (comma-separated) pick the cells: every guard and every mode by
 // default; VSRAW_LAYOUTS the layouts (one: one hot tenant, 16: 16 tenants; both by default). VSRAW_DURABLE=1 runs the server with innodb_flush_log_at_trx_commit=1 (a log flush per commit, a
 // production server's default) instead of the test servers' 2 (no flush per commit, where a commit
@@ -45,6 +50,8 @@ import (
 func BenchmarkVsRawInsert(b *testing.B) {
 	d := time.Duration(envInt(b, "VSRAW_SECONDS", 5)) * time.Second
 	conns := envInt(b, "VSRAW_CONNS", 16)
+	writers := envInt(b, "VSRAW_WRITERS", conns)
+	profDir := os.Getenv("VSRAW_PROFILE")
 	guards := envList(b, "VSRAW_GUARDS", []string{"lock", "horizon"}, slices.Collect(maps.Keys(store.Guards)))
 	commits := envList(b, "VSRAW_COMMITS", api.EventCommitModes, api.EventCommitModes)
 	layouts := envList(b, "VSRAW_LAYOUTS", []string{"one", "16"}, []string{"one", "16"})
@@ -91,7 +98,9 @@ func BenchmarkVsRawInsert(b *testing.B) {
 				g := store.Guards[gname]
 				for _, commit := range commits {
 					c0, q0 := takeCPU(b), statements(b)
-					r := eventlogdRate(b, g, commit, layout.tenants, conns, d)
+					stopProfile := startProfile(b, profDir, fmt.Sprintf("%s-%s-%s", strings.Fields(layout.name)[0], g, commit))
+					r := eventlogdRate(b, g, commit, layout.tenants, conns, writers, d)
+					stopProfile()
 					cells = append(cells, cell{g, commit, r, takeCPU(b).minus(c0).per(r.n), statementsPer(statements(b), q0, r.n)})
 				}
 			}
@@ -106,8 +115,8 @@ func BenchmarkVsRawInsert(b *testing.B) {
 					groups = fmt.Sprintf("; %.1f writes per group", float64(r.n)/r.groups)
 				}
 				b.Logf("statements per acked event: %s, guard %s, event-commit %s: %s%s", layout.name, c.g, c.commit, c.stmts, groups)
-				b.Logf("eventlogd vs raw: %s, guard %s, event-commit %s, %d connections: raw %.0f inserts/s (mean of %.0f before, %.0f after), eventlogd %.0f acked events/s, eventlogd/raw %.2f; delivery p50 %.1f ms, p99 %.1f ms; %d of %d acked delivered, %d skipped (pod: %.0f hot inserts failed, %.0f flushed, %.0f horizon gaps given up); CPU per event: server %.0f µs, eventlogd+load+consumers %.0f µs; eventlogd/raw that CPU alone allows (raw's server and client CPU per insert over the CPU per event of one side): this process's %.2f, the DB server's %.2f",
-					layout.name, c.g, c.commit, conns, rawRate, before, after, r.acked, ratio, r.p50, r.p99, r.delivered, r.n, r.skipped, r.hotErrors, r.flushed, r.givenUp, c.cpu.db, c.cpu.self,
+				b.Logf("eventlogd vs raw: %s, guard %s, event-commit %s, %d connections, %d writers: raw %.0f inserts/s (mean of %.0f before, %.0f after), eventlogd %.0f acked events/s, eventlogd/raw %.2f; delivery p50 %.1f ms, p99 %.1f ms; %d of %d acked delivered, %d skipped (pod: %.0f hot inserts failed, %.0f flushed, %.0f horizon gaps given up); CPU per event: server %.0f µs, eventlogd+load+consumers %.0f µs; eventlogd/raw that CPU alone allows (raw's server and client CPU per insert over the CPU per event of one side): this process's %.2f, the DB server's %.2f",
+					layout.name, c.g, c.commit, conns, writers, rawRate, before, after, r.acked, ratio, r.p50, r.p99, r.delivered, r.n, r.skipped, r.hotErrors, r.flushed, r.givenUp, c.cpu.db, c.cpu.self,
 					rawCPU/2/max(c.cpu.self, 1), rawCPU/2/max(c.cpu.db, 1))
 				if r.delivered != r.n || r.skipped != 0 {
 					b.Errorf("%s, guard %s, event-commit %s: %d of %d acked events delivered, %d skipped", layout.name, c.g, c.commit, r.delivered, r.n, r.skipped)
@@ -122,6 +131,27 @@ func BenchmarkVsRawInsert(b *testing.B) {
 					b.Logf("joined vs separate: %s, guard %s: %.2fx acked events/s", layout.name, g, joined/sep)
 				}
 			}
+		}
+	}
+}
+
+// startProfile starts a CPU profile to dir/name.pprof (nothing when dir is empty) and returns its stop.
+func startProfile(b *testing.B, dir, name string) func() {
+	b.Helper()
+	if dir == "" {
+		return func() {}
+	}
+	f, err := os.Create(filepath.Join(dir, name+".pprof"))
+	if err != nil {
+		b.Fatalf("VSRAW_PROFILE: %v", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		b.Fatalf("VSRAW_PROFILE: %v (a -cpuprofile of the whole run cannot be taken with it)", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		if err := f.Close(); err != nil {
+			b.Error(err)
 		}
 	}
 }
@@ -321,9 +351,9 @@ type vsResult struct {
 }
 
 // eventlogdRate runs one pod (guard g, --event-commit commit, conns tenant-DB connections) with one
-// subscriber per tenant and conns writers (closed loop, each on one tenant) for d, then waits for
-// every acked event.
-func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns int, d time.Duration) vsResult {
+// subscriber per tenant and the given writers (closed loop, each on one tenant) for d, then waits
+// for every acked event.
+func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns, writers int, d time.Duration) vsResult {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d+2*time.Minute)
 	defer cancel()
@@ -339,7 +369,7 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns in
 	}
 	srv.Start()
 	ts := httptest.NewServer(srv.Handler())
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns + tenants}}
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: writers + tenants}}
 	defer func() {
 		srv.StopStreams()
 		ts.Close()
@@ -425,11 +455,11 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns in
 		}()
 	}
 	ready.Wait()
-	acks := make([]map[string]time.Time, conns)
+	acks := make([]map[string]time.Time, writers)
 	var ww sync.WaitGroup
 	start := time.Now()
 	deadline := start.Add(d)
-	for w := 0; w < conns; w++ {
+	for w := 0; w < writers; w++ {
 		acks[w] = map[string]time.Time{}
 		ww.Add(1)
 		go func() {

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"slices"
 	"strings"
 	"sync"
@@ -11,52 +12,45 @@ import (
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
-// Write groups (--event-commit grouped): a tenant's concurrent PUTs on one pod commit together. A
-// write that finds fewer than groupsInFlight groups of its tenant in progress leads: it takes every
-// queued write of the tenant (distinct paths, up to groupMaxWrites and groupMaxBytes, always at
-// least itself), commits them with their events in one transaction (one multi-row upsert, one
-// SELECT of the revisions, one multi-row event insert after a savepoint, one commit:
-// store.WriteFilesTx, events.JoinedMany), answers the others and hands the lead to the oldest write
-// still queued, which commits the next group. Writes that arrive while every lead is taken queue
-// for the next group, so a busy tenant's writes cost a handful of round trips per group instead of
-// two or five each, and an idle tenant's write commits at once, alone. Groups in flight at once
-// lock their files in path order (no deadlock between them); a path in two of them commits in the
-// order its row lock grants, its seqs with it. Everything else (the other operations, batch
-// writes) commits as under joined.
+// Write groups (--event-commit grouped): a tenant's concurrent PUTs on one pod commit together.
+// A write queues on its tenant; a tenant with queued writes has one committer goroutine, started by
+// the write that found none, which takes the queued writes as a group (distinct paths, up to
+// groupMaxWrites and groupMaxBytes, always at least the oldest), commits them with their events in
+// one transaction (one multi-row upsert, one SELECT of the revisions, one multi-row event insert
+// after a savepoint, one commit: store.WriteFilesTx, events.JoinedMany), answers them and takes the
+// next group, until the queue is empty. Writes that arrive while a group commits queue for the
+// next, so a busy tenant's writes cost a handful of round trips per group instead of two or five
+// each, and an idle tenant's write commits at once, alone. One group of a tenant commits at a time
+// on a pod: measured beside 2 and 4 in flight (docs/performance.md), more made the groups smaller
+// and each event dearer. The committer is one goroutine that goes on from group to group: handing
+// the next group to a queued request's goroutine instead cost a wait in the scheduler's run queue
+// between groups (0.4-0.9 ms measured under load, as long as a group's statements). Everything else
+// (the other operations, batch writes) commits as under joined.
 const (
-	// groupsInFlight is how many groups of one tenant commit at once. One: measured beside 2 and 4
-	// (docs/performance.md), more groups in flight made them smaller and each event dearer, and
-	// the rate fell.
-	groupsInFlight = 1
 	groupMaxWrites = 128
 	// groupMaxBytes bounds a group's bodies (one statement carries them all, and the server's
-	// max_allowed_packet bounds a statement); a group always takes its leader, whatever its size.
+	// max_allowed_packet bounds a statement); a group always takes its oldest write, whatever its
+	// size.
 	groupMaxBytes = 1 << 20
 )
 
-// groupWrite is one queued PUT.
+// groupWrite is one queued PUT; done is closed once rev or err is set.
 type groupWrite struct {
 	ctx  context.Context
+	st   *store.TenantStore // as its request resolved it (a group commits on its oldest write's)
 	path string
 	body []byte
-	// done says, once: true = commit group (this write heads it), false = this write was committed
-	// or failed in another write's group (rev, err).
-	done  chan bool
-	group []*groupWrite
-	rev   int64
-	err   error
+	done chan struct{}
+	rev  int64
+	err  error
 }
 
-// tenantQueue is one tenant's queued writes; leading counts the groups being committed. A group is
-// taken off pending under the lock by whoever gives it its leader (the write that found a lead free,
-// or the leader handing its lead on), so a write is in one group only and only its head commits it.
+// tenantQueue is one tenant's queued writes; a queue exists while its committer runs.
 type tenantQueue struct {
 	pending []*groupWrite
-	leading int
 }
 
-// writeGroups are the pod's tenant queues; a tenant's queue exists while it has a group in
-// progress.
+// writeGroups are the pod's tenant queues.
 type writeGroups struct {
 	mu     sync.Mutex
 	queues map[string]*tenantQueue
@@ -66,68 +60,79 @@ type writeGroups struct {
 // revision, or the error the group's commit failed with (nothing of the group committed).
 func (s *Server) groupedWrite(ctx context.Context, st *store.TenantStore, path string, body []byte) (int64, error) {
 	g := &s.groups
-	w := &groupWrite{ctx: ctx, path: path, body: body, done: make(chan bool, 1)}
+	w := &groupWrite{ctx: ctx, st: st, path: path, body: body, done: make(chan struct{})}
 	g.mu.Lock()
 	if g.queues == nil {
 		g.queues = map[string]*tenantQueue{}
 	}
 	q := g.queues[st.TenantID]
-	if q == nil {
+	start := q == nil
+	if start {
 		q = &tenantQueue{}
 		g.queues[st.TenantID] = q
 	}
 	q.pending = append(q.pending, w)
-	var group []*groupWrite
-	if q.leading < groupsInFlight {
-		q.leading++
-		group, q.pending = takeGroup(q.pending)
-	}
 	g.mu.Unlock()
-	if group == nil && <-w.done {
-		group = w.group // set by the leader that handed the lead on, before done
+	if start {
+		go s.commitQueue(st.TenantID, q)
 	}
-	if group != nil {
-		s.leadGroup(st, q, group)
-	}
+	<-w.done
 	return w.rev, w.err
 }
 
-// leadGroup commits group (its head is the calling write), answers its writes and hands the lead
-// on with the next group. Whatever happens (a panic too), every write of the group is answered and
-// the lead passed or given up, so no queued write waits forever.
-func (s *Server) leadGroup(st *store.TenantStore, q *tenantQueue, group []*groupWrite) {
+// commitQueue commits q's writes group after group until q is empty, then removes q (under the
+// lock, so a write that comes later starts a new committer).
+func (s *Server) commitQueue(tenant string, q *tenantQueue) {
 	g := &s.groups
-	leader := group[0]
-	defer func() {
-		for _, w := range group[1:] {
-			w.done <- false
-		}
+	for {
 		g.mu.Lock()
-		var next []*groupWrite
-		if len(q.pending) > 0 {
-			next, q.pending = takeGroup(q.pending)
-			next[0].group = next
-		} else if q.leading--; q.leading == 0 {
-			delete(g.queues, st.TenantID)
+		if len(q.pending) == 0 {
+			delete(g.queues, tenant)
+			g.mu.Unlock()
+			return
 		}
+		var group []*groupWrite
+		group, q.pending = takeGroup(q.pending)
 		g.mu.Unlock()
-		if next != nil {
-			next[0].done <- true
+		s.runGroup(group)
+	}
+}
+
+// runGroup commits group and answers each of its writes, whatever happens: a write whose client
+// gave up while queued is answered with its context's error (nothing written), and a panic fails
+// every write of the group instead of leaving them waiting (the committer is not a request:
+// net/http would not recover it).
+func (s *Server) runGroup(group []*groupWrite) {
+	live := group[:0:0]
+	defer func() {
+		if v := recover(); v != nil {
+			s.cfg.Log.Error("write group panicked", "tenant", group[0].st.TenantID, "writes", len(live), "panic", v)
+			for _, w := range live {
+				// Whether the group committed is not known: its writes fail (a client retries a
+				// write that may have committed; one answered ok must have).
+				w.rev, w.err = 0, fmt.Errorf("write group panicked: %v", v)
+			}
+		}
+		for _, w := range group {
+			close(w.done)
 		}
 	}()
-	live := group[:0:0]
 	for _, w := range group {
-		if err := w.ctx.Err(); err != nil && w != leader {
+		if err := w.ctx.Err(); err != nil {
 			w.err = err // the client gave up while queued: nothing was written
 			continue
 		}
 		live = append(live, w)
 	}
-	s.commitGroup(leader.ctx, st, live)
+	if len(live) > 0 {
+		// The oldest live write's deadline bounds the group; its client going away does not cancel
+		// it (events.Publisher.JoinedMany).
+		s.commitGroup(live[0].ctx, live[0].st, live)
+	}
 }
 
-// takeGroup splits pending into the next group (its head, then every later write whose path is not
-// in the group yet, within the bounds) and what stays queued, in order.
+// takeGroup splits pending into the next group (its oldest write, then every later write whose path
+// is not in the group yet, within the bounds) and what stays queued, in order.
 func takeGroup(pending []*groupWrite) (group, rest []*groupWrite) {
 	paths := make(map[string]bool, len(pending))
 	bytes := 0
@@ -144,10 +149,13 @@ func takeGroup(pending []*groupWrite) (group, rest []*groupWrite) {
 }
 
 // commitGroup commits ws (distinct paths) with their events in one transaction and sets each
-// write's revision or error. ctx is the leader's request: its deadline bounds the group.
+// write's revision or error. ctx bounds the group (its deadline). On a pool with a group handle
+// the transaction takes two round trips (events.Publisher.Group); otherwise a group of one is
+// joined's write (its upsert answers its revision, no SELECT) and a larger one runs WriteFilesTx's
+// statements one by one.
 func (s *Server) commitGroup(ctx context.Context, st *store.TenantStore, ws []*groupWrite) {
 	s.m.WriteGroupSize.Observe(float64(len(ws)))
-	if len(ws) == 1 { // alone: joined's write, whose upsert answers its revision (no SELECT)
+	if len(ws) == 1 && st.GroupDB == nil {
 		w := ws[0]
 		err := s.publisher.Joined(ctx, st, store.Event{Path: w.path, Op: "write", CreatedAt: time.Now()}, func(ctx context.Context, tx *sql.Tx) (err error) {
 			if w.rev, err = st.WriteFileTx(ctx, tx, w.path, w.body); err == nil && s.cfg.AfterMutation != nil {
@@ -165,11 +173,8 @@ func (s *Server) commitGroup(ctx context.Context, st *store.TenantStore, ws []*g
 	for i, w := range ws {
 		files[i] = store.FileWrite{Path: w.path, Content: w.body}
 	}
-	err := s.publisher.JoinedMany(ctx, st, func(ctx context.Context, tx *sql.Tx) ([]store.Event, error) {
-		revs, errs, err := st.WriteFilesTx(ctx, tx, files)
-		if err != nil {
-			return nil, err
-		}
+	// owe sets each write's outcome from the revisions and returns the events of the files written.
+	owe := func(revs []int64, errs []error) []store.Event {
 		now := time.Now()
 		evs := make([]store.Event, 0, len(ws))
 		for i, w := range ws {
@@ -181,8 +186,20 @@ func (s *Server) commitGroup(ctx context.Context, st *store.TenantStore, ws []*g
 				}
 			}
 		}
-		return evs, nil
-	})
+		return evs
+	}
+	var err error
+	if st.GroupDB != nil {
+		_, _, err = s.publisher.Group(ctx, st, files, owe)
+	} else {
+		err = s.publisher.JoinedMany(ctx, st, func(ctx context.Context, tx *sql.Tx) ([]store.Event, error) {
+			revs, errs, err := st.WriteFilesTx(ctx, tx, files)
+			if err != nil {
+				return nil, err
+			}
+			return owe(revs, errs), nil
+		})
+	}
 	for _, w := range ws {
 		switch {
 		case err != nil:

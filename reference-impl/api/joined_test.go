@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"sync"
@@ -151,19 +152,24 @@ func joinedDeliversEveryAckedWrite(t *testing.T, commit, guard string) {
 // event's insert inside the write's transaction ends in a lock wait timeout (1205, after 1 s on this
 // pool's connections). The write rolls back to its savepoint and commits the file alone (200); the
 // event is buffered, flushed once the row is free, and delivered. Negative control:
-// drop-on-insert-failure keeps the file and loses the event.
+// drop-on-insert-failure keeps the file and loses the event. Joined, and grouped (whose write, a
+// group of one, commits in two multi-statement round trips: store.CommitGroup).
 func TestJoinedEventLockWaitKeepsTheMutation(t *testing.T) {
-	for _, drop := range []bool{false, true} {
-		t.Run(map[bool]string{false: "buffered", true: "drop-on-insert-failure"}[drop], func(t *testing.T) {
+	for _, c := range []struct {
+		commit string
+		drop   bool
+	}{{api.EventCommitJoined, false}, {api.EventCommitJoined, true}, {api.EventCommitGrouped, false}, {api.EventCommitGrouped, true}} {
+		drop := c.drop
+		t.Run(c.commit+"/"+map[bool]string{false: "buffered", true: "drop-on-insert-failure"}[drop], func(t *testing.T) {
 			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
 			e.pools[0].DSN += "&innodb_lock_wait_timeout=1"
-			p := e.pod("p", func(c *api.Config) {
-				c.EventCommit = api.EventCommitJoined
-				c.Guard = store.GuardLock
-				c.Buffer.BackoffMin = 50 * time.Millisecond
-				c.Buffer.BackoffMax = 200 * time.Millisecond
+			p := e.pod("p", func(cfg *api.Config) {
+				cfg.EventCommit = c.commit
+				cfg.Guard = store.GuardLock
+				cfg.Buffer.BackoffMin = 50 * time.Millisecond
+				cfg.Buffer.BackoffMax = 200 * time.Millisecond
 				if drop {
-					c.Defects = defect.Set{defect.DropOnInsertFailure: true}
+					cfg.Defects = defect.Set{defect.DropOnInsertFailure: true}
 				}
 			})
 			tenant, k := p.provision(t, "ded")
@@ -309,5 +315,37 @@ func TestJoinedResetWaitsForAWriteInFlight(t *testing.T) {
 				t.Fatalf("joined: want reset(initial_sync) above seq %d once it committed: %+v", held, got)
 			}
 		})
+	}
+}
+
+// TestGroupPanicAnswersItsWrites: a panic while a write group commits (here in Config.AfterMutation,
+// between the group's two round trips, with its transaction open) fails that group's write with
+// 503 instead of leaving it waiting or killing the pod (the committer is no request: net/http
+// would not recover it); the transaction is dropped with its connection, so nothing of the group
+// is written, and the next write of the tenant commits (a new committer). Control: unarmed, the
+// same write is acknowledged.
+func TestGroupPanicAnswersItsWrites(t *testing.T) {
+	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
+	var armed atomic.Bool
+	p := e.pod("p", func(c *api.Config) {
+		c.EventCommit = api.EventCommitGrouped
+		c.AfterMutation = func(string) {
+			if armed.Load() {
+				panic("injected")
+			}
+		}
+	})
+	_, k := p.provision(t, "ded")
+	armed.Store(true)
+	if code, m := p.do(t, "PUT", "/v1/fs/boom", k, strings.NewReader("x"), nil); code != http.StatusServiceUnavailable {
+		t.Fatalf("write during a panic: %d %v, want 503", code, m)
+	}
+	if code, _, _ := p.raw(t, "GET", "/v1/fs/boom", k, nil, nil); code != http.StatusNotFound {
+		t.Fatalf("GET /boom after the failed group: %d, want 404 (nothing written)", code)
+	}
+	armed.Store(false)
+	p.write(t, k, "/boom", "y")
+	if code, _, body := p.raw(t, "GET", "/v1/fs/boom", k, nil, nil); code != 200 || body != "y" {
+		t.Fatalf("GET /boom: %d %q, want the control write", code, body)
 	}
 }

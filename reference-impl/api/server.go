@@ -402,7 +402,13 @@ func (s *Server) storeFor(ctx context.Context, t store.Tenant) (*store.TenantSto
 	if err != nil {
 		return nil, err
 	}
-	return &store.TenantStore{DB: db, TenantID: t.ID, PoolID: t.PoolID, Shared: spec.Role == store.RoleShared,
+	var gdb *sql.DB
+	if s.cfg.EventCommit == EventCommitGrouped {
+		if gdb, err = s.pools.AcquireGroup(ctx, t.PoolID); err != nil {
+			return nil, err
+		}
+	}
+	return &store.TenantStore{DB: db, GroupDB: gdb, TenantID: t.ID, PoolID: t.PoolID, Shared: spec.Role == store.RoleShared,
 		LeakAcrossTenants: s.cfg.Defects.On(defect.CrossTenantLeak)}, nil
 }
 

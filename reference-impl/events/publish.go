@@ -141,14 +141,8 @@ func (p *Publisher) Joined(ctx context.Context, st *store.TenantStore, ev store.
 // Joined handles one: each event whose insert failed or was skipped by the failpoint goes where a
 // failed Publish sends it, and the committed ones get one round of wakes up to the last seq.
 func (p *Publisher) JoinedMany(ctx context.Context, st *store.TenantStore, mutate func(context.Context, *sql.Tx) ([]store.Event, error)) error {
-	p.remember(st)
-	jctx := context.WithoutCancel(ctx)
-	if dl, ok := ctx.Deadline(); ok {
-		var cancel context.CancelFunc
-		jctx, cancel = context.WithDeadline(jctx, dl)
-		defer cancel()
-	}
-	ctx = jctx
+	ctx, cancel := p.commitContext(ctx, st)
+	defer cancel()
 	failing := p.failing(st.TenantID)
 	var owed []store.Event
 	res, err := st.CommitJoinedMany(ctx, func(ctx context.Context, tx *sql.Tx) ([]store.Event, error) {
@@ -159,8 +153,50 @@ func (p *Publisher) JoinedMany(ctx context.Context, st *store.TenantStore, mutat
 		}
 		return evs, err
 	}, p.Guard)
-	if err != nil || len(owed) == 0 {
-		return err
+	if err == nil {
+		p.afterJoined(st, res, owed, failing)
+	}
+	return err
+}
+
+// Group commits a write group's files and the events owe returns for their revisions in one
+// transaction of two round trips (store.CommitGroup, on the pool's group handle), handled as
+// JoinedMany handles its events. It returns each file's revision or error (ErrIsDir); the error is
+// the group's: nothing was committed.
+func (p *Publisher) Group(ctx context.Context, st *store.TenantStore, files []store.FileWrite, owe func([]int64, []error) []store.Event) ([]int64, []error, error) {
+	ctx, cancel := p.commitContext(ctx, st)
+	defer cancel()
+	failing := p.failing(st.TenantID)
+	var owed []store.Event
+	revs, errs, res, err := st.CommitGroup(ctx, files, func(revs []int64, errs []error) []store.Event {
+		owed = owe(revs, errs)
+		if failing {
+			return nil
+		}
+		return owed
+	}, p.Guard)
+	if err == nil {
+		p.afterJoined(st, res, owed, failing)
+	}
+	return revs, errs, err
+}
+
+// commitContext is a joined commit's context: ctx's deadline without its cancellation (a client
+// hanging up must not cut a commit from its wakes).
+func (p *Publisher) commitContext(ctx context.Context, st *store.TenantStore) (context.Context, context.CancelFunc) {
+	p.remember(st)
+	jctx := context.WithoutCancel(ctx)
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithDeadline(jctx, dl)
+	}
+	return jctx, func() {}
+}
+
+// afterJoined follows a joined commit that owed the events owed: the failed or failpoint-skipped
+// ones go where a failed Publish sends them, the committed ones get one round of wakes.
+func (p *Publisher) afterJoined(st *store.TenantStore, res store.Joined, owed []store.Event, failing bool) {
+	if len(owed) == 0 {
+		return
 	}
 	n := float64(len(owed))
 	p.Metrics.InsertAttempts.WithLabelValues("hot").Add(n)
@@ -178,7 +214,6 @@ func (p *Publisher) JoinedMany(ctx context.Context, st *store.TenantStore, mutat
 		p.Metrics.InsertResults.WithLabelValues("hot", "ok").Add(n)
 		p.Inserted(st, res.Seq+int64(len(owed))-1)
 	}
-	return nil
 }
 
 // Inserted does what follows a durable insert of st's tenant up to seq: the wakes (other pods, then

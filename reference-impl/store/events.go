@@ -11,7 +11,10 @@ import (
 // TenantStore is one tenant's view of its tenant DB: every query is scoped by tenant_id, in a dedicated
 // DB as in a shared one.
 type TenantStore struct {
-	DB       *sql.DB
+	DB *sql.DB
+	// GroupDB is the pool's write-group handle (Pools.AcquireGroup) under --event-commit grouped:
+	// its connections send a group's statements in two round trips (CommitGroup). Nil otherwise.
+	GroupDB  *sql.DB
 	TenantID string
 	PoolID   string
 	Shared   bool
@@ -159,19 +162,28 @@ func InsertEventTx(ctx context.Context, tx *sql.Tx, tenantID string, ev Event, o
 // seqs at once, so they are consecutive and no concurrent insert of any guard takes a seq among them.
 func insertEventsTx(ctx context.Context, tx *sql.Tx, tenantID string, evs []Event, ordered bool) (int64, error) {
 	if ordered {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO fs_event_seq_lock (tenant_id, n) VALUES (?, 1) ON DUPLICATE KEY UPDATE n = n + 1`, tenantID); err != nil {
+		if _, err := tx.ExecContext(ctx, seqLockUpsert, tenantID); err != nil {
 			return 0, err
 		}
 	}
-	args := make([]any, 0, 7*len(evs))
-	for _, ev := range evs {
-		args = append(args, tenantID, ev.Path, ev.Op, ev.Actor, storedTime(ev.CreatedAt), ev.Src, ev.Batch)
-	}
-	res, err := tx.ExecContext(ctx, insertEvent+strings.Repeat(`, (?, ?, ?, ?, ?, ?, ?)`, len(evs)-1), args...)
+	q, args := eventsInsert(tenantID, evs)
+	res, err := tx.ExecContext(ctx, q, args...)
 	if err != nil {
 		return 0, err
 	}
 	return res.LastInsertId()
+}
+
+// seqLockUpsert takes the tenant's sequence row (GuardLock), held until the commit.
+const seqLockUpsert = `INSERT INTO fs_event_seq_lock (tenant_id, n) VALUES (?, 1) ON DUPLICATE KEY UPDATE n = n + 1`
+
+// eventsInsert is the one statement that inserts evs (at least one) of tenantID, with its arguments.
+func eventsInsert(tenantID string, evs []Event) (string, []any) {
+	args := make([]any, 0, 7*len(evs))
+	for _, ev := range evs {
+		args = append(args, tenantID, ev.Path, ev.Op, ev.Actor, storedTime(ev.CreatedAt), ev.Src, ev.Batch)
+	}
+	return insertEvent + strings.Repeat(`, (?, ?, ?, ?, ?, ?, ?)`, len(evs)-1), args
 }
 
 // EventsSince returns up to limit events with seq > since in seq order.

@@ -117,31 +117,52 @@ func (s *TenantStore) WriteFilesTx(ctx context.Context, tx *sql.Tx, files []File
 	if len(files) == 0 {
 		return nil, nil, nil
 	}
-	now := time.Now().UTC()
-	args := make([]any, 0, 4*len(files))
-	in := make([]any, 0, 1+len(files))
-	in = append(in, s.TenantID)
-	at := make(map[string]int, len(files))
-	for i, f := range files {
-		if _, dup := at[f.Path]; dup {
-			return nil, nil, errors.New("write group: path " + f.Path + " twice")
-		}
-		at[f.Path] = i
-		args = append(args, s.TenantID, f.Path, f.Content, now)
-		in = append(in, f.Path)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, 0, 420, 1, ?, ?)`+
-		strings.Repeat(`, (?, ?, 0, 420, 1, ?, ?)`, len(files)-1)+`
-			ON DUPLICATE KEY UPDATE revision = IF(is_dir = 1, revision, revision + 1), content = IF(is_dir = 1, content, VALUES(content)),
-			updated_at = IF(is_dir = 1, updated_at, VALUES(updated_at))`, args...); err != nil {
-		return nil, nil, err
-	}
-	rows, err := tx.QueryContext(ctx, `SELECT path, is_dir, revision FROM files WHERE tenant_id = ? AND path IN (?`+strings.Repeat(`, ?`, len(files)-1)+`)`, in...)
+	w, err := s.filesUpsert(files)
 	if err != nil {
 		return nil, nil, err
 	}
+	if _, err := tx.ExecContext(ctx, w.upsert, w.upsertArgs...); err != nil {
+		return nil, nil, err
+	}
+	rows, err := tx.QueryContext(ctx, w.query, w.queryArgs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return w.revisions(rows)
+}
+
+// filesWrite is WriteFilesTx's two statements for files: the multi-row upsert and the SELECT of
+// the revisions, with their arguments, and each path's index in files.
+type filesWrite struct {
+	upsert, query         string
+	upsertArgs, queryArgs []any
+	at                    map[string]int
+}
+
+func (s *TenantStore) filesUpsert(files []FileWrite) (filesWrite, error) {
+	now := time.Now().UTC()
+	w := filesWrite{upsertArgs: make([]any, 0, 4*len(files)), queryArgs: make([]any, 0, 1+len(files)), at: make(map[string]int, len(files))}
+	w.queryArgs = append(w.queryArgs, s.TenantID)
+	for i, f := range files {
+		if _, dup := w.at[f.Path]; dup {
+			return filesWrite{}, errors.New("write group: path " + f.Path + " twice")
+		}
+		w.at[f.Path] = i
+		w.upsertArgs = append(w.upsertArgs, s.TenantID, f.Path, f.Content, now)
+		w.queryArgs = append(w.queryArgs, f.Path)
+	}
+	w.upsert = `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, 0, 420, 1, ?, ?)` +
+		strings.Repeat(`, (?, ?, 0, 420, 1, ?, ?)`, len(files)-1) + `
+			ON DUPLICATE KEY UPDATE revision = IF(is_dir = 1, revision, revision + 1), content = IF(is_dir = 1, content, VALUES(content)),
+			updated_at = IF(is_dir = 1, updated_at, VALUES(updated_at))`
+	w.query = `SELECT path, is_dir, revision FROM files WHERE tenant_id = ? AND path IN (?` + strings.Repeat(`, ?`, len(files)-1) + `)`
+	return w, nil
+}
+
+// revisions scans the SELECT's rows (and closes them): each file's revision, or ErrIsDir.
+func (w filesWrite) revisions(rows *sql.Rows) (revs []int64, errs []error, err error) {
 	defer rows.Close()
-	revs, errs = make([]int64, len(files)), make([]error, len(files))
+	revs, errs = make([]int64, len(w.at)), make([]error, len(w.at))
 	seen := 0
 	for rows.Next() {
 		var path []byte
@@ -150,7 +171,7 @@ func (s *TenantStore) WriteFilesTx(ctx context.Context, tx *sql.Tx, files []File
 		if err := rows.Scan(&path, &dir, &rev); err != nil {
 			return nil, nil, err
 		}
-		i, ok := at[string(path)]
+		i, ok := w.at[string(path)]
 		if !ok {
 			continue
 		}
@@ -164,7 +185,7 @@ func (s *TenantStore) WriteFilesTx(ctx context.Context, tx *sql.Tx, files []File
 	if err := rows.Err(); err != nil {
 		return nil, nil, err
 	}
-	if seen != len(files) {
+	if seen != len(w.at) {
 		return nil, nil, errors.New("write group: upserted rows not found")
 	}
 	return revs, errs, nil

@@ -94,6 +94,10 @@ type PoolOptions struct {
 	// so one tenant's many streams cannot take every connection of the handle from the other tenants
 	// of the pool (0: max(1, StreamMaxOpen/4); < 0: no per-tenant bound).
 	StreamTenantMax int
+	// GroupMaxOpen bounds the connections of the write-group handle (AcquireGroup) of one tenant
+	// DB, opened under --event-commit grouped only: a tenant's groups commit one at a time on a
+	// pod, each on one connection for two round trips (0: max(1, MaxOpen/2)).
+	GroupMaxOpen int
 }
 
 // Pools opens tenant DBs on demand and may close idle ones; a closed handle is reopened by the
@@ -106,6 +110,7 @@ type Pools struct {
 	mu       sync.Mutex
 	dbs      map[string]*poolDB
 	streams  map[string]*sql.DB // stream-read handles (AcquireStream)
+	groups   map[string]*sql.DB // write-group handles (AcquireGroup)
 	migrated map[string]bool
 	known    map[string]bool // schema known current (MarkMigrated): open without touching the DB
 
@@ -142,10 +147,13 @@ func NewPools(specs []PoolSpec, opts PoolOptions) *Pools {
 	if opts.StreamMaxOpen <= 0 {
 		opts.StreamMaxOpen = max(1, opts.MaxOpen/4)
 	}
+	if opts.GroupMaxOpen <= 0 {
+		opts.GroupMaxOpen = max(1, opts.MaxOpen/2)
+	}
 	if opts.StreamTenantMax == 0 {
 		opts.StreamTenantMax = max(1, opts.StreamMaxOpen/4)
 	}
-	p := &Pools{opts: opts, specs: map[string]PoolSpec{}, dbs: map[string]*poolDB{}, streams: map[string]*sql.DB{},
+	p := &Pools{opts: opts, specs: map[string]PoolSpec{}, dbs: map[string]*poolDB{}, streams: map[string]*sql.DB{}, groups: map[string]*sql.DB{},
 		migrated: map[string]bool{}, known: map[string]bool{}, order: specs, gates: gateMap{}}
 	for _, s := range specs {
 		p.specs[s.ID] = s
@@ -229,29 +237,49 @@ func (p *Pools) Acquire(ctx context.Context, id string) (*sql.DB, error) {
 // AcquireStream returns pool id's stream-read handle, opening it if it is not open: the same DSN,
 // at most StreamMaxOpen connections. Acquire the pool first (it migrates the schema).
 func (p *Pools) AcquireStream(ctx context.Context, id string) (*sql.DB, error) {
+	return p.acquireSide(ctx, id, p.streams, p.opts.StreamMaxOpen, nil)
+}
+
+// AcquireGroup returns pool id's write-group handle (--event-commit grouped), opening it if it is
+// not open: the same DSN with multiStatements, at most GroupMaxOpen connections, used by
+// TenantStore.CommitGroup only (its statements are built from constants, every value a
+// placeholder). Nil, nil when the DSN's charset is not known safe for client-side interpolation:
+// the server's prepared statements, which that pool runs instead, take one statement each, and
+// its groups commit in a transaction of their own (WriteFilesTx).
+func (p *Pools) AcquireGroup(ctx context.Context, id string) (*sql.DB, error) {
+	if ok, _ := InterpolationSafe(p.specs[id].DSN); !ok {
+		return nil, nil
+	}
+	return p.acquireSide(ctx, id, p.groups, p.opts.GroupMaxOpen, func(c *mysql.Config) { c.MultiStatements = true })
+}
+
+// acquireSide returns pool id's handle in side (streams, groups), opening it with maxOpen
+// connections and tune's settings if it is not open. Acquire the pool first (it migrates the
+// schema).
+func (p *Pools) acquireSide(ctx context.Context, id string, side map[string]*sql.DB, maxOpen int, tune func(*mysql.Config)) (*sql.DB, error) {
 	if _, err := p.Acquire(ctx, id); err != nil {
 		return nil, err
 	}
 	p.mu.Lock()
-	if db := p.streams[id]; db != nil {
+	if db := side[id]; db != nil {
 		p.mu.Unlock()
 		return db, nil
 	}
 	p.mu.Unlock()
-	db, err := openLazy(ctx, p.specs[id].DSN)
+	db, err := openTuned(p.specs[id].DSN, tune)
 	if err != nil {
 		return nil, err
 	}
-	db.SetMaxOpenConns(p.opts.StreamMaxOpen)
-	db.SetMaxIdleConns(p.opts.StreamMaxOpen)
+	db.SetMaxOpenConns(maxOpen)
+	db.SetMaxIdleConns(maxOpen)
 	db.SetConnMaxIdleTime(p.opts.ConnMaxIdle)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if first := p.streams[id]; first != nil { // lost a race: keep the first
+	if first := side[id]; first != nil { // lost a race: keep the first
 		db.Close()
 		return first, nil
 	}
-	p.streams[id] = db
+	side[id] = db
 	return db, nil
 }
 
@@ -260,14 +288,19 @@ func (p *Pools) ClosePool(id string) {
 	p.mu.Lock()
 	d := p.dbs[id]
 	delete(p.dbs, id)
-	sdb := p.streams[id]
-	delete(p.streams, id)
+	var sides []*sql.DB
+	for _, side := range []map[string]*sql.DB{p.streams, p.groups} {
+		if db := side[id]; db != nil {
+			sides = append(sides, db)
+		}
+		delete(side, id)
+	}
 	p.mu.Unlock()
 	if d != nil {
 		d.db.Close()
 	}
-	if sdb != nil {
-		sdb.Close()
+	for _, db := range sides {
+		db.Close()
 	}
 }
 
@@ -292,13 +325,16 @@ func (p *Pools) CloseIdle() {
 // Close closes every handle.
 func (p *Pools) Close() {
 	p.mu.Lock()
-	dbs, streams := p.dbs, p.streams
-	p.dbs, p.streams = map[string]*poolDB{}, map[string]*sql.DB{}
+	dbs, sides := p.dbs, []map[string]*sql.DB{p.streams, p.groups}
+	p.dbs = map[string]*poolDB{}
+	for _, side := range sides {
+		for id, db := range side {
+			defer db.Close()
+			delete(side, id)
+		}
+	}
 	p.mu.Unlock()
 	for _, d := range dbs {
 		d.db.Close()
-	}
-	for _, db := range streams {
-		db.Close()
 	}
 }

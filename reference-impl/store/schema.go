@@ -263,12 +263,20 @@ func OpenExisting(ctx context.Context, dsn string) (*sql.DB, error) {
 // openLazy is OpenDB without the ping: no connection is made until the first query (for a pool
 // whose database and schema are known to exist).
 func openLazy(_ context.Context, dsn string) (*sql.DB, error) {
+	return openTuned(dsn, nil)
+}
+
+// openTuned is openLazy with tune's changes to the driver's settings (nil: none).
+func openTuned(dsn string, tune func(*mysql.Config)) (*sql.DB, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("bad DSN %q: %w", redact(dsn), err)
 	}
 	cfg.ParseTime = true
 	interpolate(cfg, dsn)
+	if tune != nil {
+		tune(cfg)
+	}
 	return sql.Open("mysql", cfg.FormatDSN())
 }
 

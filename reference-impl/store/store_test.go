@@ -313,15 +313,7 @@ func TestWriteFileRevisions(t *testing.T) {
 // twoTenantsWithDir opens a fresh tenant database holding tenants a and b, where a has the
 // directory /d.
 func twoTenantsWithDir(t *testing.T) (context.Context, *sql.DB, *store.TenantStore, *store.TenantStore) {
-	t.Helper()
-	ctx := testCtx(t)
-	db := tenantDB(t)
-	a := &store.TenantStore{DB: db, TenantID: "a"}
-	b := &store.TenantStore{DB: db, TenantID: "b"}
-	if err := a.Mkdir(ctx, "/d"); err != nil {
-		t.Fatal(err)
-	}
-	return ctx, db, a, b
+	return groupTenants(t, "")
 }
 
 // fileWant is what one file of a tenant should read back as.
@@ -346,63 +338,200 @@ func checkFiles(ctx context.Context, t *testing.T, want []fileWant) {
 // TestWriteFilesTxRevisions: a write group's multi-row upsert returns each file's own revision (new,
 // overwritten, the other tenant's same path untouched), refuses a directory with ErrIsDir and leaves
 // it unchanged, and commits with events at consecutive seqs in the order given; a group naming a
-// path twice is refused before any statement.
+// path twice is refused before any statement. The same for both ways a group commits: its
+// statements one by one in a transaction (WriteFilesTx in CommitJoinedMany) and two multi-statement
+// round trips on the group handle (CommitGroup), under each guard.
 func TestWriteFilesTxRevisions(t *testing.T) {
-	ctx, db, a, b := twoTenantsWithDir(t)
-	for _, p := range []string{"/f", "/g"} {
-		if _, err := a.WriteFile(ctx, p, []byte("old")); err != nil {
+	for _, c := range []struct {
+		commit string
+		g      store.Guard
+	}{{"tx", store.GuardHorizon}, {"group", store.GuardHorizon}, {"group", store.GuardLock}, {"group", store.GuardNone}} {
+		t.Run(c.commit+"/"+c.g.String(), func(t *testing.T) {
+			ctx, db, a, b := twoTenantsWithDir(t)
+			for _, p := range []string{"/f", "/g"} {
+				if _, err := a.WriteFile(ctx, p, []byte("old")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if _, err := a.WriteFile(ctx, "/g", []byte("old2")); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := b.WriteFile(ctx, "/new", []byte("b")); err != nil {
+				t.Fatal(err)
+			}
+			files := []store.FileWrite{{Path: "/g", Content: []byte("g3")}, {Path: "/d", Content: []byte("x")}, {Path: "/new", Content: []byte("n")}, {Path: "/f", Content: []byte("f2")}}
+			var revs []int64
+			var errs []error
+			var r store.Joined
+			var err error
+			if c.commit == "group" {
+				revs, errs, r, err = a.CommitGroup(ctx, files, func(revs []int64, errs []error) []store.Event { return owed(files, errs) }, c.g)
+			} else {
+				r, err = a.CommitJoinedMany(ctx, func(ctx context.Context, tx *sql.Tx) ([]store.Event, error) {
+					var err error
+					if revs, errs, err = a.WriteFilesTx(ctx, tx, files); err != nil {
+						return nil, err
+					}
+					return owed(files, errs), nil
+				}, c.g)
+			}
+			if err != nil || r.EventErr != nil {
+				t.Fatal(err, r.EventErr)
+			}
+			if want := []int64{3, 0, 1, 2}; !slices.Equal(revs, want) || !errors.Is(errs[1], store.ErrIsDir) || errs[0] != nil || errs[2] != nil || errs[3] != nil {
+				t.Fatalf("revisions %v errors %v, want %v and ErrIsDir for /d only", revs, errs, want)
+			}
+			checkFiles(ctx, t, []fileWant{{a, "/g", "g3", 3, false}, {a, "/f", "f2", 2, false}, {a, "/new", "n", 1, false}, {b, "/new", "b", 1, false}, {a, "/d", "", 1, true}})
+			evs, err := a.EventsSince(ctx, 0, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for i, ev := range evs {
+				got = append(got, ev.Path)
+				if ev.Seq != r.Seq+int64(i) {
+					t.Fatalf("event %d seq %d, want %d (consecutive from %d)", i, ev.Seq, r.Seq+int64(i), r.Seq)
+				}
+			}
+			if want := []string{"/g", "/new", "/f"}; !slices.Equal(got, want) {
+				t.Fatalf("events %v, want %v", got, want)
+			}
+			openTransactions(ctx, t, db, 0)
+			if c.commit == "group" {
+				if _, _, _, err := a.CommitGroup(ctx, []store.FileWrite{{Path: "/x"}, {Path: "/x"}}, nil, c.g); err == nil || !strings.Contains(err.Error(), "/x twice") {
+					t.Fatalf("a path twice: %v, want refused", err)
+				}
+				return
+			}
+			tx, err := db.BeginTx(ctx, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tx.Rollback() //nolint:errcheck
+			if _, _, err := a.WriteFilesTx(ctx, tx, []store.FileWrite{{Path: "/x"}, {Path: "/x"}}); err == nil || !strings.Contains(err.Error(), "/x twice") {
+				t.Fatalf("a path twice: %v, want refused", err)
+			}
+		})
+	}
+}
+
+// owed is the events a group of files owes: one write per file written (no error).
+func owed(files []store.FileWrite, errs []error) []store.Event {
+	var evs []store.Event
+	for i, f := range files {
+		if errs[i] == nil {
+			evs = append(evs, store.Event{Path: f.Path, Op: "write", CreatedAt: time.Now()})
+		}
+	}
+	return evs
+}
+
+// TestCommitGroupFailures: what a write group committed in two round trips leaves when a statement
+// fails, and that its connection goes back to the pool with no transaction open.
+//   - The events' insert fails with the transaction alive (a lock wait on the tenant's sequence row
+//     under the lock guard, held by another transaction): the files commit alone, with the error in
+//     EventErr and no event row (the caller buffers the events). Control: with the row free, the
+//     same group commits its events.
+//   - The upsert fails (a path longer than the column): nothing of the group is written.
+func TestCommitGroupFailures(t *testing.T) {
+	ctx, db, a, _ := groupTenants(t, "&innodb_lock_wait_timeout=1")
+	files := []store.FileWrite{{Path: "/a", Content: []byte("1")}, {Path: "/b", Content: []byte("2")}}
+	owe := func(_ []int64, errs []error) []store.Event { return owed(files, errs) }
+	if _, err := a.InsertEvent(ctx, store.Event{Path: "/first", Op: "write", CreatedAt: time.Now()}, store.GuardLock); err != nil {
+		t.Fatal(err) // creates the tenant's sequence row
+	}
+	holder, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := holder.ExecContext(ctx, `UPDATE fs_event_seq_lock SET n = n + 1 WHERE tenant_id = ?`, a.TenantID); err != nil {
+		t.Fatal(err)
+	}
+	revs, errs, r, err := a.CommitGroup(ctx, files, owe, store.GuardLock)
+	if err != nil || !store.IsLockConflict(r.EventErr) || r.Seq != 0 || !slices.Equal(revs, []int64{1, 1}) || errs[0] != nil || errs[1] != nil {
+		t.Fatalf("events' insert held: revs %v errs %v joined %+v err %v; want the files committed, EventErr a lock wait", revs, errs, r, err)
+	}
+	checkFiles(ctx, t, []fileWant{{a, "/a", "1", 1, false}, {a, "/b", "2", 1, false}})
+	openTransactions(ctx, t, db, 1) // the holder's only
+	if err := holder.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	if evs, _ := a.EventsSince(ctx, 0, 10); len(evs) != 1 {
+		t.Fatalf("%d event rows after the failed insert, want 1 (/first)", len(evs))
+	}
+	revs, _, r, err = a.CommitGroup(ctx, files, owe, store.GuardLock)
+	if err != nil || r.EventErr != nil || r.Seq == 0 || !slices.Equal(revs, []int64{2, 2}) {
+		t.Fatalf("control, row free: revs %v joined %+v err %v; want revisions 2 and the events", revs, r, err)
+	}
+	if evs, _ := a.EventsSince(ctx, 0, 10); len(evs) != 3 {
+		t.Fatalf("%d event rows after the control, want 3", len(evs))
+	}
+
+	long := []store.FileWrite{{Path: "/c", Content: []byte("3")}, {Path: "/" + strings.Repeat("x", 2000), Content: []byte("4")}}
+	if _, _, _, err := a.CommitGroup(ctx, long, func(_ []int64, errs []error) []store.Event { return owed(long, errs) }, store.GuardLock); err == nil {
+		t.Fatal("a path longer than the column: committed, want refused")
+	}
+	if _, err := a.ReadFile(ctx, "/c"); !errors.Is(err, store.ErrNoSuchPath) {
+		t.Fatalf("/c after the failed group: %v, want not found (nothing of the group written)", err)
+	}
+	openTransactions(ctx, t, db, 0)
+}
+
+// groupTenants is twoTenantsWithDir on a pool's handles (the group handle too), its DSN with
+// params appended.
+func groupTenants(t *testing.T, params string) (context.Context, *sql.DB, *store.TenantStore, *store.TenantStore) {
+	t.Helper()
+	ctx := testCtx(t)
+	name := fmt.Sprintf("st%d", n.Add(1))
+	pools := store.NewPools([]store.PoolSpec{{ID: name, Role: store.RoleShared, DSN: srv.DSN(name) + params}}, store.PoolOptions{MaxOpen: 4, GroupMaxOpen: 1})
+	t.Cleanup(pools.Close)
+	db, err := pools.Acquire(ctx, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gdb, err := pools.AcquireGroup(ctx, name)
+	if err != nil || gdb == nil {
+		t.Fatalf("group handle: %v %v", gdb, err)
+	}
+	a := &store.TenantStore{DB: db, GroupDB: gdb, TenantID: "a"}
+	b := &store.TenantStore{DB: db, GroupDB: gdb, TenantID: "b"}
+	if err := a.Mkdir(ctx, "/d"); err != nil {
+		t.Fatal(err)
+	}
+	return ctx, db, a, b
+}
+
+// openTransactions fails t unless the server has want transactions open in db's database. The
+// server refreshes information_schema.innodb_trx only when it was not read for 0.1 s: it is read
+// every 0.15 s until it says want, for up to 1.5 s (a transaction left open on an idle pooled
+// connection stays open).
+func openTransactions(ctx context.Context, t *testing.T, db *sql.DB, want int) {
+	t.Helper()
+	var got int
+	for deadline := time.Now().Add(1500 * time.Millisecond); ; time.Sleep(150 * time.Millisecond) {
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.innodb_trx t JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id WHERE p.db = DATABASE()`).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
-	}
-	if _, err := a.WriteFile(ctx, "/g", []byte("old2")); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := b.WriteFile(ctx, "/new", []byte("b")); err != nil {
-		t.Fatal(err)
-	}
-	files := []store.FileWrite{{Path: "/g", Content: []byte("g3")}, {Path: "/d", Content: []byte("x")}, {Path: "/new", Content: []byte("n")}, {Path: "/f", Content: []byte("f2")}}
-	var revs []int64
-	var errs []error
-	r, err := a.CommitJoinedMany(ctx, func(ctx context.Context, tx *sql.Tx) ([]store.Event, error) {
-		var err error
-		if revs, errs, err = a.WriteFilesTx(ctx, tx, files); err != nil {
-			return nil, err
+		if got == want {
+			return
 		}
-		var evs []store.Event
-		for i, f := range files {
-			if errs[i] == nil {
-				evs = append(evs, store.Event{Path: f.Path, Op: "write", CreatedAt: time.Now()})
+		if time.Now().After(deadline) {
+			var open []string
+			rows, err := db.QueryContext(ctx, `SELECT CONCAT('thread ', p.id, ' since ', t.trx_started, ', ', t.trx_rows_modified, ' rows modified, query: ', COALESCE(t.trx_query, '-')) FROM information_schema.innodb_trx t JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id WHERE p.db = DATABASE()`)
+			for err == nil && rows.Next() {
+				var s string
+				_ = rows.Scan(&s)
+				open = append(open, s)
 			}
-		}
-		return evs, nil
-	}, store.GuardHorizon)
-	if err != nil || r.EventErr != nil {
-		t.Fatal(err, r.EventErr)
-	}
-	if want := []int64{3, 0, 1, 2}; !slices.Equal(revs, want) || !errors.Is(errs[1], store.ErrIsDir) || errs[0] != nil || errs[2] != nil || errs[3] != nil {
-		t.Fatalf("revisions %v errors %v, want %v and ErrIsDir for /d only", revs, errs, want)
-	}
-	checkFiles(ctx, t, []fileWant{{a, "/g", "g3", 3, false}, {a, "/f", "f2", 2, false}, {a, "/new", "n", 1, false}, {b, "/new", "b", 1, false}, {a, "/d", "", 1, true}})
-	evs, err := a.EventsSince(ctx, 0, 10)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var got []string
-	for i, ev := range evs {
-		got = append(got, ev.Path)
-		if ev.Seq != r.Seq+int64(i) {
-			t.Fatalf("event %d seq %d, want %d (consecutive from %d)", i, ev.Seq, r.Seq+int64(i), r.Seq)
+			t.Fatalf("%d transactions open, want %d (this check's thread %d): %v", got, want, threadID(ctx, t, db), open)
 		}
 	}
-	if want := []string{"/g", "/new", "/f"}; !slices.Equal(got, want) {
-		t.Fatalf("events %v, want %v", got, want)
-	}
-	tx, err := db.BeginTx(ctx, nil)
-	if err != nil {
+}
+
+func threadID(ctx context.Context, t *testing.T, db *sql.DB) int64 {
+	var id int64
+	if err := db.QueryRowContext(ctx, `SELECT CONNECTION_ID()`).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback() //nolint:errcheck
-	if _, _, err := a.WriteFilesTx(ctx, tx, []store.FileWrite{{Path: "/x"}, {Path: "/x"}}); err == nil || !strings.Contains(err.Error(), "/x twice") {
-		t.Fatalf("a path twice: %v, want refused", err)
-	}
+	return id
 }

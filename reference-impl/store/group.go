@@ -1,0 +1,123 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"strings"
+	"time"
+)
+
+// CommitGroup is CommitJoinedMany for a write group (--event-commit grouped) in two round trips
+// instead of six, on GroupDB (a handle whose connections may send several statements in one
+// COM_QUERY: Pools.AcquireGroup):
+//
+//  1. START TRANSACTION; the multi-row upsert of files; the SELECT of their revisions
+//     (WriteFilesTx's statements);
+//  2. SAVEPOINT event; under GuardLock the tenant's sequence row; the multi-row event insert of
+//     what owe returns for those revisions; COMMIT; SELECT LAST_INSERT_ID() (the first seq).
+//
+// The server stops a multi-statement at its first error, so a failed second round trip left the
+// transaction at the savepoint (the event's statements failed: ROLLBACK TO SAVEPOINT; COMMIT, and
+// the files commit alone with EventErr, as under CommitJoinedMany) or without it (InnoDB rolled the
+// whole transaction back, a deadlock victim: the rollback to the savepoint fails and the group
+// failed, run again on a lock conflict). Round trips are what a hot tenant's groups wait for one
+// after the other: each costs a wake of the pod and of the server, which on a busy machine costs
+// more than the statements (docs/performance.md). GuardNone (late-commit-skip) commits in a third
+// round trip, after the defect's delay. A connection whose transaction state is not known after a
+// failure is closed, never handed back to the pool with a transaction open.
+func (s *TenantStore) CommitGroup(ctx context.Context, files []FileWrite, owe func(revs []int64, errs []error) []Event, g Guard) (revs []int64, errs []error, r Joined, err error) {
+	if s.GroupDB == nil {
+		return nil, nil, Joined{}, errors.New("write group: no group handle for pool " + s.PoolID)
+	}
+	w, err := s.filesUpsert(files)
+	if err != nil {
+		return nil, nil, Joined{}, err
+	}
+	err = retryConflicts(ctx, func() error {
+		r = Joined{}
+		revs, errs, err = s.commitGroupOnce(ctx, w, owe, g, &r)
+		return err
+	})
+	return revs, errs, r, err
+}
+
+func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, owe func([]int64, []error) []Event, g Guard, r *Joined) (revs []int64, errs []error, err error) {
+	conn, err := s.GroupDB.Conn(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	open := false // a transaction may be open on conn
+	defer func() {
+		if open {
+			discard(conn) // its state is not known: never back to the pool
+		}
+		conn.Close()
+	}()
+	open = true
+	rows, err := conn.QueryContext(ctx, "START TRANSACTION; "+w.upsert+"; "+w.query, append(w.upsertArgs, w.queryArgs...)...)
+	if err == nil {
+		revs, errs, err = w.revisions(rows)
+	}
+	if err != nil {
+		if _, rerr := conn.ExecContext(ctx, `ROLLBACK`); rerr == nil {
+			open = false
+		}
+		return nil, nil, err
+	}
+	evs := owe(revs, errs)
+	if len(evs) == 0 {
+		if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
+			return nil, nil, err
+		}
+		open = false
+		return revs, errs, nil
+	}
+	var q strings.Builder
+	q.WriteString(savepoint + "; ")
+	var args []any
+	if g == GuardLock {
+		q.WriteString(seqLockUpsert + "; ")
+		args = append(args, s.TenantID)
+	}
+	ins, insArgs := eventsInsert(s.TenantID, evs)
+	q.WriteString(ins)
+	args = append(args, insArgs...)
+	commitLater := g == GuardNone // the late-commit-skip defect delays some commits
+	if !commitLater {
+		q.WriteString("; COMMIT")
+	}
+	q.WriteString("; SELECT LAST_INSERT_ID()")
+	t0 := time.Now()
+	var seq int64
+	err = conn.QueryRowContext(ctx, q.String(), args...).Scan(&seq)
+	r.EventTime = time.Since(t0)
+	if err != nil {
+		// The events' statements failed with the transaction alive at the savepoint: the files
+		// commit alone. Without the savepoint the transaction is gone: nothing committed.
+		if _, rerr := conn.ExecContext(ctx, `ROLLBACK TO SAVEPOINT event; COMMIT`); rerr != nil {
+			if _, rerr := conn.ExecContext(ctx, `ROLLBACK`); rerr == nil {
+				open = false
+			}
+			return nil, nil, err
+		}
+		open = false
+		r.EventErr = err
+		return revs, errs, nil
+	}
+	if commitLater {
+		lateCommits(g, seq, len(evs))
+		if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
+			return nil, nil, err
+		}
+	}
+	open = false
+	r.Seq = seq
+	return revs, errs, nil
+}
+
+// discard closes conn's driver connection, so database/sql drops it instead of pooling it.
+func discard(conn *sql.Conn) {
+	_ = conn.Raw(func(any) error { return driver.ErrBadConn })
+}

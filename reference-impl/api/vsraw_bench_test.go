@@ -20,6 +20,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/valyala/fasthttp"
+
 	"github.com/seqgate/seqgate/internal/eventstream"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -50,7 +52,8 @@ import (
 func BenchmarkVsRawInsert(b *testing.B) {
 	d := time.Duration(envInt(b, "VSRAW_SECONDS", 5)) * time.Second
 	conns := envInt(b, "VSRAW_CONNS", 16)
-	writers := envInt(b, "VSRAW_WRITERS", conns)
+	writers := envInt(b, "VSRAW_WRITERS", 4*conns)
+	client := envList(b, "VSRAW_CLIENT", []string{"fasthttp"}, []string{"fasthttp", "net/http"})[0]
 	profDir := os.Getenv("VSRAW_PROFILE")
 	guards := envList(b, "VSRAW_GUARDS", []string{"lock", "horizon"}, slices.Collect(maps.Keys(store.Guards)))
 	commits := envList(b, "VSRAW_COMMITS", api.EventCommitModes, api.EventCommitModes)
@@ -80,10 +83,10 @@ func BenchmarkVsRawInsert(b *testing.B) {
 			before := raw("before")
 			if layout.tenants == 1 {
 				c0 := takeCPU(b)
-				rate, n := httpFloorRate(b, conns, d)
+				rate, n := httpFloorRate(b, client, writers, d)
 				cpu := takeCPU(b).minus(c0).per(n)
-				b.Logf("HTTP floor: %d closed-loop writers PUT to a handler that only reads the body and answers as a write does: %.0f requests/s, %.2f of raw before; CPU per request %.0f µs (server and client in this process)",
-					conns, rate, rate/before, cpu.self)
+				b.Logf("HTTP floor: %d closed-loop writers (%s client) PUT to a handler that only reads the body and answers as a write does: %.0f requests/s, %.2f of raw before; CPU per request %.0f µs (server and client in this process)",
+					writers, client, rate, rate/before, cpu.self)
 				b.ReportMetric(rate/before, "http_floor/raw")
 			}
 			type cell struct {
@@ -99,7 +102,7 @@ func BenchmarkVsRawInsert(b *testing.B) {
 				for _, commit := range commits {
 					c0, q0 := takeCPU(b), statements(b)
 					stopProfile := startProfile(b, profDir, fmt.Sprintf("%s-%s-%s", strings.Fields(layout.name)[0], g, commit))
-					r := eventlogdRate(b, g, commit, layout.tenants, conns, writers, d)
+					r := eventlogdRate(b, g, commit, layout.tenants, conns, writers, client, d)
 					stopProfile()
 					cells = append(cells, cell{g, commit, r, takeCPU(b).minus(c0).per(r.n), statementsPer(statements(b), q0, r.n)})
 				}
@@ -115,8 +118,8 @@ func BenchmarkVsRawInsert(b *testing.B) {
 					groups = fmt.Sprintf("; %.1f writes per group", float64(r.n)/r.groups)
 				}
 				b.Logf("statements per acked event: %s, guard %s, event-commit %s: %s%s", layout.name, c.g, c.commit, c.stmts, groups)
-				b.Logf("eventlogd vs raw: %s, guard %s, event-commit %s, %d connections, %d writers: raw %.0f inserts/s (mean of %.0f before, %.0f after), eventlogd %.0f acked events/s, eventlogd/raw %.2f; delivery p50 %.1f ms, p99 %.1f ms; %d of %d acked delivered, %d skipped (pod: %.0f hot inserts failed, %.0f flushed, %.0f horizon gaps given up); CPU per event: server %.0f µs, eventlogd+load+consumers %.0f µs; eventlogd/raw that CPU alone allows (raw's server and client CPU per insert over the CPU per event of one side): this process's %.2f, the DB server's %.2f",
-					layout.name, c.g, c.commit, conns, writers, rawRate, before, after, r.acked, ratio, r.p50, r.p99, r.delivered, r.n, r.skipped, r.hotErrors, r.flushed, r.givenUp, c.cpu.db, c.cpu.self,
+				b.Logf("eventlogd vs raw: %s, guard %s, event-commit %s, %d connections, %d writers (%s client): raw %.0f inserts/s (mean of %.0f before, %.0f after), eventlogd %.0f acked events/s, eventlogd/raw %.2f; delivery p50 %.1f ms, p99 %.1f ms; %d of %d acked delivered, %d skipped (pod: %.0f hot inserts failed, %.0f flushed, %.0f horizon gaps given up); CPU per event: server %.0f µs, eventlogd+load+consumers %.0f µs; eventlogd/raw that CPU alone allows (raw's server and client CPU per insert over the CPU per event of one side): this process's %.2f, the DB server's %.2f",
+					layout.name, c.g, c.commit, conns, writers, client, rawRate, before, after, r.acked, ratio, r.p50, r.p99, r.delivered, r.n, r.skipped, r.hotErrors, r.flushed, r.givenUp, c.cpu.db, c.cpu.self,
 					rawCPU/2/max(c.cpu.self, 1), rawCPU/2/max(c.cpu.db, 1))
 				if r.delivered != r.n || r.skipped != 0 {
 					b.Errorf("%s, guard %s, event-commit %s: %d of %d acked events delivered, %d skipped", layout.name, c.g, c.commit, r.delivered, r.n, r.skipped)
@@ -314,10 +317,10 @@ func closedLoop(b *testing.B, conns int, d time.Duration, do func(w, i int) erro
 	return float64(n.Load()) / time.Since(start).Seconds(), int(n.Load())
 }
 
-// httpFloorRate is the rate of the benchmark's writers (conns closed-loop PUTs through the same
+// httpFloorRate is the rate of the benchmark's writers (closed-loop PUTs through the same
 // client) against a handler that does no work but read the body and answer as a write does: the
 // ceiling of any HTTP service measured this way on this machine, DB or not.
-func httpFloorRate(b *testing.B, conns int, d time.Duration) (float64, int) {
+func httpFloorRate(b *testing.B, client string, writers int, d time.Duration) (float64, int) {
 	b.Helper()
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = io.Copy(io.Discard, r.Body)
@@ -325,19 +328,69 @@ func httpFloorRate(b *testing.B, conns int, d time.Duration) (float64, int) {
 		_, _ = io.WriteString(w, `{"revision":1,"status":"ok"}`+"\n")
 	}))
 	defer ts.Close()
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns}}
-	defer client.CloseIdleConnections()
-	return closedLoop(b, conns, d, func(w, i int) error {
-		req, _ := http.NewRequest("PUT", ts.URL+fmt.Sprintf("/v1/fs/w%d/%d", w, i), strings.NewReader("x"))
-		req.Header.Set("Authorization", "Bearer k")
-		resp, err := client.Do(req)
-		if err != nil {
-			return err
-		}
-		_, _ = io.Copy(io.Discard, resp.Body)
-		return resp.Body.Close()
+	put := newPutter(client, ts.URL, writers)
+	defer put.close()
+	return closedLoop(b, writers, d, func(w, i int) error {
+		_, err := put.put(context.Background(), fmt.Sprintf("/v1/fs/w%d/%d", w, i), "k")
+		return err
 	})
 }
+
+// putter is the writers' HTTP client: PUT a one-byte body to path with a bearer key and return the
+// status. fasthttp (the default) is a load client's client: on these 2 cores the writers share the
+// CPU with eventlogd and the DB server, and net/http's client (a reader and a writer goroutine per
+// connection, each request handed between three) costs more CPU per request than eventlogd's own
+// handler; VSRAW_CLIENT=net/http measures with it instead.
+type putter interface {
+	put(ctx context.Context, path, key string) (int, error)
+	close()
+}
+
+func newPutter(client, base string, conns int) putter {
+	if client == "net/http" {
+		return &netPutter{base: base, c: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns}}}
+	}
+	return &fastPutter{base: base, c: &fasthttp.HostClient{Addr: strings.TrimPrefix(base, "http://"), MaxConns: conns}}
+}
+
+type netPutter struct {
+	base string
+	c    *http.Client
+}
+
+func (p *netPutter) put(ctx context.Context, path, key string) (int, error) {
+	req, _ := http.NewRequestWithContext(ctx, "PUT", p.base+path, strings.NewReader("x"))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := p.c.Do(req)
+	if err != nil {
+		return 0, err
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	return resp.StatusCode, resp.Body.Close()
+}
+
+func (p *netPutter) close() { p.c.CloseIdleConnections() }
+
+type fastPutter struct {
+	base string
+	c    *fasthttp.HostClient
+}
+
+func (p *fastPutter) put(_ context.Context, path, key string) (int, error) {
+	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
+	defer fasthttp.ReleaseRequest(req)
+	defer fasthttp.ReleaseResponse(resp)
+	req.SetRequestURI(p.base + path)
+	req.Header.SetMethod("PUT")
+	req.Header.Set("Authorization", "Bearer "+key)
+	req.SetBodyString("x")
+	if err := p.c.Do(req, resp); err != nil {
+		return 0, err
+	}
+	return resp.StatusCode(), nil
+}
+
+func (p *fastPutter) close() { p.c.CloseIdleConnections() }
 
 type vsResult struct {
 	acked        float64 // acked events per second
@@ -353,7 +406,7 @@ type vsResult struct {
 // eventlogdRate runs one pod (guard g, --event-commit commit, conns tenant-DB connections) with one
 // subscriber per tenant and the given writers (closed loop, each on one tenant) for d, then waits
 // for every acked event.
-func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns, writers int, d time.Duration) vsResult {
+func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns, writers int, client string, d time.Duration) vsResult {
 	b.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), d+2*time.Minute)
 	defer cancel()
@@ -369,17 +422,19 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns, w
 	}
 	srv.Start()
 	ts := httptest.NewServer(srv.Handler())
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: writers + tenants}}
+	httpc := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: tenants}} // provisioning and streams
+	put := newPutter(client, ts.URL, writers)
 	defer func() {
 		srv.StopStreams()
 		ts.Close()
 		_ = srv.Close()
-		client.CloseIdleConnections()
+		httpc.CloseIdleConnections()
+		put.close()
 	}()
 	keys := make([]string, tenants)
 	ids := make([]string, tenants)
 	for i := range keys {
-		m := benchDo(b, ctx, client, "POST", ts.URL+"/v1/provision", "", `{"pool":"`+pool.ID+`"}`)
+		m := benchDo(b, ctx, httpc, "POST", ts.URL+"/v1/provision", "", `{"pool":"`+pool.ID+`"}`)
 		ids[i], keys[i] = m["tenant_id"].(string), m["api_key"].(string)
 	}
 	type arrival struct {
@@ -403,7 +458,7 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns, w
 	for i, k := range keys {
 		req, _ := http.NewRequestWithContext(sctx, "GET", ts.URL+"/v1/events?since=0", nil)
 		req.Header.Set("X-API-Key", k)
-		resp, err := client.Do(req)
+		resp, err := httpc.Do(req)
 		if err != nil || resp.StatusCode != 200 {
 			b.Fatalf("subscribe tenant %d: %v %v", i, err, resp)
 		}
@@ -467,16 +522,12 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns, w
 			k := keys[w%tenants]
 			for i := 0; time.Now().Before(deadline); i++ {
 				path := fmt.Sprintf("/w%d/%d", w, i)
-				req, _ := http.NewRequestWithContext(ctx, "PUT", ts.URL+"/v1/fs"+path, strings.NewReader("x"))
-				req.Header.Set("Authorization", "Bearer "+k)
-				resp, err := client.Do(req)
+				code, err := put.put(ctx, "/v1/fs"+path, k)
 				if err != nil {
 					b.Error(err)
 					return
 				}
-				_, _ = io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode == 200 {
+				if code == 200 {
 					acks[w][path] = time.Now()
 				}
 			}

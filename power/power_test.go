@@ -68,6 +68,34 @@ func TestVariantKeepsEverythingButSeedAndDefect(t *testing.T) {
 	}
 }
 
+// TestVariantSets: power's --set applies to every arm before the seed and the defect, which it may
+// not name (power varies them itself); a malformed override is refused with its text.
+func TestVariantSets(t *testing.T) {
+	src := []byte("name: x\nseed: 5\nduration: 10s\ndrain_timeout: 5s\ntenants:\n  - {group: a, count: 1, mode: dedicated}\n" +
+		"pods:\n  count: 1\n  eventlogd:\n    flags: {retry-tenant-cap: \"3\"}\nload:\n  - {tenants: a, executor: constant-arrival-rate, rate: 1}\nconsumers:\n  - count: 1\n")
+	v, err := Variant(src, 8, "late-commit-skip", "pods.count=2", "pods.eventlogd.flags.event-commit=grouped")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc, err := scenario.Parse("variant.yaml", v)
+	if err != nil {
+		t.Fatalf("variant does not parse: %v\n%s", err, v)
+	}
+	if sc.Pods.Count != 2 || sc.Pods.Eventlogd.Flags["event-commit"] != "grouped" || sc.Pods.Eventlogd.Flags["retry-tenant-cap"] != "3" ||
+		sc.Seed != 8 || sc.Pods.Eventlogd.Defect != "late-commit-skip" {
+		t.Fatalf("variant with sets: %+v", sc)
+	}
+	for _, bad := range []string{"seed=3", " pods.eventlogd.defect =none", "pods.count"} {
+		if _, err := Variant(src, 8, "", bad); err == nil || !strings.Contains(err.Error(), strings.TrimSpace(bad)) {
+			t.Errorf("--set %q: %v, want refused naming it", bad, err)
+		}
+	}
+	var b strings.Builder
+	if err := WriteMarkdown(&b, &Result{Sets: []string{"pods.count=2", "a=b"}}); err != nil || !strings.Contains(b.String(), "Every run with: `--set pods.count=2` `--set a=b`") {
+		t.Fatalf("power.md does not say the overrides: %v\n%s", err, b.String())
+	}
+}
+
 func TestReadMatrixErrorsNameTheEntry(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "s.yaml"), []byte("name: s\n"), 0o644)
@@ -191,7 +219,7 @@ func TestRunTabulates(t *testing.T) {
 		return child.Result{Exit: o.exit}, nil
 	}
 	var progress bytes.Buffer
-	res, err := Run(context.Background(), m, Selection{Defects: m.Entries}, 2, out, run, &progress)
+	res, err := Run(context.Background(), m, Selection{Defects: m.Entries}, 2, nil, out, run, &progress)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +310,7 @@ func TestControlsCountAsCorrectRuns(t *testing.T) {
 				os.WriteFile(filepath.Join(runDir, "summary.json"), js, 0o644)
 				return child.Result{Exit: exit}, nil
 			}
-			res, err := Run(context.Background(), m, sel, 1, out, run, io.Discard)
+			res, err := Run(context.Background(), m, sel, 1, nil, out, run, io.Discard)
 			if err != nil {
 				t.Fatal(err)
 			}

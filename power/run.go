@@ -47,7 +47,9 @@ type ControlRow struct {
 
 // Result is the whole matrix with its two rates.
 type Result struct {
-	Seeds          int          `json:"seeds"`
+	Seeds int `json:"seeds"`
+	// Sets are the scenario overrides every run had (PATH=VALUE, as seqgate run --set).
+	Sets           []string     `json:"sets,omitempty"`
 	Rows           []Row        `json:"rows"`
 	Controls       []ControlRow `json:"controls,omitempty"`
 	Detected       int          `json:"detected"`
@@ -72,11 +74,14 @@ var numbers = []string{"acked", "lost", "lost_by_reason.silent", "skipped", "und
 // every run under out. progress gets one line per finished run. A run that cannot be started stops
 // the whole measurement (the matrix would be incomplete); a run that ends with exit 3 is recorded
 // (for a correct arm it is a false alarm).
-func Run(ctx context.Context, m *Matrix, sel Selection, seeds int, out string, run child.Func, progress io.Writer) (*Result, error) {
+func Run(ctx context.Context, m *Matrix, sel Selection, seeds int, sets []string, out string, run child.Func, progress io.Writer) (*Result, error) {
 	if seeds < 1 {
 		return nil, fmt.Errorf("--seeds %d: need at least 1", seeds)
 	}
-	res := &Result{Seeds: seeds}
+	if err := CheckSets(sets); err != nil {
+		return nil, err
+	}
+	res := &Result{Seeds: seeds, Sets: sets}
 	total, done := Runs(sel, seeds), 0
 	step := func(name string, seed int64, arm Arm) {
 		done++
@@ -111,7 +116,7 @@ func Run(ctx context.Context, m *Matrix, sel Selection, seeds int, out string, r
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				arm, err := runArm(ctx, src, seed, defect, e.Defect, e.Scenario, out, run)
+				arm, err := runArm(ctx, src, seed, defect, e.Defect, e.Scenario, sets, out, run)
 				if err != nil {
 					return nil, fmt.Errorf("%s seed %d: %w", e.Defect, seed, err)
 				}
@@ -137,7 +142,7 @@ func Run(ctx context.Context, m *Matrix, sel Selection, seeds int, out string, r
 				return nil, err
 			}
 			seed := first + int64(i)
-			arm, err := runArm(ctx, src, seed, "", c.Name, c.Scenario, out, run)
+			arm, err := runArm(ctx, src, seed, "", c.Name, c.Scenario, sets, out, run)
 			if err != nil {
 				return nil, fmt.Errorf("%s seed %d: %w", c.Name, seed, err)
 			}
@@ -187,9 +192,9 @@ func readScenario(m *Matrix, name string) ([]byte, int64, error) {
 	return src, head.Seed, nil
 }
 
-// runArm runs src with seed and defect (empty: the correct build) into out/name/seed-N/{defect,correct}.
+// runArm runs src with sets, seed and defect (empty: the correct build) into out/name/seed-N/{defect,correct}.
 // A correct arm is OK when it passed; the caller judges a defect arm.
-func runArm(ctx context.Context, src []byte, seed int64, defect, name, scenarioName, out string, run child.Func) (Arm, error) {
+func runArm(ctx context.Context, src []byte, seed int64, defect, name, scenarioName string, sets []string, out string, run child.Func) (Arm, error) {
 	arm := Arm{Seed: seed, Defect: defect}
 	label := "correct"
 	if defect != "" {
@@ -199,7 +204,7 @@ func runArm(ctx context.Context, src []byte, seed int64, defect, name, scenarioN
 	if err := os.MkdirAll(filepath.Dir(arm.Dir), 0o755); err != nil {
 		return arm, err
 	}
-	v, err := Variant(src, seed, defect)
+	v, err := Variant(src, seed, defect, sets...)
 	if err != nil {
 		return arm, fmt.Errorf("%s: %w", scenarioName, err)
 	}

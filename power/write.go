@@ -17,9 +17,13 @@ func WriteJSON(w io.Writer, r *Result) error {
 
 // WriteMarkdown writes the matrix as a Markdown table (power.md): one line per defect and seed with
 // the defect arm (caught by the expected check or not, its failed checks and numbers) beside the
-// correct arm (passed or not), then the detection and false-alarm rates.
+// correct arm (passed or not), then the detection and false-alarm rates. Overrides every run had
+// (--set) head it: the figures hold for that configuration.
 func WriteMarkdown(w io.Writer, r *Result) error {
 	var b strings.Builder
+	if len(r.Sets) > 0 {
+		fmt.Fprintf(&b, "Every run with: `--set %s`\n\n", strings.Join(r.Sets, "` `--set "))
+	}
 	if len(r.Rows) > 0 {
 		fmt.Fprintf(&b, "| defect | scenario | expected check | seed | defect on: caught | failed checks | numbers | correct build |\n")
 		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|\n")

@@ -25,6 +25,7 @@ type powerFlags struct {
 	out     string
 	ci      bool
 	seqgate string
+	sets    []string
 }
 
 func newPowerCmd() *cobra.Command {
@@ -54,10 +55,14 @@ See docs/power.md.`,
 	fl.StringVar(&f.out, "out", "", "output directory (default runs/power-<UTC time>)")
 	fl.BoolVar(&f.ci, "ci", false, "only the defects the matrix marks ci: true (the fast subset CI runs)")
 	fl.StringVar(&f.seqgate, "seqgate", "", "the seqgate binary each run uses (default: this one)")
+	fl.StringArrayVar(&f.sets, "set", nil, "override a field of every run's scenario, PATH=VALUE (repeatable, as seqgate run --set), e.g. --set pods.eventlogd.flags.event-commit=grouped; not seed or pods.eventlogd.defect, which power varies")
 	return cmd
 }
 
 func runPower(ctx context.Context, stdout, stderr io.Writer, f powerFlags) error {
+	if err := power.CheckSets(f.sets); err != nil {
+		return &exitError{exitUnusable, err}
+	}
 	m, err := power.ReadMatrix(f.matrix)
 	if err != nil {
 		return &exitError{exitUnusable, err}
@@ -77,6 +82,7 @@ func runPower(ctx context.Context, stdout, stderr io.Writer, f powerFlags) error
 	if f.seeds < 1 {
 		return &exitError{exitUnusable, fmt.Errorf("--seeds %d: need at least 1", f.seeds)}
 	}
+
 	bin := f.seqgate
 	if bin == "" {
 		if bin, err = os.Executable(); err != nil {
@@ -97,7 +103,7 @@ func runPower(ctx context.Context, stdout, stderr io.Writer, f powerFlags) error
 	defer stop()
 	fmt.Fprintf(stderr, "power: %d defect(s) x %d seed(s) x 2 builds and %d control(s) = %d runs into %s\n",
 		len(sel.Defects), f.seeds, len(sel.Controls), power.Runs(sel, f.seeds), out)
-	res, err := power.Run(ctx, m, sel, f.seeds, out, child.Seqgate(bin), stderr)
+	res, err := power.Run(ctx, m, sel, f.seeds, f.sets, out, child.Seqgate(bin), stderr)
 	if err != nil {
 		return &exitError{exitUnusable, err}
 	}

@@ -17,8 +17,8 @@ import (
 // the write that found none, which takes the queued writes as a group (distinct paths, up to
 // groupMaxWrites and groupMaxBytes, always at least the oldest), commits them with their events in
 // one transaction (one multi-row upsert, one SELECT of the revisions, one multi-row event insert
-// after a savepoint, one commit: store.WriteFilesTx, events.JoinedMany), answers them and takes the
-// next group, until the queue is empty. Writes that arrive while a group commits queue for the
+// after a savepoint, one commit, in two round trips: store.CommitGroup, events.Publisher.Group),
+// answers them and takes the next group, until the queue is empty. Writes that arrive while a group commits queue for the
 // next, so a busy tenant's writes cost a handful of round trips per group instead of two or five
 // each, and an idle tenant's write commits at once, alone. One group of a tenant commits at a time
 // on a pod: measured beside 2 and 4 in flight (docs/performance.md), more made the groups smaller
@@ -126,7 +126,7 @@ func (s *Server) runGroup(group []*groupWrite) {
 	}
 	if len(live) > 0 {
 		// The oldest live write's deadline bounds the group; its client going away does not cancel
-		// it (events.Publisher.JoinedMany).
+		// it (events.Publisher.Group).
 		s.commitGroup(live[0].ctx, live[0].st, live)
 	}
 }

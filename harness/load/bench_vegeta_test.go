@@ -118,16 +118,28 @@ func runVegeta(url string, rate int, dur time.Duration) genResult {
 // process), the highest constant rate each generator holds with a p99 schedule slip under 1 ms, and
 // its CPU per request. It reports seqgate/vegeta ratios of both (goal: rate ratio >= 1, CPU ratio <= 1
 // at the highest rate both held) and logs slip and CPU per request of both at every rate. Rates double
-// from 500/s; each step lasts 2 s. On a busy machine neither may hold 1 ms: the per-rate lines still
-// compare them side by side.
+// from 500/s; each step lasts 2 s, after a warm-up of both, with the order of the two alternating
+// from step to step. On a busy machine neither may hold 1 ms: the per-rate lines still compare them
+// side by side.
 func BenchmarkLoadVsVegeta(b *testing.B) {
 	url := helperproc.Start(b, "TestBenchServer", "LOADBENCH_SERVER=1")
 	const dur = 2 * time.Second
 	best := map[string]genResult{}
 	byRate := map[int][2]genResult{}
+	// Both warm up first (the server's and each generator's first connections, stacks and heap),
+	// discarded: the first rate measured used to charge that to whichever ran first.
+	runSeqgate(url, 500, dur/4)
+	runVegeta(url, 500, dur/4)
 	for range b.N {
-		for rate := 500; rate <= 32000; rate *= 2 {
-			sg, vg := runSeqgate(url, rate, dur), runVegeta(url, rate, dur)
+		for step, rate := 0, 500; rate <= 32000; step, rate = step+1, rate*2 {
+			// Which generator runs first alternates with the step, so neither always meets the
+			// server (and the machine) just after the other's burst.
+			var sg, vg genResult
+			if step%2 == 0 {
+				sg, vg = runSeqgate(url, rate, dur), runVegeta(url, rate, dur)
+			} else {
+				vg, sg = runVegeta(url, rate, dur), runSeqgate(url, rate, dur)
+			}
 			b.Logf("rate %6d/s: seqgate sent %6d slip p99 %8s cpu %6.1f us/req %5.1f allocs/req %4.2f csw/req | "+
 				"vegeta sent %6d slip p99 %8s cpu %6.1f us/req %5.1f allocs/req %4.2f csw/req | seqgate/vegeta cpu %.2f csw %.2f",
 				rate, sg.sent, sg.slipP99, sg.cpuPerReqUs, sg.allocsPerReq, sg.cswPerReq, vg.sent, vg.slipP99, vg.cpuPerReqUs, vg.allocsPerReq, vg.cswPerReq,

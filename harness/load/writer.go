@@ -124,7 +124,8 @@ func (d *Driver) Run(ctx context.Context, loadStart time.Time, blocks []Block) {
 		for _, b := range blocks {
 			slots += max(b.Load.MaxInFlight, 0) * len(b.Tenants)
 		}
-		d.cfg.Client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: max(slots, 256), IdleConnTimeout: 30 * time.Second}}
+		d.cfg.Client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: max(slots, 256), IdleConnTimeout: 30 * time.Second,
+			DialContext: newDialLimiter(maxDialsPerAddr).DialContext}}
 	}
 	var sched, inflight sync.WaitGroup
 	for _, b := range blocks {

@@ -141,7 +141,8 @@ func (p *Publisher) Joined(ctx context.Context, st *store.TenantStore, ev store.
 // Joined handles one: each event whose insert failed or was skipped by the failpoint goes where a
 // failed Publish sends it, and the committed ones get one round of wakes up to the last seq.
 func (p *Publisher) JoinedMany(ctx context.Context, st *store.TenantStore, mutate func(context.Context, *sql.Tx) ([]store.Event, error)) error {
-	ctx, cancel := p.commitContext(ctx, st)
+	p.remember(st)
+	ctx, cancel := commitContext(ctx)
 	defer cancel()
 	failing := p.failing(st.TenantID)
 	var owed []store.Event
@@ -164,7 +165,8 @@ func (p *Publisher) JoinedMany(ctx context.Context, st *store.TenantStore, mutat
 // JoinedMany handles its events. It returns each file's revision or error (ErrIsDir); the error is
 // the group's: nothing was committed.
 func (p *Publisher) Group(ctx context.Context, st *store.TenantStore, files []store.FileWrite, owe func([]int64, []error) []store.Event) ([]int64, []error, error) {
-	ctx, cancel := p.commitContext(ctx, st)
+	p.remember(st)
+	ctx, cancel := commitContext(ctx)
 	defer cancel()
 	failing := p.failing(st.TenantID)
 	var owed []store.Event
@@ -183,8 +185,7 @@ func (p *Publisher) Group(ctx context.Context, st *store.TenantStore, files []st
 
 // commitContext is a joined commit's context: ctx's deadline without its cancellation (a client
 // hanging up must not cut a commit from its wakes).
-func (p *Publisher) commitContext(ctx context.Context, st *store.TenantStore) (context.Context, context.CancelFunc) {
-	p.remember(st)
+func commitContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	jctx := context.WithoutCancel(ctx)
 	if dl, ok := ctx.Deadline(); ok {
 		return context.WithDeadline(jctx, dl)

@@ -48,22 +48,24 @@ func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, owe fun
 	if err != nil {
 		return nil, nil, err
 	}
-	open := false // a transaction may be open on conn
+	open := true // a transaction may be open on conn
 	defer func() {
 		if open {
 			discard(conn) // its state is not known: never back to the pool
 		}
 		conn.Close()
 	}()
-	open = true
+	rollback := func() { // ends the transaction; a failed ROLLBACK leaves open set
+		if _, err := conn.ExecContext(ctx, `ROLLBACK`); err == nil {
+			open = false
+		}
+	}
 	rows, err := conn.QueryContext(ctx, "START TRANSACTION; "+w.upsert+"; "+w.query, append(w.upsertArgs, w.queryArgs...)...)
 	if err == nil {
 		revs, errs, err = w.revisions(rows)
 	}
 	if err != nil {
-		if _, rerr := conn.ExecContext(ctx, `ROLLBACK`); rerr == nil {
-			open = false
-		}
+		rollback()
 		return nil, nil, err
 	}
 	evs := owe(revs, errs)
@@ -97,9 +99,7 @@ func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, owe fun
 		// The events' statements failed with the transaction alive at the savepoint: the files
 		// commit alone. Without the savepoint the transaction is gone: nothing committed.
 		if _, rerr := conn.ExecContext(ctx, `ROLLBACK TO SAVEPOINT event; COMMIT`); rerr != nil {
-			if _, rerr := conn.ExecContext(ctx, `ROLLBACK`); rerr == nil {
-				open = false
-			}
+			rollback()
 			return nil, nil, err
 		}
 		open = false

@@ -107,12 +107,15 @@ type Pools struct {
 	specs map[string]PoolSpec
 	order []PoolSpec
 
-	mu       sync.Mutex
-	dbs      map[string]*poolDB
-	streams  map[string]*sql.DB // stream-read handles (AcquireStream)
-	groups   map[string]*sql.DB // write-group handles (AcquireGroup)
-	migrated map[string]bool
-	known    map[string]bool // schema known current (MarkMigrated): open without touching the DB
+	mu      sync.Mutex
+	dbs     map[string]*poolDB
+	streams map[string]*sql.DB // stream-read handles (AcquireStream)
+	groups  map[string]*sql.DB // write-group handles (AcquireGroup)
+	// groupable are the pools whose DSN charset allows interpolation (InterpolationSafe), read
+	// once: only they get a group handle.
+	groupable map[string]bool
+	migrated  map[string]bool
+	known     map[string]bool // schema known current (MarkMigrated): open without touching the DB
 
 	gateMu sync.Mutex
 	gates  gateMap // pool + tenant -> the tenant's stream read gate (StreamGate)
@@ -154,9 +157,10 @@ func NewPools(specs []PoolSpec, opts PoolOptions) *Pools {
 		opts.StreamTenantMax = max(1, opts.StreamMaxOpen/4)
 	}
 	p := &Pools{opts: opts, specs: map[string]PoolSpec{}, dbs: map[string]*poolDB{}, streams: map[string]*sql.DB{}, groups: map[string]*sql.DB{},
-		migrated: map[string]bool{}, known: map[string]bool{}, order: specs, gates: gateMap{}}
+		migrated: map[string]bool{}, known: map[string]bool{}, order: specs, gates: gateMap{}, groupable: map[string]bool{}}
 	for _, s := range specs {
 		p.specs[s.ID] = s
+		p.groupable[s.ID], _ = InterpolationSafe(s.DSN)
 	}
 	return p
 }
@@ -247,7 +251,7 @@ func (p *Pools) AcquireStream(ctx context.Context, id string) (*sql.DB, error) {
 // the server's prepared statements, which that pool runs instead, take one statement each, and
 // its groups commit in a transaction of their own (WriteFilesTx).
 func (p *Pools) AcquireGroup(ctx context.Context, id string) (*sql.DB, error) {
-	if ok, _ := InterpolationSafe(p.specs[id].DSN); !ok {
+	if !p.groupable[id] {
 		return nil, nil
 	}
 	return p.acquireSide(ctx, id, p.groups, p.opts.GroupMaxOpen, func(c *mysql.Config) { c.MultiStatements = true })
@@ -289,7 +293,7 @@ func (p *Pools) ClosePool(id string) {
 	d := p.dbs[id]
 	delete(p.dbs, id)
 	var sides []*sql.DB
-	for _, side := range []map[string]*sql.DB{p.streams, p.groups} {
+	for _, side := range p.sides() {
 		if db := side[id]; db != nil {
 			sides = append(sides, db)
 		}
@@ -325,11 +329,12 @@ func (p *Pools) CloseIdle() {
 // Close closes every handle.
 func (p *Pools) Close() {
 	p.mu.Lock()
-	dbs, sides := p.dbs, []map[string]*sql.DB{p.streams, p.groups}
+	dbs := p.dbs
 	p.dbs = map[string]*poolDB{}
-	for _, side := range sides {
+	var sides []*sql.DB
+	for _, side := range p.sides() {
 		for id, db := range side {
-			defer db.Close()
+			sides = append(sides, db)
 			delete(side, id)
 		}
 	}
@@ -337,4 +342,10 @@ func (p *Pools) Close() {
 	for _, d := range dbs {
 		d.db.Close()
 	}
+	for _, db := range sides {
+		db.Close()
+	}
 }
+
+// sides are the maps of a pool's handles beside its own (callers hold p.mu).
+func (p *Pools) sides() []map[string]*sql.DB { return []map[string]*sql.DB{p.streams, p.groups} }

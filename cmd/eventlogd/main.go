@@ -145,7 +145,12 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.IntVar(&c.Limits.MaxTenantStreams, "max-tenant-streams", 200, "open event streams per tenant per pod; past it 429")
 	fs.Float64Var(&c.Limits.ProvisionRate, "provision-rate", 20, "POST /v1/provision per second per pod (token bucket); past it 429")
 	fs.IntVar(&c.Limits.ProvisionBurst, "provision-burst", 100, "provision token bucket size")
-	fs.StringVar(&o.provisionTokenFile, "provision-token-file", "", "file holding a token POST /v1/provision must carry (Authorization: Bearer TOKEN or X-Provision-Token); empty: provisioning is open")
+	fs.StringVar(&c.Limits.ProvisionToken, "provision-token", "", "token POST /v1/provision must carry (Authorization: Bearer TOKEN or X-Provision-Token); give it as EVENTLOGD_PROVISION_TOKEN, a command line is readable by every local user")
+	fs.StringVar(&o.provisionTokenFile, "provision-token-file", "", "file holding the provisioning token (instead of --provision-token)")
+	fs.BoolVar(&c.Limits.OpenProvisioning, "open-provisioning", false, "UNSAFE: let anyone who reaches the port provision tenants without a token (they get shared pools only); a pod refuses to start without a token or this flag")
+	fs.IntVar(&c.Limits.MaxTenantInflight, "max-tenant-inflight", 0, "one tenant's share of --max-inflight (unauthenticated requests, provisions and admin calls share one more); past it 429 (0: max-inflight/4, at least 1)")
+	fs.Int64Var(&c.Limits.MaxTenantBodyBytes, "max-tenant-body-bytes", 0, "one tenant's share of --max-body-bytes-inflight (the anonymous caller has one too); past it 429 (0: max-body-bytes-inflight/4)")
+	fs.DurationVar(&c.Limits.ResponseWriteTimeout, "response-write-timeout", 30*time.Second, "bound on writing one answer (event streams excluded: --sse-write-timeout); a client that does not read its answer frees the slot and memory after it")
 	fs.IntVar(&c.DB.MaxOpen, "db-max-open", 32, "open connections per tenant DB")
 	fs.IntVar(&c.DB.StreamMaxOpen, "db-stream-max-open", 0, "connections event streams may hold per tenant DB, on a handle of their own (0: db-max-open/4)")
 	fs.IntVar(&c.DB.StreamTenantMax, "db-stream-tenant-max", 0, "stream reads one tenant may run at once on that handle; the rest of its reads queue on the tenant, not on the handle (0: db-stream-max-open/4, at least 1; -1: no per-tenant bound)")
@@ -214,6 +219,7 @@ func run(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
 	}
 	dsnOnCommandLine := commandLine(fs, "meta-dsn") // before applyEnv, which marks what it sets
+	tokenOnCommandLine := commandLine(fs, "provision-token")
 	if err := applyEnv(fs); err != nil {
 		return err
 	}
@@ -239,6 +245,12 @@ func run(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("--pools: %w", err)
 		}
 	}
+	if o.provisionTokenFile != "" && o.cfg.Limits.ProvisionToken != "" {
+		return fmt.Errorf("--provision-token-file and --provision-token (or EVENTLOGD_PROVISION_TOKEN): give one")
+	}
+	if tokenOnCommandLine {
+		log.Warn("--provision-token on the command line, where every local user can read it (/proc/PID/cmdline); pass it as EVENTLOGD_PROVISION_TOKEN or --provision-token-file instead")
+	}
 	if o.provisionTokenFile != "" {
 		b, err := os.ReadFile(o.provisionTokenFile)
 		if err != nil {
@@ -252,7 +264,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		log.Warn("--meta-dsn carries a password on the command line, where every local user can read it (/proc/PID/cmdline); pass it as EVENTLOGD_META_DSN instead")
 	}
 	log.Info("effective configuration", "fs_events_retention", o.cfg.Retention.String(), "listen", o.listen,
-		"meta_dsn_set", o.cfg.MetaDSN != "", "pools_file", o.pools, "admin", o.cfg.Admin, "admin_token_set", o.cfg.AdminToken != "", "defects", d.String())
+		"meta_dsn_set", o.cfg.MetaDSN != "", "pools_file", o.pools, "admin", o.cfg.Admin, "admin_token_set", o.cfg.AdminToken != "",
+		"provision_token_set", o.cfg.Limits.ProvisionToken != "", "open_provisioning", o.cfg.Limits.OpenProvisioning, "defects", d.String())
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
 	defer stop()

@@ -21,10 +21,10 @@ func TestAuthAndIsolation(t *testing.T) {
 	if ta == tb || tb == tc {
 		t.Fatalf("tenant ids not unique: %s %s %s", ta, tb, tc)
 	}
-	if code, _ := p.do(t, "POST", "/v1/provision", "", strings.NewReader(`{"pool":"ded1"}`), nil); code != 409 {
+	if code, _ := p.do(t, "POST", "/v1/provision", "", strings.NewReader(`{"pool":"ded1"}`), provisionHdr); code != 409 {
 		t.Fatalf("second tenant in a dedicated pool: got %d, want 409", code)
 	}
-	if code, m := p.do(t, "POST", "/v1/provision", "", strings.NewReader(`{"pool":"nope"}`), nil); code != 400 || !strings.Contains(m["error"].(string), "allowed: ded1, shared") {
+	if code, m := p.do(t, "POST", "/v1/provision", "", strings.NewReader(`{"pool":"nope"}`), provisionHdr); code != 400 || !strings.Contains(m["error"].(string), `unknown "nope"`) || strings.Contains(m["error"].(string), "ded1") {
 		t.Fatalf("unknown pool: %d %v", code, m)
 	}
 	p.write(t, kb, "/"+tb+"/f", "b") // not visible to c, although both live in the shared DB

@@ -18,6 +18,7 @@ type ctxKey int
 const (
 	storeKey   ctxKey = iota // *store.TenantStore
 	keyHashKey               // the request's API key hash
+	slotKey                  // *slot: the request's place under --max-inflight (protect)
 )
 
 type authEntry struct {
@@ -209,6 +210,13 @@ func (s *Server) withTenant(h http.HandlerFunc) http.HandlerFunc {
 			t = got
 			s.auth.put(hash, t)
 		}
+		// Only now is the request the tenant's: its slot and body bytes count against the tenant's
+		// share, so an unauthenticated caller or another tenant cannot spend them.
+		release, ok := s.admitTenant(w, r, t.ID)
+		if !ok {
+			return
+		}
+		defer release()
 		st, err := s.storeFor(r.Context(), t)
 		if err != nil {
 			writeErr(w, http.StatusServiceUnavailable, "tenant DB unavailable: "+err.Error())

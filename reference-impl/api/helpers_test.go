@@ -103,7 +103,7 @@ type pod struct {
 // testConfig is a pod configuration with short intervals so tests finish quickly.
 func (e *env) testConfig(name string) api.Config {
 	return api.Config{
-		PodID: name, MetaDSN: e.metaDSN, Pools: e.pools, Admin: true,
+		PodID: name, MetaDSN: e.metaDSN, Pools: e.pools, Admin: true, Limits: api.Limits{ProvisionToken: testProvisionToken},
 		OutboxCoalesce: 20 * time.Millisecond, OutboxPoll: 50 * time.Millisecond, PodHeartbeat: 200 * time.Millisecond,
 		ShutdownBudget: 2 * time.Second, Log: slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}
@@ -184,13 +184,18 @@ func (p *pod) try(method, path, key string, body io.Reader, hdr map[string]strin
 	return resp.StatusCode, m, nil
 }
 
+// testProvisionToken is the provisioning token of every test pod (testConfig); provisionHdr carries it.
+const testProvisionToken = "test-provision-token"
+
+var provisionHdr = map[string]string{"X-Provision-Token": testProvisionToken}
+
 func (p *pod) provision(t *testing.T, pool string) (tenant, key string) {
 	t.Helper()
 	body := ""
 	if pool != "" {
 		body = `{"pool":"` + pool + `"}`
 	}
-	code, m := p.do(t, "POST", "/v1/provision", "", strings.NewReader(body), nil)
+	code, m := p.do(t, "POST", "/v1/provision", "", strings.NewReader(body), provisionHdr)
 	if code != 200 {
 		t.Fatalf("provision %q: %d %v", pool, code, m)
 	}

@@ -36,17 +36,33 @@ type Limits struct {
 	MaxInflight int
 	// MaxBodyBytes caps the request-body bytes being read at once across the pod, each body counted
 	// at its Content-Length (the body limit when unknown); past it 429 [64 MiB: four bodies at the 16 MiB limit].
-	MaxBodyBytes     int64
-	MaxStreams       int           // open event streams per pod; past it 429 [10000]
-	MaxTenantStreams int           // open event streams per tenant per pod; past it 429 [200]
-	RetryAfter       time.Duration // the Retry-After of a 429 [1s]
-	ProvisionRate    float64       // POST /v1/provision per second per pod (token bucket) [20]
-	ProvisionBurst   int           // provision bucket size [100]
-	// ProvisionToken, when set, is required on POST /v1/provision as "Authorization: Bearer TOKEN"
-	// or "X-Provision-Token: TOKEN" (401 otherwise).
-	ProvisionToken  string
-	AuthNegativeTTL time.Duration // a key the meta DB did not know is refused without a lookup this long [5s]
-	AuthCacheMax    int           // cached keys; the least recently used is evicted past it [100000]
+	MaxBodyBytes int64
+	// MaxTenantInflight is one tenant's share of MaxInflight; requests not yet authenticated,
+	// provisions and admin calls share one more such share, as the anonymous caller. Past it 429
+	// (reason tenant_inflight), so no one caller can take every slot [MaxInflight/4, at least 1].
+	MaxTenantInflight int
+	// MaxTenantBodyBytes is one tenant's share of MaxBodyBytes (the anonymous caller has one too);
+	// past it 429 (reason tenant_body_bytes) [MaxBodyBytes/4, at least one 64 KiB provision body].
+	MaxTenantBodyBytes int64
+	// ResponseWriteTimeout bounds the writing of one answer (event streams have their own per-write
+	// deadline): a client that never reads its answer cannot hold the request's slot and the
+	// answer's memory past it [30s].
+	ResponseWriteTimeout time.Duration
+	MaxStreams           int           // open event streams per pod; past it 429 [10000]
+	MaxTenantStreams     int           // open event streams per tenant per pod; past it 429 [200]
+	RetryAfter           time.Duration // the Retry-After of a 429 [1s]
+	ProvisionRate        float64       // POST /v1/provision per second per pod (token bucket) [20]
+	ProvisionBurst       int           // provision bucket size [100]
+	// ProvisionToken is required on POST /v1/provision as "Authorization: Bearer TOKEN" or
+	// "X-Provision-Token: TOKEN" (401 otherwise). New refuses a pod without one unless
+	// OpenProvisioning is set.
+	ProvisionToken string
+	// OpenProvisioning lets anyone who reaches the port provision without a token (unsafe: one
+	// client can then pose as any number of tenants). Even then an anonymous provision only ever
+	// lands in a shared pool: dedicated pools are given to token holders alone.
+	OpenProvisioning bool
+	AuthNegativeTTL  time.Duration // a key the meta DB did not know is refused without a lookup this long [5s]
+	AuthCacheMax     int           // cached keys; the least recently used is evicted past it [100000]
 	// StreamAuthEvery is how often the keys of open event streams are revalidated (in bulk): a
 	// deleted tenant's streams end within it [the auth cache TTL].
 	StreamAuthEvery time.Duration
@@ -58,6 +74,9 @@ func (l *Limits) defaults(authTTL time.Duration) {
 	defaults.Positive(&l.BodyReadTimeout, time.Minute)
 	defaults.Positive(&l.MaxInflight, 512)
 	defaults.Positive(&l.MaxBodyBytes, 64<<20)
+	defaults.Positive(&l.MaxTenantInflight, max(1, l.MaxInflight/4))
+	defaults.Positive(&l.MaxTenantBodyBytes, max(provisionBodyMax, l.MaxBodyBytes/4))
+	defaults.Positive(&l.ResponseWriteTimeout, 30*time.Second)
 	defaults.Positive(&l.MaxStreams, 10000)
 	defaults.Positive(&l.MaxTenantStreams, 200)
 	defaults.Positive(&l.RetryAfter, time.Second)
@@ -81,6 +100,8 @@ type limiter struct {
 
 	mu        sync.Mutex
 	bodyUsed  int64
+	bodyBy    map[string]int64 // body bytes reserved by owner (tenant id, or anonymous)
+	held      map[string]int   // request slots held by owner
 	streams   int
 	perTenant map[string]int
 	byKey     map[string]map[uint64]context.CancelFunc
@@ -98,9 +119,9 @@ func newLimiter(l Limits, maxBody int64, reg prometheus.Registerer) *limiter {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	lim := &limiter{l: l, maxBody: maxBody, inflight: make(chan struct{}, l.MaxInflight), reqPre: hex.EncodeToString(b[:]),
-		perTenant: map[string]int{}, byKey: map[string]map[uint64]context.CancelFunc{}, tokens: float64(l.ProvisionBurst), last: time.Now(),
+		perTenant: map[string]int{}, bodyBy: map[string]int64{}, held: map[string]int{}, byKey: map[string]map[uint64]context.CancelFunc{}, tokens: float64(l.ProvisionBurst), last: time.Now(),
 		rejected: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_requests_rejected_total",
-			Help: "Requests answered 429 by an admission limit, by reason (inflight, body_bytes, streams_pod, streams_tenant, provision_rate)."}, []string{"reason"}),
+			Help: "Requests answered 429 by an admission limit, by reason (inflight, tenant_inflight, body_bytes, tenant_body_bytes, streams_pod, streams_tenant, provision_rate)."}, []string{"reason"}),
 		inflightG: prometheus.NewGauge(prometheus.GaugeOpts{Name: "eventlogd_requests_inflight",
 			Help: "Requests in flight that count against --max-inflight (every request but event streams, /healthz and /metrics)."}),
 		authClosed: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_streams_closed_by_auth_total",
@@ -116,36 +137,93 @@ func (lim *limiter) requestID() string {
 	return lim.reqPre + "-" + strconv.FormatUint(lim.reqSeq.Add(1), 10)
 }
 
-// enter takes a request slot, or reports false when all MaxInflight are taken.
-func (lim *limiter) enter() bool {
-	select {
-	case lim.inflight <- struct{}{}:
-		lim.inflightG.Inc()
-		return true
-	default:
-		return false
-	}
+// anonymous is the owner of the slots and body bytes of requests not (yet) tied to a tenant: every
+// request before its key is checked, provisions and admin calls. It has one share, like a tenant.
+const anonymous = ""
+
+// provisionBodyMax is what handleProvision reads of a body, and so all a provision reserves.
+const provisionBodyMax = 64 << 10
+
+// slot is one request's place under MaxInflight, held by an owner (anonymous until moveTo).
+type slot struct {
+	lim   *limiter
+	owner string
 }
 
-func (lim *limiter) leave() {
+// enter takes a request slot for the anonymous caller, or reports why not: "inflight" when all
+// MaxInflight are taken, "tenant_inflight" when the anonymous share is.
+func (lim *limiter) enter() (*slot, string) {
+	lim.mu.Lock()
+	defer lim.mu.Unlock()
+	if lim.held[anonymous] >= lim.l.MaxTenantInflight {
+		return nil, "tenant_inflight"
+	}
+	select {
+	case lim.inflight <- struct{}{}:
+	default:
+		return nil, "inflight"
+	}
+	lim.held[anonymous]++
+	lim.inflightG.Inc()
+	return &slot{lim: lim, owner: anonymous}, ""
+}
+
+// moveTo hands the slot from its owner to tenant once the request is authenticated, or reports
+// false when tenant already holds its share (the slot stays with its owner, released by leave).
+func (sl *slot) moveTo(tenant string) bool {
+	lim := sl.lim
+	lim.mu.Lock()
+	defer lim.mu.Unlock()
+	if tenant == sl.owner {
+		return true
+	}
+	if lim.held[tenant] >= lim.l.MaxTenantInflight {
+		return false
+	}
+	lim.drop(sl.owner)
+	lim.held[tenant]++
+	sl.owner = tenant
+	return true
+}
+
+func (sl *slot) leave() {
+	lim := sl.lim
+	lim.mu.Lock()
+	lim.drop(sl.owner)
+	lim.mu.Unlock()
 	<-lim.inflight
 	lim.inflightG.Dec()
 }
 
-// takeBody reserves n body bytes, or reports false when the pod-wide budget cannot hold them.
-func (lim *limiter) takeBody(n int64) bool {
-	lim.mu.Lock()
-	defer lim.mu.Unlock()
-	if lim.bodyUsed+n > lim.l.MaxBodyBytes {
-		return false
+// drop takes one slot from owner's count (lim.mu held).
+func (lim *limiter) drop(owner string) {
+	if lim.held[owner]--; lim.held[owner] <= 0 {
+		delete(lim.held, owner)
 	}
-	lim.bodyUsed += n
-	return true
 }
 
-func (lim *limiter) giveBody(n int64) {
+// takeBody reserves n body bytes for owner, or names the budget that cannot hold them: the pod's
+// (body_bytes) or the owner's share (tenant_body_bytes).
+func (lim *limiter) takeBody(owner string, n int64) string {
+	lim.mu.Lock()
+	defer lim.mu.Unlock()
+	switch {
+	case lim.bodyBy[owner]+n > lim.l.MaxTenantBodyBytes:
+		return "tenant_body_bytes"
+	case lim.bodyUsed+n > lim.l.MaxBodyBytes:
+		return "body_bytes"
+	}
+	lim.bodyUsed += n
+	lim.bodyBy[owner] += n
+	return ""
+}
+
+func (lim *limiter) giveBody(owner string, n int64) {
 	lim.mu.Lock()
 	lim.bodyUsed -= n
+	if lim.bodyBy[owner] -= n; lim.bodyBy[owner] <= 0 {
+		delete(lim.bodyBy, owner)
+	}
 	lim.mu.Unlock()
 }
 
@@ -222,9 +300,12 @@ func (lim *limiter) provisionToken() (ok bool, wait time.Duration) {
 	return false, time.Duration((1 - lim.tokens) / lim.l.ProvisionRate * float64(time.Second))
 }
 
-// reject answers 429 with Retry-After and counts reason.
+// reject answers 429 with Retry-After and counts reason. It closes the connection after the
+// answer: the server then does not wait for the rest of a body the pod refused to read (a dripped
+// body would hold the answer until --body-read-timeout).
 func (s *Server) reject(w http.ResponseWriter, reason string, retryAfter time.Duration, msg string) {
 	s.lim.rejected.WithLabelValues(reason).Inc()
+	w.Header().Set("Connection", "close")
 	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retryAfter.Seconds())))))
 	writeErr(w, http.StatusTooManyRequests, msg)
 }
@@ -238,34 +319,26 @@ func (s *Server) HTTPServer() *http.Server {
 }
 
 // protect is the admission layer in front of every route: a request id (X-Request-Id, and in
-// every error answer), the concurrent-request cap, the body-byte budget and the body read
-// deadline. Event streams are admitted by guardStream instead (they live long by design).
+// every error answer), an anonymous request slot (handed to the tenant once its key is checked:
+// admitTenant), the body read deadline and the answer's write deadline. Body bytes are reserved
+// only once the owner is known (admitTenant, handleProvision), at most what the handler will read.
+// Event streams are admitted by guardStream instead (they live long by design).
 func (s *Server) protect(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rw := &reqWriter{ResponseWriter: w, id: s.lim.requestID(), s: s}
 		w.Header().Set("X-Request-Id", rw.id)
+		// A keep-alive connection keeps the absolute write deadline of its previous answer: clear it,
+		// so that deadline cannot cut this answer short.
+		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
 		switch r.URL.Path {
 		case "/healthz", "/metrics", "/v1/events":
 			next.ServeHTTP(rw, r)
 			return
 		}
-		if !s.lim.enter() {
-			s.reject(rw, "inflight", s.cfg.Limits.RetryAfter, fmt.Sprintf("too many requests in flight on this pod (--max-inflight %d); retry later", s.cfg.Limits.MaxInflight))
-			return
-		}
-		defer s.lim.leave()
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
-			n := r.ContentLength
-			if n < 0 || n > s.lim.maxBody {
-				n = s.lim.maxBody
-			}
-			if !s.lim.takeBody(n) {
-				s.reject(rw, "body_bytes", s.cfg.Limits.RetryAfter, "too many request-body bytes in flight on this pod (--max-body-bytes-inflight); retry later")
-				return
-			}
-			defer s.lim.giveBody(n)
-			// A body dripped byte by byte must not hold the request (and its slot) forever. The
-			// deadline is lifted once the body is read, so it never cuts the answer short.
+			// A body dripped byte by byte must not hold the request (and its slot) forever, nor the
+			// server's discard of an unread rest after a refusal. The deadline is lifted once the body
+			// is read, so it never cuts the answer short.
 			rc := http.NewResponseController(rw)
 			if rc.SetReadDeadline(time.Now().Add(s.cfg.Limits.BodyReadTimeout)) == nil {
 				r2 := *r // the server keeps its own r.Body (and its discard of an unread rest)
@@ -273,8 +346,51 @@ func (s *Server) protect(next http.Handler) http.Handler {
 				r = &r2
 			}
 		}
-		next.ServeHTTP(rw, r)
+		sl, reason := s.lim.enter()
+		switch reason {
+		case "inflight":
+			s.reject(rw, reason, s.cfg.Limits.RetryAfter, fmt.Sprintf("too many requests in flight on this pod (--max-inflight %d); retry later", s.cfg.Limits.MaxInflight))
+			return
+		case "tenant_inflight":
+			s.reject(rw, reason, s.cfg.Limits.RetryAfter, fmt.Sprintf("too many unauthenticated requests in flight on this pod (--max-tenant-inflight %d); retry later", s.cfg.Limits.MaxTenantInflight))
+			return
+		}
+		defer sl.leave()
+		rw.writeTimeout = s.cfg.Limits.ResponseWriteTimeout
+		next.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), slotKey, sl)))
 	})
+}
+
+// admitTenant moves the request's slot to tenant (its share of --max-inflight) and reserves its
+// body, at most the body limit, from the tenant's share and the pod's budget; it answers 429 itself
+// when it returns false. release gives the body bytes back.
+func (s *Server) admitTenant(w http.ResponseWriter, r *http.Request, tenant string) (release func(), ok bool) {
+	if sl, _ := r.Context().Value(slotKey).(*slot); sl != nil && !sl.moveTo(tenant) {
+		s.reject(w, "tenant_inflight", s.cfg.Limits.RetryAfter, fmt.Sprintf("too many requests of this tenant in flight on this pod (--max-tenant-inflight %d); retry later", s.cfg.Limits.MaxTenantInflight))
+		return nil, false
+	}
+	return s.reserveBody(w, r, tenant, s.lim.maxBody)
+}
+
+// reserveBody reserves r's body for owner, counted at its Content-Length (limit when unknown), at
+// most limit: what the handler reads. It answers 429 itself when it returns false.
+func (s *Server) reserveBody(w http.ResponseWriter, r *http.Request, owner string, limit int64) (release func(), ok bool) {
+	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
+		return func() {}, true
+	}
+	n := r.ContentLength
+	if n < 0 || n > limit {
+		n = limit
+	}
+	switch s.lim.takeBody(owner, n) {
+	case "tenant_body_bytes":
+		s.reject(w, "tenant_body_bytes", s.cfg.Limits.RetryAfter, "too many request-body bytes of this caller in flight on this pod (--max-tenant-body-bytes); retry later")
+		return nil, false
+	case "body_bytes":
+		s.reject(w, "body_bytes", s.cfg.Limits.RetryAfter, "too many request-body bytes in flight on this pod (--max-body-bytes-inflight); retry later")
+		return nil, false
+	}
+	return func() { s.lim.giveBody(owner, n) }, true
 }
 
 // deadlineBody lifts the connection's read deadline when the body was read to its end (on any
@@ -382,9 +498,10 @@ func (s *Server) watchStreamKeys(ctx context.Context) {
 	}
 }
 
-// provisionAllowed checks the provisioning token (when one is configured) and the provision rate;
-// it answers the request itself when it returns false.
-func (s *Server) provisionAllowed(w http.ResponseWriter, r *http.Request) bool {
+// provisionAllowed checks the provisioning token and the provision rate; it answers the request
+// itself when ok is false. trusted reports that the caller showed the token: only then may it be
+// given a dedicated pool (a pod without a token runs with OpenProvisioning, where no caller is).
+func (s *Server) provisionAllowed(w http.ResponseWriter, r *http.Request) (trusted, ok bool) {
 	if want := s.cfg.Limits.ProvisionToken; want != "" {
 		got := r.Header.Get("X-Provision-Token")
 		if k, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer "); ok && got == "" {
@@ -392,21 +509,46 @@ func (s *Server) provisionAllowed(w http.ResponseWriter, r *http.Request) bool {
 		}
 		if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 			writeErr(w, http.StatusUnauthorized, "provisioning needs the pod's provisioning token (Authorization: Bearer TOKEN or X-Provision-Token: TOKEN)")
-			return false
+			return false, false
 		}
+		trusted = true
 	}
 	if ok, wait := s.lim.provisionToken(); !ok {
 		s.reject(w, "provision_rate", wait, fmt.Sprintf("provisioning is limited to %g per second per pod (--provision-rate); retry later", s.cfg.Limits.ProvisionRate))
-		return false
+		return trusted, false
 	}
-	return true
+	return trusted, true
 }
 
-// reqWriter carries a request's id, so error answers can name it instead of internals.
+// reqWriter carries a request's id, so error answers can name it instead of internals, and arms
+// the answer's write deadline (writeTimeout, 0 for event streams) when the answer starts.
 type reqWriter struct {
 	http.ResponseWriter
-	id string
-	s  *Server
+	id           string
+	s            *Server
+	writeTimeout time.Duration
+	armed        bool
+}
+
+// arm sets the connection's write deadline once, when the answer starts: a client that does not
+// read the answer makes the write fail after writeTimeout, so the handler returns and its slot and
+// buffers are freed.
+func (w *reqWriter) arm() {
+	if w.armed || w.writeTimeout <= 0 {
+		return
+	}
+	w.armed = true
+	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(time.Now().Add(w.writeTimeout))
+}
+
+func (w *reqWriter) WriteHeader(code int) {
+	w.arm()
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *reqWriter) Write(p []byte) (int, error) {
+	w.arm()
+	return w.ResponseWriter.Write(p)
 }
 
 func (w *reqWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -21,13 +22,21 @@ type provisionResponse struct {
 }
 
 // handleProvision creates a tenant in the named pool, or else in the first free dedicated pool,
-// or else in the first shared pool.
+// or else in the first shared pool. A caller without the provisioning token (a pod with open
+// provisioning) is only ever given a shared pool: a dedicated pool holds one tenant for good, and
+// anyone could otherwise claim them all with empty requests.
 func (s *Server) handleProvision(w http.ResponseWriter, r *http.Request) {
-	if !s.provisionAllowed(w, r) {
+	trusted, ok := s.provisionAllowed(w, r)
+	if !ok {
 		return
 	}
+	release, ok := s.reserveBody(w, r, anonymous, provisionBodyMax)
+	if !ok {
+		return
+	}
+	defer release()
 	var req provisionRequest
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<16))
+	body, err := io.ReadAll(io.LimitReader(r.Body, provisionBodyMax))
 	if err != nil {
 		writeErr(w, http.StatusBadRequest, "read body: "+err.Error()) // internals (a timeout's socket) are hidden by writeErr
 		return
@@ -42,17 +51,19 @@ func (s *Server) handleProvision(w http.ResponseWriter, r *http.Request) {
 	if req.Pool != "" {
 		spec, ok := s.pools.Spec(req.Pool)
 		if !ok {
-			var ids []string
-			for _, p := range s.pools.Specs() {
-				ids = append(ids, p.ID)
-			}
-			writeErr(w, http.StatusBadRequest, "pool: unknown "+req.Pool+" (allowed: "+strings.Join(ids, ", ")+")")
+			// The pod's pool ids are its operator's layout, not the caller's business: the answer names
+			// only the caller's own input.
+			writeErr(w, http.StatusBadRequest, "pool: unknown "+strconv.Quote(req.Pool))
+			return
+		}
+		if spec.Role == store.RoleDedicated && !trusted {
+			writeErr(w, http.StatusForbidden, "pool "+strconv.Quote(req.Pool)+" is dedicated: dedicated pools need the provisioning token")
 			return
 		}
 		candidates = []store.PoolSpec{spec}
 	} else {
 		for _, p := range s.pools.Specs() {
-			if p.Role == store.RoleDedicated {
+			if p.Role == store.RoleDedicated && trusted {
 				candidates = append(candidates, p)
 			}
 		}
@@ -77,6 +88,10 @@ func (s *Server) handleProvision(w http.ResponseWriter, r *http.Request) {
 	}
 	if req.Pool != "" {
 		writeErr(w, http.StatusConflict, "pool "+req.Pool+" is dedicated and already holds a tenant")
+		return
+	}
+	if !trusted {
+		writeErr(w, http.StatusServiceUnavailable, "no shared pool: without the provisioning token a tenant can only go to a shared pool")
 		return
 	}
 	writeErr(w, http.StatusServiceUnavailable, "no free pool: every dedicated pool holds a tenant and there is no shared pool")

@@ -94,6 +94,12 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if !slices.Contains(EventCommitModes, cfg.EventCommit) {
 		return nil, fmt.Errorf("--event-commit %q: allowed %s", cfg.EventCommit, strings.Join(EventCommitModes, ", "))
 	}
+	if cfg.Limits.ProvisionToken == "" && !cfg.Limits.OpenProvisioning {
+		return nil, errors.New("provisioning needs a token (--provision-token, EVENTLOGD_PROVISION_TOKEN or --provision-token-file); --open-provisioning lets anyone who reaches the port create tenants (unsafe)")
+	}
+	if cfg.Limits.ProvisionToken != "" && cfg.Limits.OpenProvisioning {
+		return nil, errors.New("--open-provisioning and a provisioning token exclude each other: give one")
+	}
 	warnUnsafeCharsets(cfg)
 	metaDB, err := openMeta(ctx, cfg)
 	if err != nil {

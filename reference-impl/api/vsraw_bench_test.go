@@ -427,7 +427,7 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns, w
 		pool = store.PoolSpec{ID: "shared", Role: store.RoleShared, DSN: db.DSN(prefix + "shared")}
 	}
 	srv, err := api.New(ctx, api.Config{PodID: "bench", MetaDSN: db.DSN(prefix + "meta"), Pools: []store.PoolSpec{pool},
-		Guard: g, EventCommit: commit, DB: store.PoolOptions{MaxOpen: conns}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Guard: g, EventCommit: commit, DB: store.PoolOptions{MaxOpen: conns}, Limits: api.Limits{ProvisionToken: testProvisionToken}, Log: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -445,7 +445,7 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns, w
 	keys := make([]string, tenants)
 	ids := make([]string, tenants)
 	for i := range keys {
-		m := benchDo(b, ctx, httpc, "POST", ts.URL+"/v1/provision", "", `{"pool":"`+pool.ID+`"}`)
+		m := benchDo(b, ctx, httpc, "POST", ts.URL+"/v1/provision", testProvisionToken, `{"pool":"`+pool.ID+`"}`)
 		ids[i], keys[i] = m["tenant_id"].(string), m["api_key"].(string)
 	}
 	type arrival struct {

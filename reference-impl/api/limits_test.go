@@ -138,7 +138,11 @@ func holdPut(t *testing.T, p *pod, key, path string, length int64) (finish func(
 // Retry-After and counted; /healthz is exempt; once the two finish, requests pass again.
 func TestInflightCap(t *testing.T) {
 	e := newEnv(t)
-	p := e.pod("p", func(c *api.Config) { c.Limits.MaxInflight = 2; c.Limits.MaxTenantInflight = 2; c.Limits.MaxTenantBodyBytes = 64 << 20 })
+	p := e.pod("p", func(c *api.Config) {
+		c.Limits.MaxInflight = 2
+		c.Limits.MaxTenantInflight = 2
+		c.Limits.MaxTenantBodyBytes = 64 << 20
+	})
 	_, k := p.provision(t, "")
 	f1, d1 := holdPut(t, p, k, "/a", -1)
 	f2, d2 := holdPut(t, p, k, "/b", -1)

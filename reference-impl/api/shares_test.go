@@ -198,4 +198,3 @@ func smallWindowConn(t *testing.T, addr string) net.Conn {
 	t.Cleanup(func() { c.Close() })
 	return c
 }
-

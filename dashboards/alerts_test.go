@@ -49,7 +49,7 @@ func (s *sut) do(t *testing.T, method, url string, body []byte, hdr map[string]s
 
 func (s *sut) provision(t *testing.T) (id, key string) {
 	t.Helper()
-	code, b := s.do(t, "POST", s.urls[0]+"/v1/provision", []byte("{}"), map[string]string{"Content-Type": "application/json"})
+	code, b := s.do(t, "POST", s.urls[0]+"/v1/provision", []byte("{}"), map[string]string{"Content-Type": "application/json", "X-Provision-Token": provisionToken})
 	var out struct {
 		TenantID string `json:"tenant_id"`
 		APIKey   string `json:"api_key"`
@@ -83,10 +83,14 @@ func (s *sut) failInserts(t *testing.T, tenant string, d time.Duration) {
 }
 
 // startPods runs n eventlogd pods (built from ./cmd/eventlogd) against the meta DSN with args.
+// provisionToken is the pods' provisioning token (startPods), sent by provision.
+const provisionToken = "alert-test-provision-token"
+
 func startPods(t *testing.T, ctx context.Context, bin string, n int, args ...string) *pods.Fleet {
 	t.Helper()
 	logs := t.TempDir()
-	fleet, err := pods.Start(ctx, pods.Config{Binary: bin, Args: args, LogDir: logs, Start: time.Now(), Sink: &ledger.Memory{}}, n)
+	fleet, err := pods.Start(ctx, pods.Config{Binary: bin, Args: args, Env: []string{"EVENTLOGD_PROVISION_TOKEN=" + provisionToken},
+		LogDir: logs, Start: time.Now(), Sink: &ledger.Memory{}}, n)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,11 +24,12 @@ import (
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
-// composeEnv is the environment a user gives `docker compose up` (docs/stack.md): the three secrets.
+// composeEnv is the environment a user gives `docker compose up` (docs/stack.md): the four secrets.
 var composeEnv = map[string]string{
-	"MYSQL_ROOT_PASSWORD":    "test-db-password",
-	"EVENTLOGD_ADMIN_TOKEN":  "test-admin-token",
-	"GRAFANA_ADMIN_PASSWORD": "test-grafana-password",
+	"MYSQL_ROOT_PASSWORD":       "test-db-password",
+	"EVENTLOGD_ADMIN_TOKEN":     "test-admin-token",
+	"EVENTLOGD_PROVISION_TOKEN": "test-provision-token",
+	"GRAFANA_ADMIN_PASSWORD":    "test-grafana-password",
 }
 
 func loadCompose(t *testing.T, env map[string]string) (*types.Project, error) {

@@ -110,7 +110,9 @@ type fairness struct {
 
 func (f *fairness) provision(t *testing.T) fairTenant {
 	t.Helper()
-	resp, err := f.client.Post(f.url+"/v1/provision", "application/json", strings.NewReader("{}"))
+	req, _ := http.NewRequest("POST", f.url+"/v1/provision", strings.NewReader("{}"))
+	req.Header.Set("X-Provision-Token", eventlogdtest.ProvisionToken)
+	resp, err := f.client.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}

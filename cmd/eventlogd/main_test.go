@@ -60,6 +60,8 @@ func TestBadInputIsNamed(t *testing.T) {
 		{[]string{"--late-commit-guard", "none"}, `invalid value "none" for flag -late-commit-guard: "none" is not a guard (allowed: horizon, lock)`},
 		{[]string{"--sse-horizon-wait", "soon"}, `-sse-horizon-wait`},
 		{[]string{"--admin", "--listen", "0.0.0.0:0", "--meta-dsn", "root@tcp(127.0.0.1:1)/m"}, `--admin on --listen 0.0.0.0:0 (beyond loopback) needs --admin-token`},
+		{[]string{"--meta-dsn", "root@tcp(127.0.0.1:1)/m"}, `provisioning needs a token (--provision-token`},
+		{[]string{"--meta-dsn", "root@tcp(127.0.0.1:1)/m", "--open-provisioning", "--provision-token", "x"}, `exclude each other`},
 	}
 	for _, c := range cases {
 		err := run(c.args, &bytes.Buffer{}, &bytes.Buffer{})
@@ -83,7 +85,7 @@ func TestProcessServesAndStopsOnSIGTERM(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	cmd := exec.CommandContext(ctx, bin, "--listen", "127.0.0.1:0", "--pod", "proc1")
-	cmd.Env = append(os.Environ(), "EVENTLOGD_META_DSN="+srv.DSN("meta"))
+	cmd.Env = append(os.Environ(), "EVENTLOGD_META_DSN="+srv.DSN("meta"), "EVENTLOGD_PROVISION_TOKEN=proc1-token")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	stdout, _ := cmd.StdoutPipe()
 	var stderr bytes.Buffer
@@ -104,7 +106,9 @@ func TestProcessServesAndStopsOnSIGTERM(t *testing.T) {
 		t.Fatalf("healthz: %v %v", resp, err)
 	}
 	resp.Body.Close()
-	resp, err = client.Post("http://"+addr+"/v1/provision", "application/json", nil)
+	preq, _ := http.NewRequestWithContext(ctx, "POST", "http://"+addr+"/v1/provision", nil)
+	preq.Header.Set("X-Provision-Token", "proc1-token")
+	resp, err = client.Do(preq)
 	if err != nil {
 		t.Fatal(err)
 	}

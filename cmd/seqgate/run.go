@@ -150,7 +150,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return &exitError{exitUnusable, err}
 	}
-	opts := run.Options{Scenario: sc, Dir: dir, DSN: f.dsn, Infra: f.infra, Target: f.target, APIKey: f.apiKey, TenantID: f.tenantID,
+	opts := run.Options{Scenario: sc, Dir: dir, DSN: f.dsn, ProvisionToken: os.Getenv("SEQGATE_PROVISION_TOKEN"), Infra: f.infra, Target: f.target, APIKey: f.apiKey, TenantID: f.tenantID,
 		Profile: target.Options{Profile: f.profile, AuditDB: f.auditDB, TenantColumn: f.tenantCol}, ReadyTimeout: f.ready, Replay: f.replay, Toxiproxy: f.toxiproxy,
 		Log: stderr, Progress: stderr, Terminal: isTerminal(stderr), Shard: sh, RunID: runID}
 	if f.metrics != "" {

@@ -182,7 +182,7 @@ func tail(s string) string {
 // seqgate runs this test binary as seqgate with args, in its own process group, killed with the test.
 func seqgate(ctx context.Context, stdout, stderr *bytes.Buffer, args ...string) error {
 	cmd := exec.CommandContext(ctx, os.Args[0], args...)
-	cmd.Env = append(os.Environ(), asSeqgate+"=1")
+	cmd.Env = append(os.Environ(), asSeqgate+"=1", "SEQGATE_PROVISION_TOKEN="+eventlogdtest.ProvisionToken)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	return cmd.Run()

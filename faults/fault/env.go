@@ -105,6 +105,12 @@ type GoneTenants interface {
 	TenantDeleted(tenant string)
 }
 
+// AdminTokens is optionally implemented by an Env whose pods guard their admin endpoints with a
+// token (eventlogd --admin-token): the admin hooks send it on every call.
+type AdminTokens interface {
+	AdminToken() string
+}
+
 // PodMetaProxies is optionally implemented by an Env whose pods each reach the meta DB through a
 // proxy of their own (chained in front of MetaProxy's): a fault on one of them slows or breaks one
 // pod's meta connections only.

@@ -18,6 +18,7 @@ const adminTimeout = 10 * time.Second
 type admin struct {
 	pod    string
 	base   string // without a trailing slash
+	token  string // the pods' admin token ("": none)
 	client *http.Client
 }
 
@@ -27,7 +28,11 @@ func adminOf(env fault.Env, pod string) (*admin, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &admin{pod: pod, base: strings.TrimRight(base, "/"), client: &http.Client{Timeout: adminTimeout}}, nil
+	a := &admin{pod: pod, base: strings.TrimRight(base, "/"), client: &http.Client{Timeout: adminTimeout}}
+	if t, ok := env.(fault.AdminTokens); ok {
+		a.token = t.AdminToken()
+	}
+	return a, nil
 }
 
 // post POSTs path (with its query) and fails on anything but a 2xx answer, quoting the answer.
@@ -38,6 +43,9 @@ func (a *admin) do(ctx context.Context, method, path string) error {
 	req, err := http.NewRequestWithContext(ctx, method, a.base+path, nil)
 	if err != nil {
 		return err
+	}
+	if a.token != "" {
+		req.Header.Set("X-Admin-Token", a.token)
 	}
 	resp, err := a.client.Do(req)
 	if err != nil {

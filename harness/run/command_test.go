@@ -10,7 +10,8 @@ import (
 )
 
 // TestEventlogdCommandKeepsTheDSNOffArgv: the meta DSN (with the --dsn password) goes to the pods
-// in their environment; a scenario defect brings --test-defects with it.
+// in their environment, and so do the run's admin and provisioning tokens; a scenario defect brings
+// --test-defects with it.
 func TestEventlogdCommandKeepsTheDSNOffArgv(t *testing.T) {
 	const dsn = "seqgate:pw-XYZ@tcp(127.0.0.1:3306)/run_meta"
 	for _, tc := range []struct {
@@ -22,7 +23,13 @@ func TestEventlogdCommandKeepsTheDSNOffArgv(t *testing.T) {
 		{"defect", scenario.Eventlogd{Retention: scenario.Duration(time.Hour), Defect: "cross-tenant-leak"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args, env := eventlogdCommand(tc.e, dsn, "/run/pools.json")
+			args, env := eventlogdCommand(tc.e, dsn, "/run/pools.json", "adm-TOKEN", "prov-TOKEN")
+			if a := strings.Join(args, " "); strings.Contains(a, "TOKEN") {
+				t.Fatalf("a token is on the command line: %q", args)
+			}
+			if !slices.Contains(env, "EVENTLOGD_ADMIN_TOKEN=adm-TOKEN") || !slices.Contains(env, "EVENTLOGD_PROVISION_TOKEN=prov-TOKEN") {
+				t.Fatalf("env %q lacks the run's admin or provisioning token", env)
+			}
 			if strings.Contains(strings.Join(args, " "), "pw-XYZ") || slices.Contains(args, "--meta-dsn") {
 				t.Fatalf("the meta DSN is on the command line: %q", args)
 			}

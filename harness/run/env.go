@@ -19,6 +19,7 @@ type env struct {
 	proxies   *proxy.Set
 	fleet     *pods.Fleet
 	consumers map[string][]*consumer.Consumer // by tenant name
+	token     string                          // the pods' admin token ("": an external target)
 
 	goneMu sync.Mutex
 	gone   map[string]bool // tenant ids a tenant_delete fault deleted
@@ -28,6 +29,7 @@ var (
 	_ faults.Env            = (*env)(nil)
 	_ faults.TenantIDs      = (*env)(nil)
 	_ faults.GoneTenants    = (*env)(nil)
+	_ faults.AdminTokens    = (*env)(nil)
 	_ faults.PodMetaProxies = (*env)(nil)
 )
 
@@ -107,6 +109,9 @@ func (e *env) Pod(name string) (faults.Pod, error) {
 	}
 	return p, nil
 }
+
+// AdminToken is the run's pods' admin token, sent by the admin hooks (fault.AdminTokens).
+func (e *env) AdminToken() string { return e.token }
 
 func (e *env) AdminURL(pod string) (string, error) {
 	if e.fleet == nil {

@@ -68,6 +68,7 @@ func runExternal(t *testing.T, o Options) (*Result, *verifier.Summary, []ledger.
 		t.Fatal(err)
 	}
 	o.Scenario, o.Dir, o.Log, o.Progress = sc, t.TempDir(), testWriter{t}, testWriter{t}
+	o.ProvisionToken = eventlogdtest.ProvisionToken
 	res, err := Run(context.Background(), o)
 	recs := readLedger(t, filepath.Join(o.Dir, "ledger.jsonl.gz"))
 	if err != nil {

@@ -18,7 +18,7 @@ func provisionPhase(ctx context.Context, s *state, log *slog.Logger) error {
 		return err
 	}
 	s.tenants = tenants
-	s.env = &env{pool: map[string]string{}, ids: map[string]string{}, consumers: map[string][]*consumer.Consumer{}, proxies: s.sys.proxies, fleet: s.sys.fleet}
+	s.env = &env{pool: map[string]string{}, ids: map[string]string{}, consumers: map[string][]*consumer.Consumer{}, proxies: s.sys.proxies, fleet: s.sys.fleet, token: s.sys.adminToken}
 	for _, t := range s.tenants {
 		s.env.tenants = append(s.env.tenants, t.Name())
 		s.env.pool[t.Name()] = t.Pool

@@ -68,6 +68,10 @@ type Options struct {
 	// Target and APIKey run against an external drive9-compatible service: no pods, no proxies
 	// (unless Toxiproxy), and no audit unless DSN is given (then DSN names the service's database server).
 	Target, APIKey string
+	// ProvisionToken is sent on every provision request to an external target (X-Provision-Token):
+	// an eventlogd run by someone else provisions only with its token. cmd/seqgate reads it from
+	// SEQGATE_PROVISION_TOKEN, never from its command line. The run's own pods get a token of their own.
+	ProvisionToken string
 	// TenantID is the id of the tenant APIKey belongs to (the ledger's tenant, and where a profile
 	// that names databases after tenants finds its events); default "external".
 	TenantID string

@@ -46,6 +46,10 @@ type system struct {
 	audited   bool
 	tables    map[string]audit.Table
 	extTables *tgt.Tables // an external target's database handles
+	// adminToken and provisionToken are generated per run for the run's own pods (eventlogd
+	// --admin-token, --provision-token, given in their environment): no other local user who reaches
+	// their loopback ports can call the admin endpoints or make tenants. Empty for an external target.
+	adminToken, provisionToken string
 }
 
 // endpoints lists where writers and consumers send: the pods (only those whose process runs, when

@@ -2,7 +2,9 @@ package run
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -100,7 +102,13 @@ func (eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *
 	if err := writeFile(s.o.Dir, "pools.json", b, 0o600); err != nil {
 		return err
 	}
-	args, env := eventlogdCommand(s.sc.Pods.Eventlogd, metaDSN, poolsPath)
+	if sys.adminToken, err = newToken(); err != nil {
+		return err
+	}
+	if sys.provisionToken, err = newToken(); err != nil {
+		return err
+	}
+	args, env := eventlogdCommand(s.sc.Pods.Eventlogd, metaDSN, poolsPath, sys.adminToken, sys.provisionToken)
 	log.Info("starting pods", "count", s.sc.Pods.Count, "eventlogd", s.o.Eventlogd)
 	fleet, err := pods.Start(ctx, pods.Config{Binary: s.o.Eventlogd, Args: args, Env: env, LogDir: filepath.Join(s.o.Dir, "pods"),
 		Start: s.start, Sink: s.sink, PodEnv: func(pod string) []string {
@@ -124,7 +132,7 @@ func (eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logger
 	if err != nil {
 		return nil, err
 	}
-	p.SendPool = true
+	p.SendPool, p.ProvisionToken = true, s.sys.provisionToken
 	s.sys.tables = map[string]audit.Table{}
 	var out []tenant
 	for _, slot := range s.sc.Expand() {
@@ -150,9 +158,10 @@ func (eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logger
 }
 
 // eventlogdCommand is every pod's arguments and extra environment. The meta DSN (which carries the
-// --dsn password, if any) goes in the environment, never on the command line that every local user
-// can read; the pools file holding the pool DSNs is written 0600.
-func eventlogdCommand(e scenario.Eventlogd, metaDSN, poolsPath string) (args, env []string) {
+// --dsn password, if any) and the run's admin and provisioning tokens go in the environment, never on
+// the command line that every local user can read; the pools file holding the pool DSNs is written
+// 0600.
+func eventlogdCommand(e scenario.Eventlogd, metaDSN, poolsPath, adminToken, provisionToken string) (args, env []string) {
 	args = []string{"--pools", poolsPath, "--fs-events-retention", e.Retention.D().String(), "--admin"}
 	if e.Defect != "" {
 		args = append(args, "--test-defects", "--defect", e.Defect)
@@ -165,7 +174,16 @@ func eventlogdCommand(e scenario.Eventlogd, metaDSN, poolsPath string) (args, en
 	for _, k := range names {
 		args = append(args, "--"+k+"="+e.Flags[k])
 	}
-	return args, []string{"EVENTLOGD_META_DSN=" + metaDSN}
+	return args, []string{"EVENTLOGD_META_DSN=" + metaDSN, "EVENTLOGD_ADMIN_TOKEN=" + adminToken, "EVENTLOGD_PROVISION_TOKEN=" + provisionToken}
+}
+
+// newToken is a fresh random token (256 bits, hex).
+func newToken() (string, error) {
+	var b [32]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("generate a token: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // PodMetaProxyName is the name of the proxy in front of one pod's meta DB connections.

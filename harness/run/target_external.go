@@ -35,6 +35,7 @@ func (t *externalTarget) up(ctx context.Context, s *state, log *slog.Logger, sys
 	if err != nil {
 		return err
 	}
+	p.ProvisionToken = s.o.ProvisionToken
 	t.p, sys.profile, sys.audited = p, p.Name, t.dsn != ""
 	if s.sc.Pods.Count > 0 {
 		log.Warn("pods: is ignored with --target (the service runs its own)")

@@ -185,7 +185,8 @@ func (v *validator) check(s *Scenario) error {
 				"%q is not a flag name", name)
 		}
 		switch name {
-		case "listen", "pod", "meta-dsn", "pools", "fs-events-retention", "defect", "test-defects", "admin", "admin-token":
+		case "listen", "pod", "meta-dsn", "pools", "fs-events-retention", "defect", "test-defects", "admin", "admin-token",
+			"provision-token", "provision-token-file", "open-provisioning":
 			return v.err("pods.eventlogd.flags."+name, v.at("pods", "eventlogd", "flags", name), nil,
 				"--%s is set by the harness (use the dedicated field where there is one)", name)
 		}

@@ -60,6 +60,9 @@ type Profile struct {
 	// seqgate's own eventlogd pods are asked for a pool: their pools are the scenario's. An external
 	// eventlogd has its operator's pools, puts a tenant in the first free one and answers which.
 	SendPool bool
+	// ProvisionToken, when set, is sent on every provision request (X-Provision-Token): eventlogd
+	// refuses to provision without its token.
+	ProvisionToken string
 	// TenantColumn is the events table's column naming the tenant; "" when each tenant has its own database.
 	TenantColumn string
 	// database returns where tenant's events live; dbDoc describes it for messages.

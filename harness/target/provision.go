@@ -29,6 +29,9 @@ func (p *Profile) Provision(ctx context.Context, c *http.Client, base, pool stri
 			return Tenant{}, fmt.Errorf("POST %s/v1/provision: %w", base, err)
 		}
 		req.Header.Set("Content-Type", "application/json")
+		if p.ProvisionToken != "" {
+			req.Header.Set("X-Provision-Token", p.ProvisionToken)
+		}
 		if resp, err = c.Do(req); err != nil {
 			return Tenant{}, fmt.Errorf("POST %s/v1/provision: %w", base, err)
 		}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -20,6 +21,11 @@ import (
 
 	"github.com/seqgate/seqgate/internal/dbserver"
 )
+
+// ProvisionToken is the provisioning token Start gives eventlogd (EVENTLOGD_PROVISION_TOKEN) unless
+// args choose one or --open-provisioning: callers provision with it (X-Provision-Token, or
+// SEQGATE_PROVISION_TOKEN for a seqgate run against the service).
+const ProvisionToken = "eventlogdtest-provision-token"
 
 // Start runs bin with --listen on a free loopback port plus args, in its own process group and
 // killed with the test process (Pdeathsig), logging to eventlogd.log in a temp dir; it waits until
@@ -38,6 +44,9 @@ func Start(t testing.TB, bin string, args ...string) string {
 	}
 	cmd := exec.Command(bin, append([]string{"--listen", addr}, args...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--open-provisioning") || strings.HasPrefix(a, "--provision-token") }) {
+		cmd.Env = append(os.Environ(), "EVENTLOGD_PROVISION_TOKEN="+ProvisionToken)
+	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
 		logf.Close()

@@ -87,7 +87,11 @@ type Env struct {
 	Consumers   map[string][]fault.Consumer
 	TenantNames []string // what Tenants returns
 	PodOrder    []string // what PodNames returns
+	Token       string   // the pods' admin token the admin hooks send (AdminToken); "" for none
 }
+
+// AdminToken returns Token: the Env is a fault.AdminTokens.
+func (e *Env) AdminToken() string { return e.Token }
 
 var _ fault.Env = (*Env)(nil)
 

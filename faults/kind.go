@@ -34,7 +34,7 @@ type (
 	// PodMetaProxies hands out one pod's meta DB proxy, optionally (see fault.PodMetaProxies).
 	PodMetaProxies = fault.PodMetaProxies
 	// AdminTokens hands out the pods' admin token, optionally (see fault.AdminTokens).
-	AdminTokens    = fault.AdminTokens
+	AdminTokens = fault.AdminTokens
 	// Pod is one service process (see fault.Pod).
 	Pod = fault.Pod
 	// Consumer is one SSE subscriber (see fault.Consumer).

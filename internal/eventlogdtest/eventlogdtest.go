@@ -44,7 +44,9 @@ func Start(t testing.TB, bin string, args ...string) string {
 	}
 	cmd := exec.Command(bin, append([]string{"--listen", addr}, args...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
-	if !slices.ContainsFunc(args, func(a string) bool { return strings.HasPrefix(a, "--open-provisioning") || strings.HasPrefix(a, "--provision-token") }) {
+	if !slices.ContainsFunc(args, func(a string) bool {
+		return strings.HasPrefix(a, "--open-provisioning") || strings.HasPrefix(a, "--provision-token")
+	}) {
 		cmd.Env = append(os.Environ(), "EVENTLOGD_PROVISION_TOKEN="+ProvisionToken)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

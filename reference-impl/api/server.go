@@ -79,6 +79,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if cfg.MetaDSN == "" {
 		return nil, errors.New("meta DSN is required (--meta-dsn)")
 	}
+	if err := store.CheckDSN(cfg.MetaDSN); err != nil {
+		return nil, fmt.Errorf("--meta-dsn: %w", err)
+	}
 	if len(cfg.Pools) == 0 {
 		var err error
 		if cfg.Pools, err = store.DefaultPools(cfg.MetaDSN); err != nil {

@@ -1,8 +1,15 @@
 package store
 
 import (
+	"context"
+	"database/sql/driver"
+	"errors"
 	"fmt"
+	"net/url"
+	"regexp"
+	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -91,4 +98,169 @@ func collationCharset(c string) string {
 		return c[:i]
 	}
 	return c
+}
+
+// dsnOptions are the DSN parameters a pool or meta DSN may carry: the driver's own options that do
+// not change what a statement means, and a few session variables. Everything else is refused by
+// CheckDSN: the driver sends any unknown parameter to the server as "SET key = value", raw, so a key
+// such as "@@character_set_client" or a value with a comma in it can switch the connection to a
+// multibyte charset behind the charset check, and multiStatements or allowAllFiles would open
+// stacked queries and LOAD DATA LOCAL on the pool.
+var dsnOptions = map[string]bool{
+	"charset": true, "collation": true, "parseTime": true, "loc": true, "timeTruncate": true,
+	"timeout": true, "readTimeout": true, "writeTimeout": true, "tls": true, "serverPubKey": true,
+	"maxAllowedPacket": true, "checkConnLiveness": true, "clientFoundRows": true, "columnsWithAlias": true,
+	"rejectReadOnly": true, "allowNativePasswords": true, "compress": true, "interpolateParams": true,
+	"connectionAttributes": true,
+}
+
+// sessionVariables are the system variables a DSN may set (each "SET name = value" on every new
+// connection), and the form their value must have: a number, a word, or a quoted time zone.
+var sessionVariables = map[string]*regexp.Regexp{
+	"innodb_lock_wait_timeout": regexp.MustCompile(`^[0-9]{1,9}$`),
+	"lock_wait_timeout":        regexp.MustCompile(`^[0-9]{1,9}$`),
+	"wait_timeout":             regexp.MustCompile(`^[0-9]{1,9}$`),
+	"max_statement_time":       regexp.MustCompile(`^[0-9]{1,9}(\.[0-9]{1,6})?$`),
+	"max_execution_time":       regexp.MustCompile(`^[0-9]{1,9}$`),
+	"transaction_isolation":    regexp.MustCompile(`^'(READ-UNCOMMITTED|READ-COMMITTED|REPEATABLE-READ|SERIALIZABLE)'$`),
+	"tx_isolation":             regexp.MustCompile(`^'(READ-UNCOMMITTED|READ-COMMITTED|REPEATABLE-READ|SERIALIZABLE)'$`),
+	"time_zone":                regexp.MustCompile(`^'([+-][0-9]{2}:[0-9]{2}|[A-Za-z_]+(/[A-Za-z_+-]+)*|SYSTEM)'$`),
+}
+
+// charsetName is the form of a charset= (comma list) or collation= value.
+var charsetName = regexp.MustCompile(`^[A-Za-z0-9_]+(,[A-Za-z0-9_]+)*$`)
+
+// CheckDSN refuses a DSN that does not parse or carries a parameter outside dsnOptions and
+// sessionVariables (or a session variable whose value is not of its form), naming the parameter
+// and what is allowed.
+func CheckDSN(dsn string) error {
+	if _, err := mysql.ParseDSN(dsn); err != nil {
+		return err
+	}
+	i := strings.LastIndexByte(dsn, '/')
+	if i < 0 {
+		return nil
+	}
+	_, params, ok := strings.Cut(dsn[i+1:], "?")
+	if !ok {
+		return nil
+	}
+	for kv := range strings.SplitSeq(params, "&") {
+		k, raw, _ := strings.Cut(kv, "=")
+		v, err := url.QueryUnescape(raw)
+		if err != nil {
+			return fmt.Errorf("DSN parameter %q: %v", k, err)
+		}
+		switch {
+		case k == "charset" || k == "collation":
+			if !charsetName.MatchString(v) {
+				return fmt.Errorf("DSN parameter %s=%q: want a charset or collation name", k, v)
+			}
+		case dsnOptions[k]:
+		case sessionVariables[k] != nil:
+			if !sessionVariables[k].MatchString(v) {
+				return fmt.Errorf("DSN parameter %s=%q: want a value of the form %s", k, v, sessionVariables[k])
+			}
+		default:
+			return fmt.Errorf("DSN parameter %q is not allowed (allowed: %s)", k, allowedParams())
+		}
+	}
+	return nil
+}
+
+func allowedParams() string {
+	var out []string
+	for k := range dsnOptions {
+		out = append(out, k)
+	}
+	for k := range sessionVariables {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
+
+// ErrUnsafeCharset is the error of a connection whose server-side charset is not known safe for
+// client-side interpolation, on a handle that needs it (the write-group handle, whose statements
+// are several per query).
+var ErrUnsafeCharset = errors.New("connection charset not known safe for client-side interpolation")
+
+// checkedConnector opens the connections of a handle that interpolates parameters client-side (or
+// sends several statements per query) and asks the server, on each new connection, which charset
+// the connection really uses (@@character_set_client, @@character_set_connection): the DSN is not
+// the only place it can be set (the server's init_connect, skip-character-set-client-handshake). A
+// connection in an unsafe charset is closed; with a fallback (the same DSN without interpolation,
+// server-side prepared statements) the handle goes on over fallback connections, without one the
+// connect fails with ErrUnsafeCharset. unsafe records the finding for the pool (shared by its
+// handles), so a pool once seen unsafe gets no write-group handle and no more interpolating
+// connections.
+type checkedConnector struct {
+	c        driver.Connector
+	fallback driver.Connector // nil: refuse
+	unsafe   *atomic.Bool
+	what     string // names the pool in errors
+}
+
+func (k *checkedConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	if k.unsafe.Load() {
+		return k.refuseOrFallback(ctx, "")
+	}
+	conn, err := k.c.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cs, err := connCharsets(ctx, conn)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	for _, c := range cs {
+		if !safeCharsets[normCharset(c)] {
+			conn.Close()
+			k.unsafe.Store(true)
+			return k.refuseOrFallback(ctx, c)
+		}
+	}
+	return conn, nil
+}
+
+func (k *checkedConnector) refuseOrFallback(ctx context.Context, cs string) (driver.Conn, error) {
+	if k.fallback != nil {
+		return k.fallback.Connect(ctx)
+	}
+	if cs == "" {
+		return nil, fmt.Errorf("%s: %w (seen earlier on this pool)", k.what, ErrUnsafeCharset)
+	}
+	return nil, fmt.Errorf("%s: the server says the connection charset is %s: %w", k.what, cs, ErrUnsafeCharset)
+}
+
+func (k *checkedConnector) Driver() driver.Driver { return k.c.Driver() }
+
+// connCharsets asks the server for the connection's client and connection charsets.
+func connCharsets(ctx context.Context, conn driver.Conn) ([]string, error) {
+	q, ok := conn.(driver.QueryerContext)
+	if !ok {
+		return nil, errors.New("charset check: the driver's connection cannot query")
+	}
+	rows, err := q.QueryContext(ctx, "SELECT @@character_set_client, @@character_set_connection", nil)
+	if err != nil {
+		return nil, fmt.Errorf("charset check: %w", err)
+	}
+	defer rows.Close()
+	vals := make([]driver.Value, 2)
+	if err := rows.Next(vals); err != nil {
+		return nil, fmt.Errorf("charset check: %w", err)
+	}
+	out := make([]string, 0, 2)
+	for _, v := range vals {
+		switch s := v.(type) {
+		case []byte:
+			out = append(out, string(s))
+		case string:
+			out = append(out, s)
+		default:
+			return nil, fmt.Errorf("charset check: unexpected value %v", v)
+		}
+	}
+	return out, nil
 }

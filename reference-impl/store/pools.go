@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -74,7 +75,7 @@ func CheckPools(specs []PoolSpec) error {
 		if p.Role != RoleDedicated && p.Role != RoleShared {
 			return fmt.Errorf("pools[%d].role: %q (allowed: dedicated, shared)", i, p.Role)
 		}
-		if _, err := mysql.ParseDSN(p.DSN); err != nil {
+		if err := CheckDSN(p.DSN); err != nil {
 			return fmt.Errorf("pools[%d].dsn: %v", i, err)
 		}
 	}
@@ -114,8 +115,11 @@ type Pools struct {
 	// groupable are the pools whose DSN charset allows interpolation (InterpolationSafe), read
 	// once: only they get a group handle.
 	groupable map[string]bool
-	migrated  map[string]bool
-	known     map[string]bool // schema known current (MarkMigrated): open without touching the DB
+	// charsetUnsafe is, per pool, whether a connection of it was found in a charset not safe for
+	// client-side interpolation (checkedConnector); shared by the pool's handles.
+	charsetUnsafe map[string]*atomic.Bool
+	migrated      map[string]bool
+	known         map[string]bool // schema known current (MarkMigrated): open without touching the DB
 
 	gateMu sync.Mutex
 	gates  gateMap // pool + tenant -> the tenant's stream read gate (StreamGate)
@@ -158,8 +162,10 @@ func NewPools(specs []PoolSpec, opts PoolOptions) *Pools {
 	}
 	p := &Pools{opts: opts, specs: map[string]PoolSpec{}, dbs: map[string]*poolDB{}, streams: map[string]*sql.DB{}, groups: map[string]*sql.DB{},
 		migrated: map[string]bool{}, known: map[string]bool{}, order: specs, gates: gateMap{}, groupable: map[string]bool{}}
+	p.charsetUnsafe = map[string]*atomic.Bool{}
 	for _, s := range specs {
 		p.specs[s.ID] = s
+		p.charsetUnsafe[s.ID] = new(atomic.Bool)
 		p.groupable[s.ID], _ = InterpolationSafe(s.DSN)
 	}
 	return p
@@ -204,11 +210,13 @@ func (p *Pools) Acquire(ctx context.Context, id string) (*sql.DB, error) {
 	}
 	known := p.known[id]
 	p.mu.Unlock()
-	open := OpenDB
+	var db *sql.DB
+	var err error
 	if known {
-		open = openLazy
+		db, err = openTuned(spec.DSN, nil, p.charsetUnsafe[id])
+	} else {
+		db, err = openDB(ctx, spec.DSN, p.charsetUnsafe[id])
 	}
-	db, err := open(ctx, spec.DSN)
 	if err != nil {
 		return nil, err
 	}
@@ -247,11 +255,18 @@ func (p *Pools) AcquireStream(ctx context.Context, id string) (*sql.DB, error) {
 // AcquireGroup returns pool id's write-group handle (--event-commit grouped), opening it if it is
 // not open: the same DSN with multiStatements, at most GroupMaxOpen connections, used by
 // TenantStore.CommitGroup only (its statements are built from constants, every value a
-// placeholder). Nil, nil when the DSN's charset is not known safe for client-side interpolation:
+// placeholder). Nil, nil when the DSN's charset is not known safe for client-side interpolation, or
+// a connection of the pool was found in an unsafe charset by the server's own account:
 // the server's prepared statements, which that pool runs instead, take one statement each, and
 // its groups commit in a transaction of their own (WriteFilesTx).
 func (p *Pools) AcquireGroup(ctx context.Context, id string) (*sql.DB, error) {
 	if !p.groupable[id] {
+		return nil, nil
+	}
+	if _, err := p.Acquire(ctx, id); err != nil {
+		return nil, err
+	}
+	if p.charsetUnsafe[id].Load() { // the server said so, whatever the DSN says
 		return nil, nil
 	}
 	return p.acquireSide(ctx, id, p.groups, p.opts.GroupMaxOpen, func(c *mysql.Config) { c.MultiStatements = true })
@@ -270,7 +285,7 @@ func (p *Pools) acquireSide(ctx context.Context, id string, side map[string]*sql
 		return db, nil
 	}
 	p.mu.Unlock()
-	db, err := openTuned(p.specs[id].DSN, tune)
+	db, err := openTuned(p.specs[id].DSN, tune, p.charsetUnsafe[id])
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync/atomic"
 
 	"github.com/go-sql-driver/mysql"
 )
@@ -217,16 +218,17 @@ func migrate(ctx context.Context, db *sql.DB, stmts []string) error {
 // is always on, and interpolateParams, which is on exactly when the DSN's connection charset is
 // known safe for it (InterpolationSafe).
 func OpenDB(ctx context.Context, dsn string) (*sql.DB, error) {
+	return openDB(ctx, dsn, nil)
+}
+
+// openDB is OpenDB with the pool's charset finding (unsafe: see checkedConnector; nil: a flag of
+// its own).
+func openDB(ctx context.Context, dsn string, unsafe *atomic.Bool) (*sql.DB, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("bad DSN %q: %w", redact(dsn), err)
 	}
-	// Times are scanned into time.Time (parseTime) and stored as UTC; interpolated parameters make
-	// each statement one round trip, but only where the charset cannot turn an escaped quote into a
-	// real one (a GBK pool runs server-side prepared statements instead).
-	cfg.ParseTime = true
-	interpolate(cfg, dsn)
-	db, err := sql.Open("mysql", cfg.FormatDSN())
+	db, err := openTuned(dsn, nil, unsafe)
 	if err != nil {
 		return nil, err
 	}
@@ -249,7 +251,7 @@ func OpenDB(ctx context.Context, dsn string) (*sql.DB, error) {
 // OpenExisting opens dsn like OpenDB and pings it, but never creates its database: for an operator
 // command that must not leave an empty database behind a typo.
 func OpenExisting(ctx context.Context, dsn string) (*sql.DB, error) {
-	db, err := openLazy(ctx, dsn)
+	db, err := openTuned(dsn, nil, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -260,14 +262,14 @@ func OpenExisting(ctx context.Context, dsn string) (*sql.DB, error) {
 	return db, nil
 }
 
-// openLazy is OpenDB without the ping: no connection is made until the first query (for a pool
-// whose database and schema are known to exist).
-func openLazy(_ context.Context, dsn string) (*sql.DB, error) {
-	return openTuned(dsn, nil)
-}
-
-// openTuned is openLazy with tune's changes to the driver's settings (nil: none).
-func openTuned(dsn string, tune func(*mysql.Config)) (*sql.DB, error) {
+// openTuned opens dsn without a ping (no connection is made until the first query) with tune's
+// changes to the driver's settings (nil: none). Times are scanned into time.Time (parseTime);
+// interpolated parameters make each statement one round trip, but only where the charset cannot
+// turn an escaped quote into a real one: the DSN's (InterpolationSafe) and then each connection's
+// as the server reports it (checkedConnector, which falls back to server-side prepared statements,
+// or refuses the connection on a handle that sends several statements per query). unsafe is the
+// pool's finding, shared by its handles (nil: a flag of this handle's own).
+func openTuned(dsn string, tune func(*mysql.Config), unsafe *atomic.Bool) (*sql.DB, error) {
 	cfg, err := mysql.ParseDSN(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("bad DSN %q: %w", redact(dsn), err)
@@ -277,7 +279,27 @@ func openTuned(dsn string, tune func(*mysql.Config)) (*sql.DB, error) {
 	if tune != nil {
 		tune(cfg)
 	}
-	return sql.Open("mysql", cfg.FormatDSN())
+	if unsafe == nil {
+		unsafe = new(atomic.Bool)
+	}
+	safe := cfg.Clone()
+	safe.InterpolateParams, safe.MultiStatements = false, false
+	plain, err := mysql.NewConnector(safe)
+	if err != nil {
+		return nil, fmt.Errorf("bad DSN %q: %w", redact(dsn), err)
+	}
+	if !cfg.InterpolateParams && !cfg.MultiStatements {
+		return sql.OpenDB(plain), nil
+	}
+	c, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("bad DSN %q: %w", redact(dsn), err)
+	}
+	k := &checkedConnector{c: c, unsafe: unsafe, what: "database " + cfg.DBName}
+	if !cfg.MultiStatements {
+		k.fallback = plain
+	}
+	return sql.OpenDB(k), nil
 }
 
 func createDatabase(ctx context.Context, cfg *mysql.Config) error {

@@ -131,3 +131,35 @@ func TestProvisionRefusalNamesTheAnswer(t *testing.T) {
 		}
 	}
 }
+
+// TestProvisionSendsTheToken: with ProvisionToken set, every provision request carries it
+// (X-Provision-Token), so a service that requires it provisions; without it the same service
+// refuses, and the error quotes the 401.
+func TestProvisionSendsTheToken(t *testing.T) {
+	const want = "prov-token"
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Provision-Token") != want {
+			http.Error(w, `{"error":"provisioning needs the pod's provisioning token"}`, http.StatusUnauthorized)
+			return
+		}
+		_, _ = io.WriteString(w, `{"tenant_id":"t1","api_key":"k1","pool":"shared_pool"}`)
+	}))
+	defer srv.Close()
+	for _, tc := range []struct {
+		token   string
+		wantErr string
+	}{{want, ""}, {"", "HTTP 401"}, {"wrong", "HTTP 401"}} {
+		p, _ := New(Options{}, false)
+		p.ProvisionToken = tc.token
+		tn, err := p.Provision(context.Background(), srv.Client(), srv.URL, "shared_pool")
+		if tc.wantErr == "" {
+			if err != nil || tn.ID != "t1" {
+				t.Fatalf("token %q: %+v %v", tc.token, tn, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+			t.Fatalf("token %q: %v, want %q", tc.token, err, tc.wantErr)
+		}
+	}
+}

@@ -203,6 +203,12 @@ func TestComposeTopologyWithoutDocker(t *testing.T) {
 	}
 	cmd := exec.CommandContext(ctx, seqgate, args...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	cmd.Env = os.Environ() // and the service's own environment (its provisioning token)
+	for k, v := range sg.Environment {
+		if v != nil {
+			cmd.Env = append(cmd.Env, k+"="+h.rewrite(*v))
+		}
+	}
 	stdout, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("seqgate %v: %v\n%s", args, err, tail(stdout, 6000))

@@ -146,7 +146,10 @@ func CheckDSN(dsn string) error {
 		return nil
 	}
 	for kv := range strings.SplitSeq(params, "&") {
-		k, raw, _ := strings.Cut(kv, "=")
+		k, raw, found := strings.Cut(kv, "=")
+		if !found {
+			continue // the driver ignores a piece without '=' too
+		}
 		v, err := url.QueryUnescape(raw)
 		if err != nil {
 			return fmt.Errorf("DSN parameter %q: %v", k, err)

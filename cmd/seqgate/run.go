@@ -167,6 +167,9 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 			return &exitError{exitUnusable, err}
 		}
 		fmt.Fprintf(stderr, "seqgate: eventlogd %s (%s)\n", bin, how)
+		if err := checkPodFlags(ctx, bin, path, readSource(path), sc); err != nil {
+			return &exitError{exitUnusable, err}
+		}
 		opts.Eventlogd = bin
 	}
 	res, err := run.Run(ctx, opts)

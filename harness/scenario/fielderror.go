@@ -1,0 +1,25 @@
+package scenario
+
+import (
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// FieldError is a problem with a field found by a check Parse cannot make alone (one that asks the pod
+// binary, say): field is its dotted path (`pods.eventlogd.flags.retry-tenant-cap`), and the error
+// carries the field's line in the scenario data, or its closest present parent's (a field set by
+// --set has no line of its own).
+func FieldError(file string, data []byte, field, msg string, allowed []string) *Error {
+	e := &Error{File: file, Field: field, Msg: msg, Allowed: allowed}
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) == nil && len(root.Content) == 1 {
+		v := &validator{file: file, doc: root.Content[0]}
+		var path []any
+		for _, p := range strings.Split(field, ".") {
+			path = append(path, p)
+		}
+		e.Line = v.at(path...)
+	}
+	return e
+}

@@ -116,6 +116,9 @@ func (v *validator) check(s *Scenario) error {
 	if s.Budget < 0 || s.Budget >= 1 {
 		return v.err("budget", v.at("budget"), []string{"0 <= budget < 1 (0: any loss fails)"}, "out of range: %g", s.Budget)
 	}
+	if err := v.budgetProof(s); err != nil {
+		return err
+	}
 	groups := map[string]bool{}
 	total := 0
 	if len(s.Tenants) == 0 {

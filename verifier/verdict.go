@@ -67,7 +67,7 @@ func decide(s *Summary, ix *index, th threshold.List) {
 		for _, t := range th {
 			v := measureThreshold(doc, t)
 			if t.Field == PathBudgetProvable && !t.Holds(v) { // unproven, not failed: inconclusive
-				s.Checks = append(s.Checks, Check{Name: t.Name(), Measured: v, Limit: t.Op + " " + t.Num, NotJudged: ProofShort(s)})
+				s.Checks = append(s.Checks, Check{Name: t.Name(), Measured: v, Limit: t.Op + " " + t.Num, NotJudged: "the budget is not proven: inconclusive, not a fail"})
 				s.InconclusiveBecause = append(s.InconclusiveBecause, ProofShort(s)+" (the scenario requires the budget proven)")
 				continue
 			}

@@ -75,6 +75,24 @@ func TestLintChecksPodFlags(t *testing.T) {
 			}
 		})
 	}
+	t.Run("every shipped scenario", func(t *testing.T) {
+		var files []string
+		for _, pat := range []string{"../../scenarios/*.yaml", "../../scenarios/*/*.yaml"} {
+			m, _ := filepath.Glob(pat)
+			for _, f := range m {
+				if filepath.Base(f) != "matrix.yaml" { // the power matrix, not a scenario
+					files = append(files, f)
+				}
+			}
+		}
+		if len(files) < 10 {
+			t.Fatalf("%d shipped scenarios found", len(files))
+		}
+		var out bytes.Buffer
+		if err := lintWith(context.Background(), &out, files, bin); err != nil {
+			t.Errorf("shipped scenarios: %v\n%s", err, out.String())
+		}
+	})
 	t.Run("no binary", func(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "s.yaml")
 		os.WriteFile(file, []byte(strings.NewReplacer("DEFECT", "late-commit-skip", "FLAG", "retry-tenant-cap", "VALUE", "3").Replace(podFlagsScenario)), 0o644)

@@ -10,10 +10,6 @@ import (
 	"github.com/seqgate/seqgate/harness/scenario"
 )
 
-// harnessFlags are the eventlogd flags the harness sets itself, which a scenario may not give (the
-// scenario's validation refuses them); they are left out of the flags a scenario is told it may use.
-var harnessFlags = []string{"listen", "pod", "meta-dsn", "pools", "fs-events-retention", "defect", "test-defects", "admin", "admin-token"}
-
 // checkPodFlags asks the pod binary bin whether it accepts the scenario's seeded defect
 // (pods.eventlogd.defect) and pod flags (pods.eventlogd.flags), so a misspelt one is refused before
 // any pod starts, naming the file, the line, the field and what the binary allows. data is the
@@ -42,7 +38,7 @@ func checkPodFlags(ctx context.Context, bin, file string, data []byte, sc *scena
 	}
 	var allowed []string
 	for _, f := range fc.Flags {
-		if !slices.Contains(harnessFlags, f) {
+		if !slices.Contains(scenario.HarnessFlags, f) { // the scenario may not give these
 			allowed = append(allowed, f)
 		}
 	}

@@ -6,6 +6,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
+// HarnessFlags are the eventlogd flags the harness sets on every pod itself: a scenario may not give
+// them in pods.eventlogd.flags.
+var HarnessFlags = []string{"listen", "pod", "meta-dsn", "pools", "fs-events-retention", "defect", "test-defects", "admin", "admin-token"}
+
 // FieldError is a problem with a field found by a check Parse cannot make alone (one that asks the pod
 // binary, say): field is its dotted path (`pods.eventlogd.flags.retry-tenant-cap`), and the error
 // carries the field's line in the scenario data, or its closest present parent's (a field set by

@@ -187,8 +187,7 @@ func (v *validator) check(s *Scenario) error {
 			return v.err("pods.eventlogd.flags."+name, v.at("pods", "eventlogd", "flags", name), []string{"[a-z0-9][a-z0-9-]* (a flag name without --)"},
 				"%q is not a flag name", name)
 		}
-		switch name {
-		case "listen", "pod", "meta-dsn", "pools", "fs-events-retention", "defect", "test-defects", "admin", "admin-token":
+		if slices.Contains(HarnessFlags, name) {
 			return v.err("pods.eventlogd.flags."+name, v.at("pods", "eventlogd", "flags", name), nil,
 				"--%s is set by the harness (use the dedicated field where there is one)", name)
 		}

@@ -178,3 +178,32 @@ func TestRefineBisects(t *testing.T) {
 		})
 	}
 }
+
+// FuzzSplitRunArgs: whatever the arguments, SplitRunArgs does not panic, keeps every argument it
+// does not take (in order), and every override it takes is an assignment.
+func FuzzSplitRunArgs(f *testing.F) {
+	for _, s := range []string{"--set=pods.count=3\x00--junit=x", "--set\x00a=1", "--seed\x007\x00--duration=5s", "--set", "--out=x", "--set=a"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, joined string) {
+		args := strings.Split(joined, "\x00")
+		sets, rest, err := SplitRunArgs(args)
+		if err != nil {
+			return
+		}
+		for _, s := range sets {
+			if !strings.Contains(s, "=") {
+				t.Errorf("override %q is not PATH=VALUE", s)
+			}
+		}
+		i := 0
+		for _, a := range args {
+			if i < len(rest) && a == rest[i] {
+				i++
+			}
+		}
+		if i != len(rest) || len(rest) > len(args) {
+			t.Errorf("rest %q is not a subsequence of %q", rest, args)
+		}
+	})
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/seqgate/seqgate/reference-impl/defect"
@@ -40,4 +41,27 @@ func TestCheckFlags(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzCheckFlags: any argument list gets a JSON answer listing every flag, with each problem naming
+// the flag it is about; nothing panics and nothing starts.
+func FuzzCheckFlags(f *testing.F) {
+	for _, s := range []string{"--retry-tenant-cap=20", "--defect=late-commit-skp", "--admin", "-sse-heartbeat", "x", "--=", "--late-commit-guard=lock\x00--defect=a,b"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, joined string) {
+		var out bytes.Buffer
+		if err := runCheckFlags(strings.Split(joined, "\x00"), &out); err != nil {
+			t.Fatal(err)
+		}
+		var got flagCheck
+		if err := json.Unmarshal(out.Bytes(), &got); err != nil || len(got.Flags) == 0 {
+			t.Fatalf("answer %q: %v", out.String(), err)
+		}
+		for _, p := range got.Problems {
+			if p.Flag == "" && p.Error != "not a flag: want --name=value" || p.Error == "" {
+				t.Errorf("problem %+v names no flag or no reason", p)
+			}
+		}
+	})
 }

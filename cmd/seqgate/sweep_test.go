@@ -57,3 +57,26 @@ func TestSweepRefusesBadConfigBeforeAnyStep(t *testing.T) {
 		})
 	}
 }
+
+// FuzzParseFraction: --refine is off, or a resolution strictly between 0 and 1, or an error naming
+// the flag.
+func FuzzParseFraction(f *testing.F) {
+	for _, s := range []string{"", "10%", "0.1", "1e-3", "100%", "-1", "NaN", "Inf%", "%"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		v, err := parseFraction(s)
+		switch {
+		case err != nil:
+			if !strings.Contains(err.Error(), "--refine") {
+				t.Errorf("%q: error %q does not name the flag", s, err)
+			}
+		case s == "":
+			if v != 0 {
+				t.Errorf("empty: %g, want 0 (off)", v)
+			}
+		case !(v > 0 && v < 1):
+			t.Errorf("%q: %g, not in (0, 1)", s, v)
+		}
+	})
+}

@@ -22,10 +22,13 @@ type Config struct {
 	Group          string    `json:"group,omitempty"`
 	Sets           []string  `json:"sets"`     // applied to every step file, in order, before the axis's own
 	RunArgs        []string  `json:"run_args"` // passed to every step's `seqgate run`
-	Limits         Limits    `json:"limits"`
-	Refine         float64   `json:"refine,omitempty"` // the refine pass's resolution (0: off)
-	RefineSteps    int       `json:"refine_steps,omitempty"`
-	RefineSeconds  float64   `json:"refine_seconds,omitempty"`
+	// FoldedRunArgs are the --run-args, as given, that were overrides (--set, --seed, --duration) and
+	// so went into the step files (they are in Sets) instead of the runs' arguments.
+	FoldedRunArgs []string `json:"folded_run_args"`
+	Limits        Limits   `json:"limits"`
+	Refine        float64  `json:"refine,omitempty"` // the refine pass's resolution (0: off)
+	RefineSteps   int      `json:"refine_steps,omitempty"`
+	RefineSeconds float64  `json:"refine_seconds,omitempty"`
 }
 
 // hashHex is the SHA-256 of b in hex.
@@ -40,12 +43,23 @@ func hashHex(b []byte) string {
 // returns them as --set assignments, in order, and the remaining arguments. Flags sweep itself gives
 // every step (`--out`) are refused.
 func SplitRunArgs(args []string) (sets, rest []string, err error) {
+	sets, rest, _, err = splitRunArgs(args)
+	return sets, rest, err
+}
+
+// FoldedRunArgs returns the arguments of args that SplitRunArgs takes as overrides, as given.
+func FoldedRunArgs(args []string) []string {
+	_, _, folded, _ := splitRunArgs(args)
+	return folded
+}
+
+func splitRunArgs(args []string) (sets, rest, folded []string, err error) {
 	overrides := map[string]string{"--set": "", "--seed": "seed=", "--duration": "duration="}
 	for i := 0; i < len(args); i++ {
 		a := args[i]
 		name, value, inline := strings.Cut(a, "=")
 		if name == "--out" || name == "-o" {
-			return nil, nil, fmt.Errorf("--run-arg %q: sweep gives each step its own --out (use sweep's --out)", a)
+			return nil, nil, nil, fmt.Errorf("--run-arg %q: sweep gives each step its own --out (use sweep's --out)", a)
 		}
 		prefix, ok := overrides[name]
 		if !ok {
@@ -54,15 +68,17 @@ func SplitRunArgs(args []string) (sets, rest []string, err error) {
 		}
 		if !inline {
 			if i+1 >= len(args) {
-				return nil, nil, fmt.Errorf("--run-arg %q: its value is missing (write --set=PATH=VALUE, or better sweep's own --set)", a)
+				return nil, nil, nil, fmt.Errorf("--run-arg %q: its value is missing (write --set=PATH=VALUE, or better sweep's own --set)", a)
 			}
 			i++
 			value = args[i]
+			folded = append(folded, a)
 		}
+		folded = append(folded, args[i])
 		if name == "--set" && !strings.Contains(value, "=") {
-			return nil, nil, fmt.Errorf("--run-arg %s=%q: want PATH=VALUE (use sweep's own --set)", name, value)
+			return nil, nil, nil, fmt.Errorf("--run-arg %s=%q: want PATH=VALUE (use sweep's own --set)", name, value)
 		}
 		sets = append(sets, prefix+value)
 	}
-	return sets, rest, nil
+	return sets, rest, folded, nil
 }

@@ -41,6 +41,16 @@ func TestSplitRunArgs(t *testing.T) {
 			if err != nil || !slices.Equal(sets, c.sets) || !slices.Equal(rest, c.rest) {
 				t.Fatalf("sets %q rest %q err %v; want sets %q rest %q", sets, rest, err, c.sets, c.rest)
 			}
+			// The folded arguments, as given, are exactly those not in rest.
+			var want []string
+			for _, a := range c.args {
+				if !slices.Contains(c.rest, a) {
+					want = append(want, a)
+				}
+			}
+			if got := FoldedRunArgs(c.args); !slices.Equal(got, want) {
+				t.Errorf("folded %q, want %q", got, want)
+			}
 		})
 	}
 }
@@ -56,9 +66,12 @@ func TestStepFilesCarryTheSets(t *testing.T) {
 		seed       int64
 		firstRate  float64 // load[0].rate of the first step (value 100 over a scenario offering 50/s)
 		wantSetsMD string
+		folded     []string // --run-args the sets came from
+		wantMD     string
 	}{
-		{name: "overrides", sets: []string{"pods.count=3", "seed=9", "load[0].rate=20"}, pods: 3, seed: 9, firstRate: 100.0 * 20 / 80, wantSetsMD: "`pods.count=3` `seed=9` `load[0].rate=20`"},
-		{name: "none", pods: 2, seed: 1, firstRate: 100.0 * 10 / 50, wantSetsMD: "before the axis's own): none"},
+		{name: "overrides", sets: []string{"pods.count=3", "seed=9", "load[0].rate=20"}, pods: 3, seed: 9, firstRate: 100.0 * 20 / 80, wantSetsMD: "`pods.count=3` `seed=9` `load[0].rate=20`",
+			folded: []string{"--set=seed=9"}, wantMD: "overrides given as `--run-arg`, written into the step files with the `--set`s: `--set=seed=9`"},
+		{name: "none", pods: 2, seed: 1, firstRate: 100.0 * 10 / 50, wantSetsMD: "before the axis's own): none", wantMD: "(given to every step's run): `--dsn=root@tcp(127.0.0.1:1)/`\n"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -67,7 +80,7 @@ func TestStepFilesCarryTheSets(t *testing.T) {
 			out := filepath.Join(dir, "out")
 			var ran []string
 			runArgs := []string{"--dsn=root@tcp(127.0.0.1:1)/"}
-			p := Plan{Scenario: scen, Axis: AxisRate, Values: []float64{100, 200}, Sets: c.sets, RunArgs: runArgs,
+			p := Plan{Scenario: scen, Axis: AxisRate, Values: []float64{100, 200}, Sets: c.sets, RunArgs: runArgs, FoldedRunArgs: c.folded,
 				Limits: Limits{P99Ms: 1000, MaxDropped: 0.01, MaxSlipMs: 20, Cores: 2}}
 			r, err := Run(context.Background(), p, out, fakeRun(t, 1e9, &ran), &bytes.Buffer{})
 			if err != nil {
@@ -102,7 +115,7 @@ func TestStepFilesCarryTheSets(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, want := range []string{hashHex([]byte(sweepBase)), "pods " + string(rune('0'+c.pods)), "loss budget 0.0001", c.wantSetsMD,
-				"`--dsn=root@tcp(127.0.0.1:1)/`", "seqgate run " + r.Steps[0].File + " '--dsn=root@tcp(127.0.0.1:1)/'"} {
+				"`--dsn=root@tcp(127.0.0.1:1)/`", "seqgate run " + r.Steps[0].File + " '--dsn=root@tcp(127.0.0.1:1)/'", c.wantMD} {
 				if !strings.Contains(md.String(), want) {
 					t.Errorf("sweep.md lacks %q:\n%s", want, md.String())
 				}

@@ -24,6 +24,8 @@ type Plan struct {
 	// `seqgate run --set`); RunArgs are the arguments every step's run gets, recorded in the result.
 	Sets    []string
 	RunArgs []string
+	// FoldedRunArgs are the --run-args, as given, that were overrides and are already in Sets (recorded).
+	FoldedRunArgs []string
 	// Refine, when > 0, bisects the axis between the last value that held and the first that broke
 	// until they are within this fraction of each other (0.1: 10%), running at most RefineSteps more
 	// steps (default 6) and starting none after RefineTime (default 1h) has passed since the pass began.
@@ -90,7 +92,7 @@ func Run(ctx context.Context, p Plan, out string, run child.Func, progress io.Wr
 	res := &Result{Scenario: p.Scenario, Axis: p.Axis, FitLoad: "mean mutations in flight"}
 	res.Config = Config{Scenario: p.Scenario, ScenarioSHA256: hashHex(src), Seed: sc.Seed, Pods: sc.Pods.Count,
 		Budget: sc.Budget, Axis: p.Axis, Values: p.Values, Group: p.Group, Sets: append([]string{}, p.Sets...),
-		RunArgs: append([]string{}, p.RunArgs...), Limits: p.Limits}
+		RunArgs: append([]string{}, p.RunArgs...), FoldedRunArgs: append([]string{}, p.FoldedRunArgs...), Limits: p.Limits}
 	if p.Refine > 0 {
 		res.Config.Refine, res.Config.RefineSteps, res.Config.RefineSeconds = p.Refine, p.RefineSteps, p.RefineTime.Seconds()
 	}

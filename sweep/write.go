@@ -75,7 +75,11 @@ func writeConfig(b *strings.Builder, r *Result) {
 	b.WriteString(".\n\n")
 	fmt.Fprintf(b, "- seed %d, pods %d, loss budget %g\n", c.Seed, c.Pods, c.Budget)
 	fmt.Fprintf(b, "- `--set` (in every step file, before the axis's own): %s\n", list(c.Sets))
-	fmt.Fprintf(b, "- `--run-arg` (given to every step's run): %s\n", list(c.RunArgs))
+	fmt.Fprintf(b, "- `--run-arg` (given to every step's run): %s", list(c.RunArgs))
+	if len(c.FoldedRunArgs) > 0 {
+		fmt.Fprintf(b, "; overrides given as `--run-arg`, written into the step files with the `--set`s: %s", list(c.FoldedRunArgs))
+	}
+	b.WriteString("\n")
 	fmt.Fprintf(b, "- limits: p99 <= %g ms, dropped <= %g, harness slip p99 <= %g ms, %d cores\n", c.Limits.P99Ms, c.Limits.MaxDropped, c.Limits.MaxSlipMs, c.Limits.Cores)
 	if c.Refine > 0 {
 		fmt.Fprintf(b, "- refine: to %g%%, at most %d steps and %s\n", 100*c.Refine, c.RefineSteps, time.Duration(c.RefineSeconds*float64(time.Second)))

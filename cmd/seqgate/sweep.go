@@ -114,7 +114,7 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, path string, f swee
 	defer stop()
 	plan := sweep.Plan{Scenario: path, Axis: axis, Values: values, Group: f.group,
 		Limits: sweep.Limits{P99Ms: f.p99Max, MaxDropped: f.maxDropped, MaxSlipMs: f.maxSlip, Cores: runtime.NumCPU()},
-		Sets:   sets, RunArgs: runArgs, Refine: refine, RefineSteps: f.refineSteps, RefineTime: f.refineTime}
+		Sets:   sets, RunArgs: runArgs, FoldedRunArgs: sweep.FoldedRunArgs(f.runArgs), Refine: refine, RefineSteps: f.refineSteps, RefineTime: f.refineTime}
 	fmt.Fprintf(stderr, "sweep: %s over %s %v into %s\n", path, axis, values, out)
 	res, err := sweep.Run(ctx, plan, out, child.Seqgate(bin, runArgs...), stderr)
 	if err != nil {

@@ -82,7 +82,8 @@ func writeConfig(b *strings.Builder, r *Result) {
 	b.WriteString("\n")
 	fmt.Fprintf(b, "- limits: p99 <= %g ms, dropped <= %g, harness slip p99 <= %g ms, %d cores\n", c.Limits.P99Ms, c.Limits.MaxDropped, c.Limits.MaxSlipMs, c.Limits.Cores)
 	if c.Refine > 0 {
-		fmt.Fprintf(b, "- refine: to %g%%, at most %d steps and %s\n", 100*c.Refine, c.RefineSteps, time.Duration(c.RefineSeconds*float64(time.Second)))
+		fmt.Fprintf(b, "- refine: to %g%%, at most %d more %s and %s\n", 100*c.Refine, c.RefineSteps, map[bool]string{true: "step", false: "steps"}[c.RefineSteps == 1],
+			time.Duration(c.RefineSeconds*float64(time.Second)))
 	}
 	if len(r.Steps) > 0 {
 		fmt.Fprintf(b, "- rerun a step by hand: `seqgate run %s", r.Steps[0].File)

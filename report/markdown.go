@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/seqgate/seqgate/verifier"
@@ -15,8 +16,8 @@ var verdictMark = map[string]string{
 }
 
 // WriteMarkdown writes summary.md: the verdict, the failed checks with their numbers, the key numbers
-// and a link to the report, fit for a CI job summary or a pull-request comment. d may be nil (then
-// the fault schedule is left out); link is the report's address ("" leaves the link out).
+// and where the report is, fit for a CI job summary or a pull-request comment. d may be nil (then
+// the fault schedule is left out); link is the report's path ("" leaves it out).
 func WriteMarkdown(w io.Writer, s *verifier.Summary, d *Data, link string) error {
 	var b strings.Builder
 	name := s.Run.Scenario
@@ -66,10 +67,20 @@ func WriteMarkdown(w io.Writer, s *verifier.Summary, d *Data, link string) error
 		b.WriteString(".\n\n")
 	}
 	if link != "" {
-		fmt.Fprintf(&b, "Full report: [%s](%s) (plots with every fault as a band, witnesses, per-tenant and per-consumer tables).\n", link, link)
+		// A path, not a link: a relative link breaks where summary.md is pasted (a CI job summary).
+		fmt.Fprintf(&b, "Full report: %s in the run directory %s (plots with every fault as a band, witnesses, per-tenant and per-consumer tables; keep the run directory as the job's artifact to open it).\n",
+			codeSpan(link), codeSpan(filepath.Dir(link)+"/"))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// codeSpan is s as a Markdown code span, whatever backquotes s holds.
+func codeSpan(s string) string {
+	if strings.Contains(s, "`") {
+		return "`` " + s + " ``"
+	}
+	return "`" + s + "`"
 }
 
 // mdCell keeps a value from breaking a Markdown table.

@@ -101,13 +101,13 @@ func sourceName(paths []string) string {
 	return fmt.Sprintf("%s and %d more ledger files", paths[0], len(paths)-1)
 }
 
-// WriteFiles writes the report page to htmlPath and summary.md beside it (linking to the page).
+// WriteFiles writes the report page to htmlPath and summary.md beside it (naming the page's path).
 func WriteFiles(htmlPath string, in Input) error {
 	if err := writeAtomic(htmlPath, func(w io.Writer) error { return WriteHTML(w, in) }); err != nil {
 		return err
 	}
 	md := filepath.Join(filepath.Dir(htmlPath), MarkdownName)
-	return writeAtomic(md, func(w io.Writer) error { return WriteMarkdown(w, in.Summary, in.Data, filepath.Base(htmlPath)) })
+	return writeAtomic(md, func(w io.Writer) error { return WriteMarkdown(w, in.Summary, in.Data, htmlPath) })
 }
 
 // writeAtomic writes through a temporary file so a reader never sees half a report.

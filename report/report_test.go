@@ -174,7 +174,7 @@ func TestSummaryMarkdownGolden(t *testing.T) {
 				t.Fatalf("verdict %s, want %s", in.Summary.Verdict, tc.name)
 			}
 			var md bytes.Buffer
-			if err := WriteMarkdown(&md, in.Summary, in.Data, "report.html"); err != nil {
+			if err := WriteMarkdown(&md, in.Summary, in.Data, "runs/synth/report.html"); err != nil {
 				t.Fatal(err)
 			}
 			golden := filepath.Join("testdata", "summary-"+tc.name+".md")

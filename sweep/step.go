@@ -19,6 +19,9 @@ type Step struct {
 	Index   int      `json:"index"`
 	Value   float64  `json:"value"` // the axis value (offered/s, pods or tenants)
 	Dir     string   `json:"dir"`
+	File    string   `json:"file"`             // the step's scenario file (rerun it with seqgate run FILE)
+	Sets    []string `json:"sets"`             // the axis's overrides of this step, after the sweep's --set
+	Refine  bool     `json:"refine,omitempty"` // a step of the refine pass
 	Exit    int      `json:"exit"`
 	Verdict string   `json:"verdict"`
 	Failed  []string `json:"failed_checks"`
@@ -49,10 +52,10 @@ type Step struct {
 
 // Limits are the SLIs a step must hold beyond the scenario's own verdict.
 type Limits struct {
-	P99Ms      float64 // delivery p99 bound in ms (0: none beyond the scenario's thresholds)
-	MaxDropped float64 // open-model drops as a fraction of arrivals
-	MaxSlipMs  float64 // the harness's p99 schedule slip above which the harness is the limit
-	Cores      int     // cores of this machine; a run using nearly all of them saturated it
+	P99Ms      float64 `json:"p99_max_ms"`  // delivery p99 bound in ms (0: none beyond the scenario's thresholds)
+	MaxDropped float64 `json:"max_dropped"` // open-model drops as a fraction of arrivals
+	MaxSlipMs  float64 `json:"max_slip_ms"` // the harness's p99 schedule slip above which the harness is the limit
+	Cores      int     `json:"cores"`       // cores of this machine; a run using nearly all of them saturated it
 }
 
 // measure fills a step from its run directory: summary.json (the verdict), result.json (the load) and

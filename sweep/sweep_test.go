@@ -188,42 +188,8 @@ func TestRunStopsAtTheFirstBreak(t *testing.T) {
 	scen := filepath.Join(dir, "sw.yaml")
 	os.WriteFile(scen, []byte(sweepBase), 0o644)
 	out := filepath.Join(dir, "out")
-	truth := USL{Lambda: 40, Sigma: 0.1, Kappa: 0.01}
 	var ran []string
-	run := func(_ context.Context, scenPath, runDir string) (child.Result, error) {
-		b, _ := os.ReadFile(scenPath)
-		sc, err := scenario.Parse(scenPath, b)
-		if err != nil {
-			t.Fatal(err)
-		}
-		offered := OfferedRate(sc)
-		ran = append(ran, filepath.Base(runDir))
-		// Concurrency n gives throughput X(n); the service breaks (p99) at 400/s.
-		n := offered / 50
-		acked := math.Min(offered, truth.X(n))
-		os.MkdirAll(runDir, 0o755)
-		verdict, failed, p99 := "pass", []string{}, 50.0
-		if offered >= 400 {
-			verdict, failed, p99 = "fail", []string{"threshold:latency_ms.p99<1000"}, 3000
-		}
-		sum, _ := json.Marshal(map[string]any{"verdict": verdict, "failed_checks": failed, "latency_ms": map[string]any{"p50": 10, "p99": p99}, "lost": 0})
-		os.WriteFile(filepath.Join(runDir, "summary.json"), sum, 0o644)
-		res, _ := json.Marshal(map[string]any{"offered": int(offered * 10), "dropped": 0, "acked": int(acked * 10), "events_delivered": int(acked * 10), "load_seconds": 10.0})
-		os.WriteFile(filepath.Join(runDir, "result.json"), res, 0o644)
-		// A ledger whose mutations keep n in flight on average: each lasts n/acked seconds.
-		w, err := ledger.Create(filepath.Join(runDir, "ledger.jsonl"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		w.Write(&ledger.Record{K: "run", V: 1, RunID: "r", Scenario: "sw", Tenants: []ledger.Tenant{{ID: "t1", Mode: "dedicated"}}, Pods: []string{"pod-1"}, Target: "eventlogd"})
-		dur := int64(n / acked * 1e9)
-		for i := range int(acked * 10) {
-			ts := int64(i) * int64(1e9/acked)
-			w.Write(&ledger.Record{K: "mut", MID: "m" + strconv.Itoa(i), Tenant: "t1", Op: "write", Path: "/p/" + strconv.Itoa(i), IntendedT: ts, T: ts + 1e6, DoneT: ts + 1e6 + dur, Res: "ok", Pod: "pod-1"})
-		}
-		w.Close()
-		return child.Result{Exit: map[bool]int{true: 0, false: 1}[verdict == "pass"], CPU: time.Second, Wall: 10 * time.Second}, nil
-	}
+	run := fakeRun(t, 400, &ran)
 	var progress bytes.Buffer
 	p := Plan{Scenario: scen, Axis: AxisRate, Values: []float64{50, 100, 200, 400, 800}, Limits: Limits{MaxDropped: 0.01, MaxSlipMs: 20, Cores: 2}}
 	r, err := Run(context.Background(), p, out, run, &progress)
@@ -254,6 +220,48 @@ func TestRunStopsAtTheFirstBreak(t *testing.T) {
 	var js bytes.Buffer
 	if err := WriteJSON(&js, r); err != nil {
 		t.Fatal(err)
+	}
+}
+
+var fakeTruth = USL{Lambda: 40, Sigma: 0.1, Kappa: 0.01}
+
+// fakeRun is a child.Func that writes what a run leaves (summary.json, result.json, a real ledger)
+// for a service that follows fakeTruth and breaks its p99 at breakAt offered mutations/s; it appends
+// each run directory's name to ran.
+func fakeRun(t *testing.T, breakAt float64, ran *[]string) child.Func {
+	return func(_ context.Context, scenPath, runDir string) (child.Result, error) {
+		b, _ := os.ReadFile(scenPath)
+		sc, err := scenario.Parse(scenPath, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		offered := OfferedRate(sc)
+		*ran = append(*ran, filepath.Base(runDir))
+		// Concurrency n gives throughput X(n).
+		n := offered / 50
+		acked := math.Min(offered, fakeTruth.X(n))
+		os.MkdirAll(runDir, 0o755)
+		verdict, failed, p99 := "pass", []string{}, 50.0
+		if offered >= breakAt {
+			verdict, failed, p99 = "fail", []string{"threshold:latency_ms.p99<1000"}, 3000
+		}
+		sum, _ := json.Marshal(map[string]any{"verdict": verdict, "failed_checks": failed, "latency_ms": map[string]any{"p50": 10, "p99": p99}, "lost": 0})
+		os.WriteFile(filepath.Join(runDir, "summary.json"), sum, 0o644)
+		res, _ := json.Marshal(map[string]any{"offered": int(offered * 10), "dropped": 0, "acked": int(acked * 10), "events_delivered": int(acked * 10), "load_seconds": 10.0})
+		os.WriteFile(filepath.Join(runDir, "result.json"), res, 0o644)
+		// A ledger whose mutations keep n in flight on average: each lasts n/acked seconds.
+		w, err := ledger.Create(filepath.Join(runDir, "ledger.jsonl"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.Write(&ledger.Record{K: "run", V: 1, RunID: "r", Scenario: "sw", Tenants: []ledger.Tenant{{ID: "t1", Mode: "dedicated"}}, Pods: []string{"pod-1"}, Target: "eventlogd"})
+		dur := int64(n / acked * 1e9)
+		for i := range int(acked * 10) {
+			ts := int64(i) * int64(1e9/acked)
+			w.Write(&ledger.Record{K: "mut", MID: "m" + strconv.Itoa(i), Tenant: "t1", Op: "write", Path: "/p/" + strconv.Itoa(i), IntendedT: ts, T: ts + 1e6, DoneT: ts + 1e6 + dur, Res: "ok", Pod: "pod-1"})
+		}
+		w.Close()
+		return child.Result{Exit: map[bool]int{true: 0, false: 1}[verdict == "pass"], CPU: time.Second, Wall: 10 * time.Second}, nil
 	}
 }
 

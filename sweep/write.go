@@ -4,7 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -24,6 +26,7 @@ func WriteJSON(w io.Writer, r *Result) error {
 // WriteMarkdown writes the capacity table and its conclusions (sweep.md).
 func WriteMarkdown(w io.Writer, r *Result) error {
 	var b strings.Builder
+	writeConfig(&b, r)
 	fmt.Fprintf(&b, "| step | %s | offered/s | sent/s | acked/s | delivered/s | p50 ms | p99 ms | lost | dropped | buffer max | in flight (mean/max) | CPU cores (machine busy) | slip p99 ms | projection | result |\n", r.Axis)
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Steps {
@@ -38,14 +41,58 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		for k, v := range s.LostByReason {
 			lost += fmt.Sprintf(" %s=%g", k, v)
 		}
-		fmt.Fprintf(&b, "| %d | %g | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %d (%.1f%%) | %g | %.1f / %.0f | %.2f (%.0f%%) | %.2f | %.2g | %s |\n",
-			s.Index, s.Value, s.OfferedPerS, s.SentPerS, s.AckedPerS, s.DeliveredPerS, s.P50Ms, s.P99Ms, lost,
+		index := fmt.Sprint(s.Index)
+		if s.Refine {
+			index += " (refine)"
+		}
+		fmt.Fprintf(&b, "| %s | %g | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %d (%.1f%%) | %g | %.1f / %.0f | %.2f (%.0f%%) | %.2f | %.2g | %s |\n",
+			index, s.Value, s.OfferedPerS, s.SentPerS, s.AckedPerS, s.DeliveredPerS, s.P50Ms, s.P99Ms, lost,
 			s.Dropped, 100*s.DroppedFrac, s.BufferMax, s.Concurrency, s.MaxInFlight, s.CPUCores, 100*s.MachineBusy, s.SlipP99Ms, s.Projection, result)
 	}
 	b.WriteString("\n")
 	b.WriteString(Conclusion(r))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// writeConfig writes what the sweep ran: enough to rerun any step on the same system.
+func writeConfig(b *strings.Builder, r *Result) {
+	c := r.Config
+	list := func(xs []string) string {
+		if len(xs) == 0 {
+			return "none"
+		}
+		q := make([]string, len(xs))
+		for i, x := range xs {
+			q[i] = "`" + strings.ReplaceAll(x, "`", "'") + "`"
+		}
+		return strings.Join(q, " ")
+	}
+	fmt.Fprintf(b, "Sweep of `%s` (sha256 %s) over %s %v", c.Scenario, c.ScenarioSHA256, c.Axis, c.Values)
+	if c.Group != "" {
+		fmt.Fprintf(b, " (group %s)", c.Group)
+	}
+	b.WriteString(".\n\n")
+	fmt.Fprintf(b, "- seed %d, pods %d, loss budget %g\n", c.Seed, c.Pods, c.Budget)
+	fmt.Fprintf(b, "- `--set` (in every step file, before the axis's own): %s\n", list(c.Sets))
+	fmt.Fprintf(b, "- `--run-arg` (given to every step's run): %s", list(c.RunArgs))
+	if len(c.FoldedRunArgs) > 0 {
+		fmt.Fprintf(b, "; overrides given as `--run-arg`, written into the step files with the `--set`s: %s", list(c.FoldedRunArgs))
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(b, "- limits: p99 <= %g ms, dropped <= %g, harness slip p99 <= %g ms, %d cores\n", c.Limits.P99Ms, c.Limits.MaxDropped, c.Limits.MaxSlipMs, c.Limits.Cores)
+	if c.Refine > 0 {
+		fmt.Fprintf(b, "- refine: to %g%%, at most %d more %s and %s\n", 100*c.Refine, c.RefineSteps, map[bool]string{true: "step", false: "steps"}[c.RefineSteps == 1],
+			time.Duration(c.RefineSeconds*float64(time.Second)))
+	}
+	if len(r.Steps) > 0 {
+		fmt.Fprintf(b, "- rerun a step by hand: `seqgate run %s", r.Steps[0].File)
+		for _, a := range c.RunArgs {
+			b.WriteString(" " + shellWord(a))
+		}
+		b.WriteString("` (each step's file is `step-NN.yaml` beside its directory)\n")
+	}
+	b.WriteString("\n")
 }
 
 // Conclusion is the sweep's answer in words: the highest value that held, what broke next and whose
@@ -66,6 +113,9 @@ func Conclusion(r *Result) string {
 		fmt.Fprintf(&b, "At %g the service broke: %s.\n", r.BrokeAt, strings.Join(r.BrokeBy, "; "))
 	default:
 		fmt.Fprintf(&b, "No step broke an SLI: the knee is above the last step.\n")
+	}
+	if r.Refined != "" {
+		fmt.Fprintf(&b, "Refine: %s.\n", r.Refined)
 	}
 	if r.Fit == nil {
 		fmt.Fprintf(&b, "USL: not fitted (%s).\n", r.FitError)
@@ -181,4 +231,16 @@ func WriteSVG(w io.Writer, r *Result) error {
 	lat.Draw(canvases[1][0])
 	_, err := c.WriteTo(w)
 	return err
+}
+
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./=:,@+%-]+$`)
+
+// shellWord quotes a for a POSIX shell when it holds anything but plain characters (a backquote,
+// which would end the Markdown code span, becomes a quote).
+func shellWord(a string) string {
+	a = strings.ReplaceAll(a, "`", "'")
+	if plainWord.MatchString(a) {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
 }

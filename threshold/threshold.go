@@ -113,6 +113,7 @@ var paths = []string{
 	"batch_torn",
 	"batches",
 	"budget",
+	"budget_provable",
 	"cold_wakeups",
 	"delivered_before_ack",
 	"deliveries",

@@ -130,7 +130,7 @@ func TestVerdictLineSaysWhenThePassProvesNoBudget(t *testing.T) {
 		t.Fatal(err)
 	}
 	first, _, _ := strings.Cut(b.String(), "\n")
-	want := fmt.Sprintf("verdict: PASS (loss budget not provable: %d acked, %d needed) (exit 0)", s.Acked, s.MinAckedForBudget)
+	want := fmt.Sprintf("verdict: PASS (loss budget not provable: %d acked, %d needed; %d more, about ", s.Acked, s.MinAckedForBudget, s.MinAckedForBudget-s.Acked)
 	if s.Verdict != VerdictPass || !strings.HasPrefix(first, want) {
 		t.Errorf("verdict line %q, want it to start with %q", first, want)
 	}

@@ -9,13 +9,14 @@ import (
 	"strings"
 )
 
-// notProvable qualifies a pass whose acked count cannot prove the loss budget, in the verdict line
-// itself, so that nobody reads such a PASS as proof of the budget.
+// notProvable qualifies a pass (or an inconclusive verdict) whose acked count cannot prove the loss
+// budget, in the verdict line itself, so that nobody reads such a PASS as proof of the budget; it
+// says how much more load would prove it.
 func notProvable(s *Summary) string {
-	if s.Verdict != VerdictPass || s.BoundWithinBudget {
+	if s.Verdict == VerdictFail || s.BoundWithinBudget || s.Acked == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (loss budget not provable: %d acked, %d needed)", s.Acked, s.MinAckedForBudget)
+	return " (" + ProofShort(s) + ")"
 }
 
 // WriteText writes the human summary: the verdict first, then the failed checks with the numbers that

@@ -21,6 +21,9 @@ type Summary struct {
 	Budget float64 `json:"budget"`
 	// BoundWithinBudget says whether |W| was large enough for loss_upper_95 to be at or under the budget.
 	BoundWithinBudget bool `json:"bound_within_budget"`
+	// BudgetProvable is BoundWithinBudget as a number (1 proven, 0 not), for thresholds: one on it that
+	// does not hold makes the verdict inconclusive, never a fail (a scenario's budget_proof: required).
+	BudgetProvable int64 `json:"budget_provable"`
 	// MinAckedForBudget is the |W| at which zero losses would prove the budget at 95%.
 	MinAckedForBudget int64 `json:"min_acked_for_budget"`
 	// Batches counts the batch writes (mut records sharing a batch) with an acked file: what

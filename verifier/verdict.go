@@ -66,6 +66,11 @@ func decide(s *Summary, ix *index, th threshold.List) {
 		doc := summaryDoc(s)
 		for _, t := range th {
 			v := measureThreshold(doc, t)
+			if t.Field == PathBudgetProvable && !t.Holds(v) { // unproven, not failed: inconclusive
+				s.Checks = append(s.Checks, Check{Name: t.Name(), Measured: v, Limit: t.Op + " " + t.Num, NotJudged: "the budget is not proven: inconclusive, not a fail"})
+				s.InconclusiveBecause = append(s.InconclusiveBecause, ProofShort(s)+" (the scenario requires the budget proven)")
+				continue
+			}
 			add(t.Name(), v, t.Op+" "+t.Num, t.Holds(v), needsAudit(t.Field))
 		}
 	}

@@ -1,5 +1,7 @@
 // Command eventlogd is the reference event log of design 000 (one process = one pod); see
-// docs/eventlogd.md. `eventlogd sweep --before TIME` is the operator sweep of docs/runbook.md. Every flag can also be given as an environment variable
+// docs/eventlogd.md. `eventlogd sweep --before TIME` is the operator sweep of docs/runbook.md;
+// `eventlogd check-flags --name=value...` says, as JSON, which flags and seeded defects this binary
+// accepts and which of the given ones it would refuse, without starting anything. Every flag can also be given as an environment variable
 // EVENTLOGD_<FLAG_UPPER_SNAKE> (a flag on the command line wins).
 package main
 
@@ -209,6 +211,9 @@ func (o *options) defectSet(stderr io.Writer, log *slog.Logger) (defect.Set, err
 func run(args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "sweep" {
 		return runSweep(args[1:], stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "check-flags" {
+		return runCheckFlags(args[1:], stdout)
 	}
 	var o options
 	fs := flags(&o, stderr)

@@ -72,8 +72,9 @@ func TestReportCmd(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !strings.Contains(string(md), strings.ToUpper(tc.verdict)) || !strings.Contains(string(md), "]("+filepath.Base(tc.page)+")") {
-				t.Errorf("summary.md lacks the verdict or the link to %s:\n%s", filepath.Base(tc.page), md)
+			if !strings.Contains(string(md), strings.ToUpper(tc.verdict)) || !strings.Contains(string(md), "Full report: `"+tc.page+"` in the run directory `"+filepath.Dir(tc.page)+"/`") ||
+				strings.Contains(string(md), "](") {
+				t.Errorf("summary.md lacks the verdict or the path of %s, or has a relative link:\n%s", tc.page, md)
 			}
 			if !strings.Contains(stdout.String(), "verdict: "+tc.verdict) {
 				t.Errorf("stdout %q", stdout.String())

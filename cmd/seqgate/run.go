@@ -167,6 +167,9 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 			return &exitError{exitUnusable, err}
 		}
 		fmt.Fprintf(stderr, "seqgate: eventlogd %s (%s)\n", bin, how)
+		if err := checkPodFlags(ctx, bin, path, readSource(path), sc); err != nil {
+			return &exitError{exitUnusable, err}
+		}
 		opts.Eventlogd = bin
 	}
 	res, err := run.Run(ctx, opts)
@@ -211,9 +214,9 @@ func finalLine(res *run.Result) string {
 	if res.LoadSeconds < res.ScheduledSeconds {
 		over = fmt.Sprintf("over the %.1fs the load ran (cut short)", res.LoadSeconds)
 	}
-	return fmt.Sprintf("run %s: offered %.1f/s, acked %.1f/s %s (%d offered, %d acked, %d dropped by the open model), %d events delivered, wall %s, directory %s",
+	return fmt.Sprintf("run %s: offered %.1f/s, acked %.1f/s %s (%d offered, %d acked, %d dropped by the open model), %d events delivered, wall %s, directory %s; the load began at %.3fs of the run (the scenario's at: times count from there, the times above from the run's start)",
 		res.RunID, res.PerSecond(res.Offered), res.PerSecond(res.Acked), over, res.Offered, res.Acked, res.Dropped, res.Events,
-		res.Wall.Round(100*time.Millisecond), res.Dir)
+		res.Wall.Round(100*time.Millisecond), res.Dir, res.LoadStartSeconds)
 }
 
 // readScenario reads the scenario file with the command line's overrides (--seed, --duration, then

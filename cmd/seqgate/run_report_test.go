@@ -67,7 +67,7 @@ faults:
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(string(md), "**PASS**") || !strings.Contains(string(md), "(report.html)") {
+	if !strings.Contains(string(md), "**PASS**") || !strings.Contains(string(md), "`"+filepath.Join(runDir, "report.html")+"`") {
 		t.Errorf("summary.md:\n%s", md)
 	}
 }

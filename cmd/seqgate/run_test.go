@@ -113,6 +113,8 @@ func TestFinalLineRate(t *testing.T) {
 			"offered 1000.0/s, acked 966.7/s over the scheduled 30s (30000 offered, 29000 acked"},
 		{"cut short", run.Result{RunID: "r", ScheduledSeconds: 30, LoadSeconds: 10, Offered: 10000, Acked: 10000},
 			"offered 1000.0/s, acked 1000.0/s over the 10.0s the load ran (cut short)"},
+		{"the load's start on the run's clock", run.Result{RunID: "r", ScheduledSeconds: 30, LoadSeconds: 30, LoadStartSeconds: 1.8094},
+			"; the load began at 1.809s of the run (the scenario's at: times count from there, the times above from the run's start)"},
 	} {
 		if got := finalLine(&tc.res); !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q\nwant it to contain %q", tc.name, got, tc.want)

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/seqgate/seqgate/harness/run"
 	"github.com/seqgate/seqgate/harness/scenario"
 )
 
@@ -14,24 +17,51 @@ func newScenarioCmd() *cobra.Command {
 		Use:   "scenario",
 		Short: "Work with scenario files (see docs/scenarios.md)",
 	}
-	cmd.AddCommand(&cobra.Command{
+	var eventlogd string
+	lintCmd := &cobra.Command{
 		Use:   "lint FILE...",
 		Short: "Validate scenario files without running them",
 		Long: `lint parses and validates each scenario exactly as run does before anything starts: unknown
 fields, bad durations and impossible combinations are reported with file, line, field and the
-allowed values. Exit code 0 when every file is valid, 1 otherwise.`,
+allowed values. A scenario's seeded defect and pod flags (pods.eventlogd.defect, .flags) are checked
+against what the eventlogd binary accepts ('eventlogd check-flags'; the binary is found as run finds
+it, see --eventlogd). Exit code 0 when every file is valid, 1 otherwise.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return lint(cmd.OutOrStdout(), args)
+			return lintWith(cmd.Context(), cmd.OutOrStdout(), args, eventlogd)
 		},
-	})
+	}
+	lintCmd.Flags().StringVar(&eventlogd, "eventlogd", "", "the eventlogd binary the pod flags are checked against (default: as seqgate run finds it)")
+	cmd.AddCommand(lintCmd)
 	return cmd
 }
 
-func lint(w io.Writer, files []string) error {
+// lint validates files, finding the eventlogd binary as run does when a file gives pod flags.
+func lint(w io.Writer, files []string) error { return lintWith(context.Background(), w, files, "") }
+
+func lintWith(ctx context.Context, w io.Writer, files []string, eventlogd string) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	bad := 0
+	bin := ""
 	for _, f := range files {
 		s, err := scenario.ReadFile(f)
+		if err == nil && (s.Pods.Eventlogd.Defect != "" || len(s.Pods.Eventlogd.Flags) > 0) {
+			if bin == "" {
+				tmp, terr := os.MkdirTemp("", "seqgate-lint-")
+				if terr != nil {
+					return &exitError{code: exitUnusable, err: terr}
+				}
+				defer os.RemoveAll(tmp)
+				if bin, _, err = run.FindEventlogd(ctx, eventlogd, tmp); err != nil {
+					err = fmt.Errorf("%s: pods.eventlogd: cannot check the pod flags: %w", f, err)
+				}
+			}
+			if err == nil {
+				err = checkPodFlags(ctx, bin, f, readSource(f), s)
+			}
+		}
 		if err != nil {
 			fmt.Fprintln(w, err)
 			bad++

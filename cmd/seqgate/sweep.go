@@ -8,6 +8,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -18,10 +20,11 @@ import (
 )
 
 type sweepFlags struct {
-	rates, ramp, axis, group, out, seqgate string
-	steps                                  int
-	p99Max, maxDropped, maxSlip            float64
-	runArgs                                []string
+	rates, ramp, axis, group, out, seqgate, refine string
+	steps, refineSteps                             int
+	refineTime                                     time.Duration
+	p99Max, maxDropped, maxSlip                    float64
+	runArgs, sets                                  []string
 }
 
 func newSweepCmd() *cobra.Command {
@@ -35,7 +38,9 @@ the loss budget), --p99-max, or more than --max-dropped of the arrivals the open
 The swept axis is the total offered rate (--axis rate: every load block is scaled by one factor), the
 number of pods (--axis pods) or the tenants of one group (--axis tenants, --group). Each step also
 records the harness's own limits (its schedule slip, the CPU of the whole run); a step where the
-harness may have been the limit says so instead of blaming the service.
+harness may have been the limit says so instead of blaming the service. --set overrides go into every
+step file (DIR/step-NN.yaml), so a step reruns by hand on the same system; --refine bisects between
+the last step that held and the first that broke.
 
 It prints and writes sweep.md (the capacity table and its conclusion), sweep.json and sweep.svg
 (throughput and latency against the axis, the highest value that held marked), and fits the
@@ -57,7 +62,11 @@ or the scenario is unusable or a step could not be started. See docs/sweep.md.`,
 	fl.Float64Var(&f.maxSlip, "max-slip", 20, "the harness's p99 schedule slip in ms above which a step is marked harness-limited")
 	fl.StringVar(&f.out, "out", "", "output directory (default runs/sweep-<scenario>-<UTC time>)")
 	fl.StringVar(&f.seqgate, "seqgate", "", "the seqgate binary each step runs (default: this one)")
-	fl.StringArrayVar(&f.runArgs, "run-arg", nil, "an argument passed to every step's 'seqgate run' (repeatable), e.g. --run-arg=--target=http://127.0.0.1:8080")
+	fl.StringArrayVar(&f.runArgs, "run-arg", nil, "an argument passed to every step's 'seqgate run' (repeatable), e.g. --run-arg=--target=http://127.0.0.1:8080; a --set, --seed or --duration given this way is written into the step files instead")
+	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field in every step file, PATH=VALUE (repeatable, as 'seqgate run --set'), e.g. --set pods.count=3")
+	fl.StringVar(&f.refine, "refine", "", "after the first step that broke, bisect between it and the last that held until they are within this fraction, e.g. 10% or 0.1 (default off)")
+	fl.IntVar(&f.refineSteps, "refine-steps", sweep.DefaultRefineSteps, "at most this many refine steps")
+	fl.DurationVar(&f.refineTime, "refine-time", sweep.DefaultRefineTime, "start no refine step after the refine pass has run this long")
 	return cmd
 }
 
@@ -75,6 +84,18 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, path string, f swee
 	if f.maxDropped < 0 || f.maxDropped > 1 || f.p99Max < 0 || f.maxSlip < 0 {
 		return &exitError{exitUnusable, fmt.Errorf("--max-dropped must be in [0, 1], --p99-max and --max-slip >= 0")}
 	}
+	refine, err := parseFraction(f.refine)
+	if err != nil {
+		return &exitError{exitUnusable, err}
+	}
+	if f.refineSteps < 1 || f.refineSteps > maxRefineSteps || f.refineTime <= 0 {
+		return &exitError{exitUnusable, fmt.Errorf("--refine-steps %d, --refine-time %s: want 1..%d steps and a positive time", f.refineSteps, f.refineTime, maxRefineSteps)}
+	}
+	argSets, runArgs, err := sweep.SplitRunArgs(f.runArgs)
+	if err != nil {
+		return &exitError{exitUnusable, err}
+	}
+	sets := append(append([]string{}, f.sets...), argSets...)
 	bin := f.seqgate
 	if bin == "" {
 		if bin, err = os.Executable(); err != nil {
@@ -92,9 +113,10 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, path string, f swee
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	plan := sweep.Plan{Scenario: path, Axis: axis, Values: values, Group: f.group,
-		Limits: sweep.Limits{P99Ms: f.p99Max, MaxDropped: f.maxDropped, MaxSlipMs: f.maxSlip, Cores: runtime.NumCPU()}}
+		Limits: sweep.Limits{P99Ms: f.p99Max, MaxDropped: f.maxDropped, MaxSlipMs: f.maxSlip, Cores: runtime.NumCPU()},
+		Sets:   sets, RunArgs: runArgs, FoldedRunArgs: sweep.FoldedRunArgs(f.runArgs), Refine: refine, RefineSteps: f.refineSteps, RefineTime: f.refineTime}
 	fmt.Fprintf(stderr, "sweep: %s over %s %v into %s\n", path, axis, values, out)
-	res, err := sweep.Run(ctx, plan, out, child.Seqgate(bin, f.runArgs...), stderr)
+	res, err := sweep.Run(ctx, plan, out, child.Seqgate(bin, runArgs...), stderr)
 	if err != nil {
 		return &exitError{exitUnusable, err}
 	}
@@ -108,6 +130,25 @@ func runSweep(ctx context.Context, stdout, stderr io.Writer, path string, f swee
 	}
 	fmt.Fprintf(stdout, "sweep: table, plot and fit in %s\n", out)
 	return nil
+}
+
+// maxRefineSteps bounds --refine-steps: each step is a full run.
+const maxRefineSteps = 16
+
+// parseFraction reads --refine: "" (off), a percentage ("10%") or a fraction ("0.1"), in (0, 1).
+func parseFraction(s string) (float64, error) {
+	if s == "" {
+		return 0, nil
+	}
+	num, pct := strings.CutSuffix(strings.TrimSpace(s), "%")
+	v, err := strconv.ParseFloat(num, 64)
+	if pct {
+		v /= 100
+	}
+	if err != nil || !(v > 0 && v < 1) {
+		return 0, fmt.Errorf("--refine %q: want a resolution such as 10%% or 0.1 (above 0, below 100%%)", s)
+	}
+	return v, nil
 }
 
 func writeAny[T any](path string, v T, write func(io.Writer, T) error) error {

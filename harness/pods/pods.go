@@ -234,7 +234,7 @@ func (p *Pod) start(ctx context.Context) error {
 		p.addr = a
 		p.mu.Unlock()
 	case <-done:
-		return fmt.Errorf("%s exited before printing its address (log %s)", p.Name, filepath.Join(p.cfg.LogDir, p.Name+".log"))
+		return fmt.Errorf("%s exited before printing its address%s", p.Name, p.logHint())
 	case <-timer.C:
 		_ = p.Kill(syscall.SIGKILL)
 		return fmt.Errorf("%s printed no \"listening on\" line within %v", p.Name, p.cfg.ReadyAfter)
@@ -259,7 +259,7 @@ func (p *Pod) waitReady(ctx context.Context, done chan struct{}, deadline <-chan
 		}
 		select {
 		case <-done:
-			return fmt.Errorf("%s exited before /healthz answered 200", p.Name)
+			return fmt.Errorf("%s exited before /healthz answered 200%s", p.Name, p.logHint())
 		case <-deadline:
 			_ = p.Kill(syscall.SIGKILL)
 			return fmt.Errorf("%s: /healthz not 200 in time: %v", p.Name, err)

@@ -28,6 +28,12 @@ func TestMain(m *testing.M) {
 }
 
 func fakePod() {
+	if os.Getenv("SEQGATE_FAKE_POD") == "exit-early" { // a pod refusing its flags: reasons on stderr, no address
+		for i := 1; i <= 15; i++ {
+			fmt.Fprintf(os.Stderr, "fake pod: start-up line %d\n", i)
+		}
+		os.Exit(1)
+	}
 	listen := "127.0.0.1:0"
 	for i, a := range os.Args {
 		if a == "--listen" && i+1 < len(os.Args) {

@@ -73,6 +73,7 @@ func TestGoldenLedger(t *testing.T) {
 	}
 	noChildren(t)
 	recs := readLedger(t, res.Ledger)
+	checkLoadOrigin(t, recs, res.LoadStartSeconds)
 	got, err := normalise(recs)
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +110,32 @@ func TestGoldenLedger(t *testing.T) {
 	}
 }
 
+// checkLoadOrigin holds the two clocks of a run together: the scenario's fault at: 1s counts from the
+// load's start, so its start record is at 1s + LoadStartSeconds on the ledger's clock (plus the time
+// the injection takes), and the first arrival's intended time is within the first interval (100 ms at
+// 10/s) of the load's start.
+func checkLoadOrigin(t *testing.T, recs []ledger.Record, loadStart float64) {
+	t.Helper()
+	if loadStart <= 0 {
+		t.Fatalf("load_start_s %v: the load cannot start at the ledger's origin (the run record and the pods come first)", loadStart)
+	}
+	firstIntended, faultAt := int64(-1), int64(-1)
+	for _, r := range recs {
+		if r.K == ledger.KindMut && (firstIntended < 0 || r.IntendedT < firstIntended) {
+			firstIntended = r.IntendedT
+		}
+		if r.K == ledger.KindFault && r.Phase == "start" && faultAt < 0 {
+			faultAt = r.T
+		}
+	}
+	if d := float64(faultAt)/1e9 - 1 - loadStart; d < 0 || d > 1 {
+		t.Errorf("the fault at: 1s started at %.3fs of the ledger, %.3fs after 1s + load_start_s (%.3fs)", float64(faultAt)/1e9, d, loadStart)
+	}
+	if d := float64(firstIntended)/1e9 - loadStart; d < 0 || d > 0.1 {
+		t.Errorf("the first arrival is intended at %.3fs of the ledger, %.3fs after the load's start (%.3fs)", float64(firstIntended)/1e9, d, loadStart)
+	}
+}
+
 func readLedger(t *testing.T, path string) []ledger.Record {
 	t.Helper()
 	r, err := ledger.Open(path)
@@ -142,7 +169,7 @@ func normaliseResult(t *testing.T, b []byte) string {
 	var out []string
 	for _, k := range keys {
 		switch k {
-		case "run_id", "load_seconds", "wall_seconds", "tenants":
+		case "run_id", "load_seconds", "load_start_s", "wall_seconds", "tenants":
 			out = append(out, k+"=<set>") // present, value timing-dependent (run_id is in the run line; tenants holds the service's ids)
 		default:
 			out = append(out, fmt.Sprintf("%s=%v", k, m[k]))

@@ -45,6 +45,7 @@ func loadPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	defer cancel()
 	s.clock.mark()
 	start := s.clock.at
+	s.res.LoadStartSeconds = start.Sub(s.start).Seconds()
 	log.Info("load started", "duration", s.sc.Duration.D(), "blocks", len(blocks))
 	sideCtx, stopSide := context.WithCancel(ctx)
 	side := startSide(sideCtx, s, log, start)

@@ -23,6 +23,7 @@ type resultFile struct {
 	Events           int64            `json:"events_delivered"`
 	ScheduledSeconds float64          `json:"scheduled_seconds"`
 	LoadSeconds      float64          `json:"load_seconds"`
+	LoadStartSeconds float64          `json:"load_start_s"` // the load's start on the ledger's clock: the origin of the scenario's at: times
 	WallSeconds      float64          `json:"wall_seconds"`
 	Audit            *AuditResult     `json:"audit"` // null: the run had no audit (an external target without --dsn)
 }
@@ -45,7 +46,7 @@ func (res *Result) file() resultFile {
 	f := resultFile{RunID: res.RunID, Interrupted: res.Interrupted, Drained: res.Drained, Tenants: res.Tenants,
 		Offered: res.Offered, OfferedPerS: res.PerSecond(res.Offered), Dropped: res.Dropped, DroppedBy: res.DroppedByTenant,
 		Acked: res.Acked, AckedPerS: res.PerSecond(res.Acked), Events: res.Events, ScheduledSeconds: res.ScheduledSeconds,
-		LoadSeconds: res.LoadSeconds, WallSeconds: res.Wall.Seconds(), Audit: res.Audit}
+		LoadSeconds: res.LoadSeconds, LoadStartSeconds: res.LoadStartSeconds, WallSeconds: res.Wall.Seconds(), Audit: res.Audit}
 	if res.FaultErr != nil {
 		f.FaultError = res.FaultErr.Error()
 	}

@@ -121,6 +121,10 @@ type Result struct {
 	// span the schedule spread its arrivals over (PerSecond divides by it).
 	LoadSeconds      float64
 	ScheduledSeconds float64
+	// LoadStartSeconds is when the load began on the ledger's clock (seconds from its origin): the
+	// origin of a scenario's fault times (at:), where the ledger, the summary and the report count
+	// from the run's start; at: 15s is at 15 + LoadStartSeconds there.
+	LoadStartSeconds float64
 	Wall             time.Duration
 	// Audit is the audit's outcome (nil for a run without one: an external target without --dsn).
 	Audit *AuditResult

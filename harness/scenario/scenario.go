@@ -18,7 +18,8 @@ type Scenario struct {
 	Seed         int64               `yaml:"seed"`
 	Duration     Duration            `yaml:"duration"`
 	DrainTimeout Duration            `yaml:"drain_timeout"`
-	Budget       float64             `yaml:"budget"` // always written: 0 is zero tolerance, not "unset"
+	Budget       float64             `yaml:"budget"`                 // always written: 0 is zero tolerance, not "unset"
+	BudgetProof  string              `yaml:"budget_proof,omitempty"` // optional (default) or required: a run too small to prove the budget is inconclusive
 	Tenants      []TenantGroup       `yaml:"tenants"`
 	Pods         Pods                `yaml:"pods"`
 	Load         []Load              `yaml:"load"`

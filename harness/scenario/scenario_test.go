@@ -138,7 +138,7 @@ func TestParseErrors(t *testing.T) {
 		field   string
 		contain string
 	}{
-		{"unknown top field", func(s string) string { return s + "colour: red\n" }, 18, "colour", "allowed: budget, consumers"},
+		{"unknown top field", func(s string) string { return s + "colour: red\n" }, 18, "colour", "allowed: budget, budget_proof, consumers"},
 		{"unknown nested field", func(s string) string { return strings.Replace(s, "    rate: 5\n", "    rate: 5\n    vus: 3\n", 1) }, 16, "load[0].vus", "executor"},
 		{"bad duration", func(s string) string { return strings.Replace(s, "duration: 10s", "duration: 10 seconds", 1) }, 3, "duration", "Go duration"},
 		{"unknown executor", func(s string) string { return strings.Replace(s, "constant-arrival-rate", "per-vu-iterations", 1) }, 14, "load[0].executor", "ramping-arrival-rate"},

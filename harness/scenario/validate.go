@@ -116,6 +116,9 @@ func (v *validator) check(s *Scenario) error {
 	if s.Budget < 0 || s.Budget >= 1 {
 		return v.err("budget", v.at("budget"), []string{"0 <= budget < 1 (0: any loss fails)"}, "out of range: %g", s.Budget)
 	}
+	if err := v.budgetProof(s); err != nil {
+		return err
+	}
 	groups := map[string]bool{}
 	total := 0
 	if len(s.Tenants) == 0 {
@@ -184,9 +187,7 @@ func (v *validator) check(s *Scenario) error {
 			return v.err("pods.eventlogd.flags."+name, v.at("pods", "eventlogd", "flags", name), []string{"[a-z0-9][a-z0-9-]* (a flag name without --)"},
 				"%q is not a flag name", name)
 		}
-		switch name {
-		case "listen", "pod", "meta-dsn", "pools", "fs-events-retention", "defect", "test-defects", "admin", "admin-token",
-			"provision-token", "provision-token-file", "open-provisioning":
+		if slices.Contains(HarnessFlags, name) {
 			return v.err("pods.eventlogd.flags."+name, v.at("pods", "eventlogd", "flags", name), nil,
 				"--%s is set by the harness (use the dedicated field where there is one)", name)
 		}

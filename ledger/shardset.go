@@ -23,6 +23,7 @@ func (r *Reader) checkSet() error {
 		return nil
 	}
 	owner := map[string]*source{} // tenant id -> the file that drove it
+	r.owner = owner
 	byShard := map[int]*source{}
 	for _, s := range r.srcs {
 		if err := sameRun(first, s); err != nil {
@@ -35,7 +36,9 @@ func (r *Reader) checkSet() error {
 			}
 			byShard[sh.K] = s
 		}
+		s.declared = make(map[string]bool, len(s.hdr.Tenants))
 		for _, t := range s.hdr.Tenants {
+			s.declared[t.ID] = true
 			if o := owner[t.ID]; o != nil {
 				return &LineError{File: s.name, Line: 1, Field: "tenants",
 					Msg: "tenant " + quote(t.ID) + " is also in " + o.name + ": two ledgers drove the same tenant (overlapping shards)"}
@@ -121,12 +124,39 @@ func (s *source) nextHeld() (*Record, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := s.checkOwnTenant(rec); err != nil {
+			return nil, err
+		}
 		shiftTimes(rec, s.shift)
 		if rec.K != KindAudit {
 			return rec, nil
 		}
 		s.audit.observe(rec)
 	}
+}
+
+// checkOwnTenant refuses a record of a tenant that s's own run record does not declare: one agent
+// cannot vouch for another's tenants (its deliveries or persisted rows would be judged as theirs).
+// It checks the tenant field of every record that has one, and a fault's target when it is a tenant
+// another file declares. Records without a tenant (pods, metrics) are not checked.
+func (s *source) checkOwnTenant(rec *Record) error {
+	name, field := "", ""
+	switch {
+	case rec.Tenant != "":
+		name, field = rec.Tenant, "tenant"
+	case rec.K == KindFault && rec.Target != "" && s.r.owner[rec.Target] != nil:
+		name, field = rec.Target, "target"
+	default:
+		return nil
+	}
+	if s.declared[name] {
+		return nil
+	}
+	msg := "tenant " + quote(name) + " is not declared by this ledger's run record"
+	if o := s.r.owner[name]; o != nil {
+		msg += " (it is " + o.name + "'s)"
+	}
+	return &LineError{File: s.name, Line: s.line, Field: field, Msg: msg + ": one shard cannot vouch for another's tenants"}
 }
 
 // shiftTimes adds d to every time of rec that counts from the run's start (the kind's own fields:

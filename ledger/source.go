@@ -27,7 +27,10 @@ type source struct {
 	hdr    Record // its run record (several files: checked against the others')
 	shift  int64  // added to its times: its start_unix_ns minus the earliest of the run's files
 	audit  auditOutcome
-	r      *Reader // for warnings and the shared interner
+	// declared: the tenants its own run record declares, when it is read among several files; a
+	// record of another tenant is refused (shardset.go).
+	declared map[string]bool
+	r        *Reader // for warnings and the shared interner
 }
 
 const readBufSize = 64 << 10

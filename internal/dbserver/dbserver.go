@@ -48,10 +48,10 @@ type Server struct {
 	Dir      string // temp dir holding datadir, socket and log
 	password string // root's, generated at Start
 	cmd      *exec.Cmd
-	done    chan struct{}
-	waitErr error
-	once    sync.Once
-	stopErr error
+	done     chan struct{}
+	waitErr  error
+	once     sync.Once
+	stopErr  error
 }
 
 const (

@@ -135,6 +135,7 @@ func TestDialLimiterWaitEnds(t *testing.T) {
 			first := do(context.Background()) // takes the slot and hangs
 			waitFor(t, "the first dial to hang", func() bool { return dials.Load() == 1 })
 			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
 			second := do(ctx)
 			waitFor(t, "the second dial to wait", func() bool { return l.waiting.Load() == 1 })
 			start := time.Now()

@@ -134,3 +134,25 @@ func TestMdCode(t *testing.T) {
 		}
 	}
 }
+
+// FuzzMarkdownEscape: whatever a ledger string holds, escaped as text after a list marker, or as a
+// code span in a heading and in a table cell, it adds no structure.
+func FuzzMarkdownEscape(f *testing.F) {
+	for _, h := range hostile {
+		f.Add(h)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if strings.Contains(mdText(s)+mdCode(s, false), "\n") {
+			t.Fatalf("%q: the escaped forms break the line", s)
+		}
+		for _, md := range []string{
+			"### x\n\n- " + mdText(s) + "\n",
+			"### x " + mdCode(s, false) + "\n",
+			"### x\n\n| a | " + mdCode(s, true) + " |\n",
+		} {
+			if bad := mdStructure(md); len(bad) > 0 {
+				t.Fatalf("%q renders as %q: %q", s, md, bad)
+			}
+		}
+	})
+}

@@ -140,6 +140,17 @@ func (s *source) nextHeld() (*Record, error) {
 // It checks the tenant field of every record that has one, and a fault's target when it is a tenant
 // another file declares. Records without a tenant (pods, metrics) are not checked.
 func (s *source) checkOwnTenant(rec *Record) error {
+	if rec.K == tenantKind {
+		// A large run declares its tenants in tenant records instead of the run record's list:
+		// the file's own declaration, which no other file may make.
+		if o := s.r.owner[rec.ID]; o != nil && o != s {
+			return &LineError{File: s.name, Line: s.line, Field: "id",
+				Msg: "tenant " + quote(rec.ID) + " is also in " + o.name + ": two ledgers drove the same tenant (overlapping shards)"}
+		}
+		s.r.owner[rec.ID] = s
+		s.declared[rec.ID] = true
+		return nil
+	}
 	name, field := "", ""
 	switch {
 	case rec.Tenant != "":
@@ -158,6 +169,9 @@ func (s *source) checkOwnTenant(rec *Record) error {
 	}
 	return &LineError{File: s.name, Line: s.line, Field: field, Msg: msg + ": one shard cannot vouch for another's tenants"}
 }
+
+// tenantKind is the spec's record kind that declares one tenant of a large run (k "tenant", field id).
+const tenantKind = "tenant"
 
 // shiftTimes adds d to every time of rec that counts from the run's start (the kind's own fields:
 // t, intended_t, done_t, from_t, to_t; wall-clock fields such as created_unix_ns are left alone).

@@ -127,6 +127,9 @@ func (s *source) nextHeld() (*Record, error) {
 		if err := s.checkOwnTenant(rec); err != nil {
 			return nil, err
 		}
+		if s.othersSample(rec) {
+			continue
+		}
 		shiftTimes(rec, s.shift)
 		if rec.K != KindAudit {
 			return rec, nil
@@ -138,7 +141,8 @@ func (s *source) nextHeld() (*Record, error) {
 // checkOwnTenant refuses a record of a tenant that s's own run record does not declare: one agent
 // cannot vouch for another's tenants (its deliveries or persisted rows would be judged as theirs).
 // It checks the tenant field of every record that has one, and a fault's target when it is a tenant
-// another file declares. Records without a tenant (pods, metrics) are not checked.
+// another file declares. Records without a tenant (pods, metrics) are not refused; metric samples
+// labelled with another file's tenant are left out (othersSample).
 func (s *source) checkOwnTenant(rec *Record) error {
 	if rec.K == tenantKind {
 		// A large run declares its tenants in tenant records instead of the run record's list:
@@ -168,6 +172,28 @@ func (s *source) checkOwnTenant(rec *Record) error {
 		msg += " (it is " + o.name + "'s)"
 	}
 	return &LineError{File: s.name, Line: s.line, Field: field, Msg: msg + ": one shard cannot vouch for another's tenants"}
+}
+
+// othersSample reports whether rec is a metric sample labelled with a tenant another file declares,
+// which the merge leaves out (with one warning per file): agents of one run scrape the same pods, so
+// the owner's ledger has the same counter, and another agent's samples could otherwise explain the
+// owner's losses (a drop counter is read per pod and tenant_id).
+func (s *source) othersSample(rec *Record) bool {
+	if rec.K != KindMetric {
+		return false
+	}
+	id := rec.Labels["tenant_id"]
+	if id == "" || s.declared[id] {
+		return false
+	}
+	if o := s.r.owner[id]; o == nil || o == s {
+		return false // a tenant of no file of the run (another user of the service)
+	}
+	if s.othersSkipped == 0 {
+		s.r.warn(s.name, s.line, "metric samples labelled with another shard's tenant ("+quote(id)+", and any later ones) left out of the merge: that shard's own samples count")
+	}
+	s.othersSkipped++
+	return true
 }
 
 // tenantKind is the spec's record kind that declares one tenant of a large run (k "tenant", field id).

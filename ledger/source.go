@@ -29,8 +29,9 @@ type source struct {
 	audit  auditOutcome
 	// declared: the tenants its own run record declares, when it is read among several files; a
 	// record of another tenant is refused (shardset.go).
-	declared map[string]bool
-	r        *Reader // for warnings and the shared interner
+	declared      map[string]bool
+	othersSkipped int     // metric samples labelled with another file's tenant, left out
+	r             *Reader // for warnings and the shared interner
 }
 
 const readBufSize = 64 << 10

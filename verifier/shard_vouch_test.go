@@ -86,3 +86,64 @@ func TestShardCannotVouchForAnother(t *testing.T) {
 		})
 	}
 }
+
+// dropSamples are two scrapes of pod external's drop counter for tenant's writes: 0, then 1 (one
+// write dropped after its ack, reason tenant_cap).
+func dropSamples(tenant string) []string {
+	s := func(t, v string) string {
+		return `{"k":"metric","pod":"external","t":` + t + `,"name":"eventlogd_retry_dropped_total","labels":{"tenant_id":"` + tenant + `","reason":"tenant_cap"},"value":` + v + `}`
+	}
+	return []string{s("500000", "0"), s("4000000", "1")}
+}
+
+// TestShardCannotExplainAnothersLoss: agent 1's lost write is silent (FAIL) unless a drop counter
+// explains it. Agent 2's scrapes of that counter for agent 1's tenant are left out of the merge
+// (with a warning), so a forged increase cannot turn the silent loss into an explained one; agent
+// 1's own scrapes still explain it (the honest case), whatever agent 2's copy says.
+func TestShardCannotExplainAnothersLoss(t *testing.T) {
+	lenient := func(s string) string { return strings.Replace(s, `"budget":0.0001`, `"budget":0.9`, 1) }
+	own := []string{delivery("B")}
+	ownPost := []string{persistedRow("B")}
+	cases := []struct {
+		name    string
+		a, b    []string // run-phase lines of agent 1 and agent 2 beyond their own
+		verdict string
+		silent  int64
+	}{
+		{"no counter: silent", nil, nil, VerdictFail, 1},
+		{"agent 2 forges A's counter", nil, dropSamples("A"), VerdictFail, 1},
+		{"agent 1's own counter explains it", dropSamples("A"), nil, VerdictPass, 0},
+		{"both scrape it", dropSamples("A"), dropSamples("A"), VerdictPass, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			pa, pb := filepath.Join(dir, "agent1.jsonl"), filepath.Join(dir, "agent2.jsonl")
+			if err := os.WriteFile(pa, []byte(lenient(shardLedger(1, "A", tc.a, nil))), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(pb, []byte(lenient(shardLedger(2, "B", append(append([]string{}, own...), tc.b...), ownPost))), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			r, err := ledger.Open(pa, pb)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			s, err := Verify(r, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Verdict != tc.verdict || s.LostByReason[ReasonSilent] != tc.silent || s.Lost != 1 {
+				t.Errorf("verdict %s (failed %v), lost %d by reason %v; want %s with %d silent", s.Verdict, s.FailedChecks, s.Lost, s.LostByReason, tc.verdict, tc.silent)
+			}
+			warned := false
+			for _, w := range s.Warnings {
+				warned = warned || strings.Contains(w, "labelled with another shard's tenant")
+			}
+			if warned != (tc.b != nil) {
+				t.Errorf("warning of left-out samples %v, want %v: %q", warned, tc.b != nil, s.Warnings)
+			}
+		})
+	}
+}

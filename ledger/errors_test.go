@@ -91,7 +91,7 @@ func TestWarnings(t *testing.T) {
 		wantWarn string // substring of the only warning; "" = no warning
 	}{
 		{"torn last line", runLine + "\n" + evLine + "\n" + evLine[:40], 2, "ledger.jsonl:3: torn last line ignored"},
-		{"complete last line without newline", runLine + "\n" + evLine, 2, ""},
+		{"valid last line without newline", runLine + "\n" + evLine + "\n" + evLine, 2, "ledger.jsonl:3: torn last line ignored (no newline)"},
 		{"unknown kind skipped", runLine + "\n" + `{"k":"gossip","seq":"not checked"}` + "\n" + evLine + "\n", 2,
 			`ledger.jsonl:2: unknown record kind "gossip" skipped`},
 		{"unknown field ignored", runLine + "\n" + strings.Replace(evLine, `"pod":"p0"`, `"pod":"p0","extra":{"x":[1,2,{"y":null}]}`, 1) + "\n", 2, ""},

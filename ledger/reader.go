@@ -26,6 +26,9 @@ type Reader struct {
 	warnings  []Warning // first maxWarnings warnings
 	dropped   int       // warnings beyond maxWarnings
 	err       error     // sticky: once Next fails it keeps failing
+
+	// owner, with several files: tenant id -> the file whose run record declares it.
+	owner map[string]*source
 }
 
 const (

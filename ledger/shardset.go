@@ -23,6 +23,7 @@ func (r *Reader) checkSet() error {
 		return nil
 	}
 	owner := map[string]*source{} // tenant id -> the file that drove it
+	r.owner = owner
 	byShard := map[int]*source{}
 	for _, s := range r.srcs {
 		if err := sameRun(first, s); err != nil {
@@ -35,7 +36,9 @@ func (r *Reader) checkSet() error {
 			}
 			byShard[sh.K] = s
 		}
+		s.declared = make(map[string]bool, len(s.hdr.Tenants))
 		for _, t := range s.hdr.Tenants {
+			s.declared[t.ID] = true
 			if o := owner[t.ID]; o != nil {
 				return &LineError{File: s.name, Line: 1, Field: "tenants",
 					Msg: "tenant " + quote(t.ID) + " is also in " + o.name + ": two ledgers drove the same tenant (overlapping shards)"}
@@ -121,6 +124,12 @@ func (s *source) nextHeld() (*Record, error) {
 		if err != nil {
 			return nil, err
 		}
+		if err := s.checkOwnTenant(rec); err != nil {
+			return nil, err
+		}
+		if s.othersSample(rec) {
+			continue
+		}
 		shiftTimes(rec, s.shift)
 		if rec.K != KindAudit {
 			return rec, nil
@@ -128,6 +137,67 @@ func (s *source) nextHeld() (*Record, error) {
 		s.audit.observe(rec)
 	}
 }
+
+// checkOwnTenant refuses a record of a tenant that s's own run record does not declare: one agent
+// cannot vouch for another's tenants (its deliveries or persisted rows would be judged as theirs).
+// It checks the tenant field of every record that has one, and a fault's target when it is a tenant
+// another file declares. Records without a tenant (pods, metrics) are not refused; metric samples
+// labelled with another file's tenant are left out (othersSample).
+func (s *source) checkOwnTenant(rec *Record) error {
+	if rec.K == tenantKind {
+		// A large run declares its tenants in tenant records instead of the run record's list:
+		// the file's own declaration, which no other file may make.
+		if o := s.r.owner[rec.ID]; o != nil && o != s {
+			return &LineError{File: s.name, Line: s.line, Field: "id",
+				Msg: "tenant " + quote(rec.ID) + " is also in " + o.name + ": two ledgers drove the same tenant (overlapping shards)"}
+		}
+		s.r.owner[rec.ID] = s
+		s.declared[rec.ID] = true
+		return nil
+	}
+	name, field := "", ""
+	switch {
+	case rec.Tenant != "":
+		name, field = rec.Tenant, "tenant"
+	case rec.K == KindFault && rec.Target != "" && s.r.owner[rec.Target] != nil:
+		name, field = rec.Target, "target"
+	default:
+		return nil
+	}
+	if s.declared[name] {
+		return nil
+	}
+	msg := "tenant " + quote(name) + " is not declared by this ledger's run record"
+	if o := s.r.owner[name]; o != nil {
+		msg += " (it is " + o.name + "'s)"
+	}
+	return &LineError{File: s.name, Line: s.line, Field: field, Msg: msg + ": one shard cannot vouch for another's tenants"}
+}
+
+// othersSample reports whether rec is a metric sample labelled with a tenant another file declares,
+// which the merge leaves out (with one warning per file): agents of one run scrape the same pods, so
+// the owner's ledger has the same counter, and another agent's samples could otherwise explain the
+// owner's losses (a drop counter is read per pod and tenant_id).
+func (s *source) othersSample(rec *Record) bool {
+	if rec.K != KindMetric {
+		return false
+	}
+	id := rec.Labels["tenant_id"]
+	if id == "" || s.declared[id] {
+		return false
+	}
+	if o := s.r.owner[id]; o == nil || o == s {
+		return false // a tenant of no file of the run (another user of the service)
+	}
+	if s.othersSkipped == 0 {
+		s.r.warn(s.name, s.line, "metric samples labelled with another shard's tenant ("+quote(id)+", and any later ones) left out of the merge: that shard's own samples count")
+	}
+	s.othersSkipped++
+	return true
+}
+
+// tenantKind is the spec's record kind that declares one tenant of a large run (k "tenant", field id).
+const tenantKind = "tenant"
 
 // shiftTimes adds d to every time of rec that counts from the run's start (the kind's own fields:
 // t, intended_t, done_t, from_t, to_t; wall-clock fields such as created_unix_ns are left alone).

@@ -249,3 +249,36 @@ func TestShardFieldInvalid(t *testing.T) {
 		}
 	}
 }
+
+// TestShardOwnTenantRecords: a shard's tenant records (large runs) declare tenants as its run
+// record's list does: its later records of such a tenant are its own; a tenant record naming
+// another file's tenant is refused, and so is a record of a tenant no one declared.
+func TestShardOwnTenantRecords(t *testing.T) {
+	r := &Reader{}
+	a := &source{name: "a.jsonl", r: r, declared: map[string]bool{"t1": true}}
+	b := &source{name: "b.jsonl", r: r, declared: map[string]bool{"t2": true}}
+	r.owner = map[string]*source{"t1": a, "t2": b}
+	steps := []struct {
+		src     *source
+		rec     Record
+		wantErr string
+	}{
+		{b, Record{K: KindEv, Tenant: "t2"}, ""},
+		{b, Record{K: KindEv, Tenant: "t3"}, `tenant "t3" is not declared`},
+		{b, Record{K: tenantKind, ID: "t3"}, ""},
+		{b, Record{K: KindEv, Tenant: "t3"}, ""},
+		{a, Record{K: KindEv, Tenant: "t3"}, `tenant "t3" is not declared by this ledger's run record (it is b.jsonl's)`},
+		{a, Record{K: tenantKind, ID: "t3"}, `tenant "t3" is also in b.jsonl`},
+		{a, Record{K: KindFault, Target: "t2"}, `tenant "t2" is not declared`},
+		{a, Record{K: KindFault, Target: "pod-1"}, ""},
+	}
+	for i, st := range steps {
+		err := st.src.checkOwnTenant(&st.rec)
+		switch {
+		case st.wantErr == "" && err != nil:
+			t.Errorf("step %d (%s %+v): %v, want accepted", i, st.src.name, st.rec.K, err)
+		case st.wantErr != "" && (err == nil || !strings.Contains(err.Error(), st.wantErr)):
+			t.Errorf("step %d (%s %s): %v, want %q", i, st.src.name, st.rec.K, err, st.wantErr)
+		}
+	}
+}

@@ -27,7 +27,11 @@ type source struct {
 	hdr    Record // its run record (several files: checked against the others')
 	shift  int64  // added to its times: its start_unix_ns minus the earliest of the run's files
 	audit  auditOutcome
-	r      *Reader // for warnings and the shared interner
+	// declared: the tenants its own run record declares, when it is read among several files; a
+	// record of another tenant is refused (shardset.go).
+	declared      map[string]bool
+	othersSkipped int     // metric samples labelled with another file's tenant, left out
+	r             *Reader // for warnings and the shared interner
 }
 
 const readBufSize = 64 << 10
@@ -76,29 +80,44 @@ func newSource(name string, f io.ReadCloser, r *Reader) (*source, error) {
 }
 
 // readLine returns the next line without its newline, whether it ended in one, and io.EOF at the end.
-// A truncated gzip stream ends the input with a warning.
+// A truncated gzip stream ends the input with a warning. A line longer than MaxLineBytes is not held:
+// ended by a newline it is unusable input (a LineError); ended by the end of the file it is a torn last
+// line, whatever its length (errTornLong), such as the NUL-padded tail a power loss leaves.
 func (s *source) readLine() (line []byte, complete bool, err error) {
 	if s.eof {
 		return nil, false, io.EOF
 	}
 	s.long = s.long[:0]
+	skipped := 0 // bytes of a too-long line read and dropped
 	for {
 		chunk, err := s.br.ReadSlice('\n')
 		if err == bufio.ErrBufferFull {
+			if skipped > 0 || len(s.long)+len(chunk) > MaxLineBytes {
+				skipped += len(s.long) + len(chunk)
+				s.long = s.long[:0]
+				continue
+			}
 			s.long = append(s.long, chunk...)
-			if len(s.long) > MaxLineBytes {
+			continue
+		}
+		if skipped > 0 || len(s.long)+len(chunk) > MaxLineBytes+1 { // +1: the newline
+			if err == nil {
 				return nil, false, &LineError{File: s.name, Line: s.line + 1,
 					Msg: "line longer than " + itoa(MaxLineBytes) + " bytes (not a ledger record?)"}
 			}
-			continue
+			s.eof = true
+			if err != io.EOF {
+				if ferr := s.ioErr(err); ferr != nil {
+					return nil, false, ferr
+				}
+			}
+			s.line++
+			s.long = s.long[:0]
+			return nil, false, errTornLong
 		}
 		if len(s.long) > 0 {
 			s.long = append(s.long, chunk...)
 			chunk = s.long
-			if len(chunk) > MaxLineBytes+1 { // +1: the newline
-				return nil, false, &LineError{File: s.name, Line: s.line + 1,
-					Msg: "line longer than " + itoa(MaxLineBytes) + " bytes (not a ledger record?)"}
-			}
 		}
 		if err == nil {
 			s.line++
@@ -118,6 +137,9 @@ func (s *source) readLine() (line []byte, complete bool, err error) {
 	}
 }
 
+// errTornLong is readLine's answer for a last line without a newline longer than MaxLineBytes.
+var errTornLong = errors.New("torn last line longer than the line limit")
+
 // ioErr classifies a read error: a truncated gzip stream is tolerated (a warning, nil returned); a
 // corrupt one is a LineError; anything else is the OS's error, wrapped with the file name.
 func (s *source) ioErr(err error) error {
@@ -133,11 +155,15 @@ func (s *source) ioErr(err error) error {
 }
 
 // next decodes the next record of this file into s.rec. Blank lines are skipped; a record of an
-// unknown kind is skipped with a warning; a torn last line (no newline, not valid JSON) ends the file
-// with a warning.
+// unknown kind is skipped with a warning; a torn last line (no newline, whatever it holds and however
+// long) ends the file with a warning.
 func (s *source) next() (*Record, error) {
 	for {
 		line, complete, err := s.readLine()
+		if err == errTornLong {
+			s.r.warn(s.name, s.line, "torn last line ignored (no newline, longer than "+itoa(MaxLineBytes)+" bytes)")
+			return nil, io.EOF
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -145,11 +171,17 @@ func (s *source) next() (*Record, error) {
 			continue
 		}
 		s.rec = Record{}
-		if serr := s.dec.decode(line, &s.rec); serr != nil {
-			if !complete {
-				s.r.warn(s.name, s.line, "torn last line ignored ("+serr.Error()+")")
-				return nil, io.EOF
+		serr := s.dec.decode(line, &s.rec)
+		if !complete {
+			// A last line without a newline is torn even when it parses: the writer did not finish it.
+			msg := "no newline"
+			if serr != nil {
+				msg = serr.Error()
 			}
+			s.r.warn(s.name, s.line, "torn last line ignored ("+msg+")")
+			return nil, io.EOF
+		}
+		if serr != nil {
 			return nil, &LineError{File: s.name, Line: s.line, Msg: serr.Error()}
 		}
 		if s.dec.present&fK == 0 {

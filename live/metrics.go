@@ -31,6 +31,8 @@ type Metrics struct {
 	tenantOf map[string]string // consumer -> tenant
 	open     map[string]bool   // open connections
 	active   map[string]string // fault id -> kind, while active
+
+	resetReasons resetReasons // bounds the resets' reason label
 }
 
 // NewMetrics builds the metrics and registers them on reg.
@@ -91,7 +93,7 @@ func (m *Metrics) Observe(r *ledger.Record) {
 		m.delivered.Inc()
 		m.advance(r)
 	case ledger.KindReset:
-		m.resets.WithLabelValues(r.Reason).Inc()
+		m.resets.WithLabelValues(m.resetReasons.label(r.Reason)).Inc()
 		m.advance(r)
 	case ledger.KindConn:
 		m.mu.Lock()

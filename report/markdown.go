@@ -24,16 +24,16 @@ func WriteMarkdown(w io.Writer, s *verifier.Summary, d *Data, link string) error
 	if name == "" {
 		name = s.Run.RunID
 	}
-	fmt.Fprintf(&b, "### %s seqgate: **%s**, scenario `%s`\n\n", verdictMark[s.Verdict], strings.ToUpper(s.Verdict), name)
-	fmt.Fprintf(&b, "Run `%s`, seed %d, %s ledger records.\n\n", s.Run.RunID, s.Run.Seed, fmtInt(s.Records))
+	fmt.Fprintf(&b, "### %s seqgate: **%s**, scenario %s\n\n", verdictMark[s.Verdict], mdText(strings.ToUpper(s.Verdict)), mdCode(name, false))
+	fmt.Fprintf(&b, "Run %s, seed %d, %s ledger records.\n\n", mdCode(s.Run.RunID, false), s.Run.Seed, fmtInt(s.Records))
 	for _, line := range why(s) {
-		fmt.Fprintf(&b, "- %s\n", line)
+		fmt.Fprintf(&b, "- %s\n", mdText(line))
 	}
 	b.WriteString("\n")
 	if len(s.Failures) > 0 {
 		b.WriteString("| failed check | measured | limit |\n|---|---:|---|\n")
 		for _, f := range s.Failures {
-			fmt.Fprintf(&b, "| %s | %s | `%s` |\n", mdCell(f.Check), fmtNum(f.Measured), mdCell(f.Limit))
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", mdText(f.Check), fmtNum(f.Measured), mdCode(f.Limit, true))
 		}
 		b.WriteString("\n")
 	}
@@ -48,7 +48,7 @@ func WriteMarkdown(w io.Writer, s *verifier.Summary, d *Data, link string) error
 			if i > 0 {
 				b.WriteString(",")
 			}
-			fmt.Fprintf(&b, " %s %s", r, fmtInt(s.LostByReason[r]))
+			fmt.Fprintf(&b, " %s %s", mdText(r), fmtInt(s.LostByReason[r]))
 		}
 		b.WriteString(".\n\n")
 	}
@@ -62,7 +62,7 @@ func WriteMarkdown(w io.Writer, s *verifier.Summary, d *Data, link string) error
 			if i > 0 {
 				b.WriteString(",")
 			}
-			fmt.Fprintf(&b, " %s `%s` %.1f–%.1f s", f.Kind, f.Target, secs(f.StartNs), secs(f.StopNs))
+			fmt.Fprintf(&b, " %s %s %.1f–%.1f s", mdText(f.Kind), mdCode(f.Target, false), secs(f.StartNs), secs(f.StopNs))
 		}
 		b.WriteString(".\n\n")
 	}

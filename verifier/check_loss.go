@@ -124,10 +124,10 @@ func (c *lossCheck) Finish(s *Summary) {
 			s.Unresolved++
 			ts.Unresolved++
 			c.w.add("unresolved", unresolvedWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),
-				Pod: ix.podNames[m.pod], AckMs: ms(m.doneT)})
+				Pod: ix.podName(m), AckMs: ms(m.doneT)})
 			continue
 		}
-		g := group{ix.podNames[m.pod], ix.tenantNames[m.tenant]} // the ledger's id: drop counters are labelled with it
+		g := group{ix.podName(m), ix.tenantNames[m.tenant]} // the ledger's id: drop counters are labelled with it
 		lostBy[g] = append(lostBy[g], int32(id))
 	}
 	// A consumer's acked is its tenant's: the acked events it was there to receive, beside its
@@ -186,7 +186,7 @@ func (c *lossCheck) Finish(s *Summary) {
 		ts.Lost++
 		s.LostByReason[why]++
 		ts.LostByReason[why]++
-		wit := lostWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m), Pod: ix.podNames[m.pod],
+		wit := lostWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m), Pod: ix.podName(m),
 			Reason: why, IntendedMs: ms(c.ix.intended(m)), SentMs: ms(c.ix.sent(m)), AckMs: ms(m.doneT), Status: int32(m.status)}
 		c.w.add("lost", wit)
 		if why == ReasonSilent {

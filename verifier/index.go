@@ -36,8 +36,8 @@ type index struct {
 	// (tenant_2), else the id; byLabel finds a tenant by that name.
 	tenantLabels []string
 	byLabel      map[string]int32
-	podIDs       map[string]uint16
-	podNames     []string // podNames[0] = "" (unknown)
+	podIDs       map[string]int32 // int32: a run may have more than 65,536 pods
+	podNames     []string         // podNames[0] = "" (unknown)
 	connIDs      map[string]int32
 	connNames    []string
 
@@ -139,8 +139,8 @@ type mutation struct {
 	name   uint32 // the path's and mid's record in the table's arena (mutTable.path, mutTable.mid)
 	tenant int32
 	evCons int32
-	status int16 // HTTP status (clamped to int16)
-	pod    uint16
+	status int16  // HTTP status (clamped to int16)
+	pod    uint16 // the acking pod's index, or podEsc: the index is in the side table (mutTable.pod)
 	evN    uint16 // saturates at 65535 (one path delivered that often with one seq)
 	kind   uint8  // opClass in the low 4 bits, the res constant in the high 4
 	flags  uint8
@@ -232,7 +232,7 @@ func newIndex() *index {
 	ix := &index{
 		tenantIDs: map[string]int32{},
 		byLabel:   map[string]int32{},
-		podIDs:    map[string]uint16{"": 0},
+		podIDs:    map[string]int32{"": 0},
 		podNames:  []string{""},
 		connIDs:   map[string]int32{},
 		consIDs:   map[string]int32{},
@@ -263,11 +263,11 @@ func (ix *index) tenant(id string) int32 {
 	return i
 }
 
-func (ix *index) pod(name string) uint16 {
+func (ix *index) pod(name string) int32 {
 	if i, ok := ix.podIDs[name]; ok {
 		return i
 	}
-	i := uint16(len(ix.podNames))
+	i := int32(len(ix.podNames))
 	ix.podIDs[name] = i
 	ix.podNames = append(ix.podNames, name)
 	return i
@@ -343,6 +343,9 @@ func (ix *index) observe(r *ledger.Record) error {
 	}
 	if ix.muts.len() > maxRowID {
 		return fmt.Errorf("more than %d distinct (tenant, path)s: more than one verification can hold", maxRowID+1)
+	}
+	if err := ix.checkCounts(); err != nil {
+		return err
 	}
 	switch r.K {
 	case ledger.KindRun:
@@ -434,6 +437,27 @@ func (ix *index) observe(r *ledger.Record) error {
 	return nil
 }
 
+// maxNames is how many tenants, pods, connections or consumers one verification indexes: their int32
+// indices never wrap, because a ledger that names more is refused before the next name is taken.
+const maxNames = math.MaxInt32 - 1
+
+// checkCounts refuses a ledger whose names would overflow an index (no index may wrap and merge two
+// names' numbers); far beyond what memory holds today, but a refusal, never a silent wrap.
+func (ix *index) checkCounts() error {
+	if max(len(ix.tenantNames), len(ix.podNames), len(ix.connNames), len(ix.cons)) < maxNames {
+		return nil // the per-record fast path
+	}
+	for _, c := range []struct {
+		what string
+		n    int
+	}{{"tenants", len(ix.tenantNames)}, {"pods", len(ix.podNames)}, {"connections", len(ix.connNames)}, {"consumers", len(ix.cons)}} {
+		if c.n >= maxNames {
+			return fmt.Errorf("more than %d distinct %s: more than one verification can index", maxNames, c.what)
+		}
+	}
+	return nil
+}
+
 // checkRunNumbers rejects run-record numbers the projection and the verdict cannot use.
 func checkRunNumbers(r *ledger.Record) error {
 	if b := r.Budget; b != nil && !(*b >= 0 && *b <= 1) {
@@ -475,7 +499,7 @@ func (ix *index) observeMut(r *ledger.Record) {
 	ix.muts.setMid(m, r.MID)
 	ix.muts.setTimes(m, r.T, r.IntendedT, r.DoneT)
 	m.status = int16(max(min(r.Status, math.MaxInt16), math.MinInt16))
-	m.pod = ix.pod(r.Pod)
+	ix.muts.setPod(m, ix.pod(r.Pod))
 	res := resOther
 	switch r.Res {
 	case ledger.ResOK:
@@ -550,6 +574,9 @@ func (ix *index) advance(c *consumerState, seq int64, conn string) {
 		ix.cur.after = seq
 	}
 }
+
+// podName returns the name of the pod that acked m ("" when unknown).
+func (ix *index) podName(m *mutation) string { return ix.podNames[ix.muts.pod(m)] }
 
 // mutationAt returns the mutation of id.
 func (ix *index) mutationAt(id int32) *mutation { return ix.muts.at(id) }

@@ -288,6 +288,29 @@ const (
 
 type escaped struct {
 	sent, intended, evSeq int64
+	pod                   int32
+}
+
+// podEsc in mutation.pod: the pod's index does not fit 16 bits and is in the side table.
+const podEsc = math.MaxUint16
+
+// setPod records the index of the pod that acked m; a run of 65,535 pods or more keeps the larger
+// indices in the side table, so that an entry stays small and no index wraps onto another pod.
+func (t *mutTable) setPod(m *mutation, pod int32) {
+	if pod >= 0 && pod < podEsc {
+		m.pod = uint16(pod)
+		return
+	}
+	m.pod = podEsc
+	t.escape(m).pod = pod
+}
+
+// pod returns the index of the pod that acked m (0: unknown).
+func (t *mutTable) pod(m *mutation) int32 {
+	if m.pod == podEsc {
+		return t.esc[m].pod
+	}
+	return int32(m.pod)
 }
 
 // delta32 returns a-b when it is exact and fits an int32 other than escDelta.

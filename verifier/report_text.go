@@ -7,6 +7,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/seqgate/seqgate/internal/printable"
 )
 
 // notProvable qualifies a pass (or an inconclusive verdict) whose acked count cannot prove the loss
@@ -24,16 +26,16 @@ func notProvable(s *Summary) string {
 func WriteText(w io.Writer, s *Summary) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "verdict: %s%s (exit %d)  run %s, scenario %s, seed %d, %d records\n",
-		strings.ToUpper(s.Verdict), notProvable(s), ExitCode(s), s.Run.RunID, s.Run.Scenario, s.Run.Seed, s.Records)
+		strings.ToUpper(s.Verdict), notProvable(s), ExitCode(s), printable.String(s.Run.RunID), printable.String(s.Run.Scenario), s.Run.Seed, s.Records)
 	if len(s.Failures) > 0 {
 		b.WriteString("failed checks:\n")
 		for _, f := range s.Failures {
-			fmt.Fprintf(&b, "  %s: measured %.6g, want %s%s\n", f.Check, f.Measured, f.Limit, breakdown(s, f.Check))
+			fmt.Fprintf(&b, "  %s: measured %.6g, want %s%s\n", printable.String(f.Check), f.Measured, printable.String(f.Limit), printable.String(breakdown(s, f.Check)))
 		}
 	}
 	for _, c := range s.Checks {
 		if !c.Passed && c.NotJudged != "" {
-			fmt.Fprintf(&b, "not judged: %s: measured %.6g, want %s (%s)\n", c.Name, c.Measured, c.Limit, c.NotJudged)
+			fmt.Fprintf(&b, "not judged: %s: measured %.6g, want %s (%s)\n", printable.String(c.Name), c.Measured, printable.String(c.Limit), printable.String(c.NotJudged))
 		}
 	}
 	label := "also missing" // beside a fail
@@ -41,7 +43,7 @@ func WriteText(w io.Writer, s *Summary) error {
 		label = "inconclusive because"
 	}
 	for _, why := range s.InconclusiveBecause {
-		fmt.Fprintf(&b, "%s: %s\n", label, why)
+		fmt.Fprintf(&b, "%s: %s\n", label, printable.String(why))
 	}
 	writeFaults(&b, s)
 	writeTenants(&b, s)
@@ -101,10 +103,12 @@ func WriteText(w io.Writer, s *Summary) error {
 	}
 	for _, wn := range s.Warnings {
 		if !strings.HasPrefix(wn, "inconclusive: ") { // (printed under the verdict)
-			fmt.Fprintf(&b, "warning: %s\n", wn)
+			fmt.Fprintf(&b, "warning: %s\n", printable.String(wn))
 		}
 	}
-	_, err := io.WriteString(w, b.String())
+	// Every string above may come from the ledger: what the lines above did not escape one by one
+	// (tenant, fault and metric names in the sections) cannot carry an escape sequence either.
+	_, err := io.WriteString(w, printable.Text(b.String()))
 	return err
 }
 

@@ -7,15 +7,17 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/seqgate/seqgate/internal/printable"
 )
 
 // tenantLabel is how the human summary names a tenant: its name, with the service's id beside it
 // when the two differ (tenant_2 (t9e57d43a2ba6a66d)).
 func tenantLabel(name, id string) string {
 	if id == "" || id == name {
-		return name
+		return printable.String(name)
 	}
-	return name + " (" + id + ")"
+	return printable.String(name + " (" + id + ")")
 }
 
 // msText formats milliseconds to a tenth (the JSON keeps every digit).
@@ -54,7 +56,7 @@ func writeFaults(b *strings.Builder, s *Summary) {
 		case f.RecoveryMs != nil:
 			rec = fmt.Sprintf("NOT recovered (%s to the end of the run)", msText(*f.RecoveryMs))
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\tstart %s\t%s%s\t%s\n", f.ID, f.Kind, f.Target, secs(f.StartMs), stop, span, rec)
+		fmt.Fprintf(tw, "  %s\t%s\t%s\tstart %s\t%s%s\t%s\n", printable.String(f.ID), printable.String(f.Kind), printable.String(f.Target), secs(f.StartMs), stop, span, rec)
 	}
 	_ = tw.Flush()
 }
@@ -148,8 +150,8 @@ func writeSlowest(b *strings.Builder, s *Summary) {
 		if len(d.Faults) > 0 {
 			faults = "during " + strings.Join(d.Faults, ", ")
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s -> %s\tacked by %s at %s\tdelivered by %s at %s\t%s\t%s\n", msText(d.LatencyMs), d.MID, d.Tenant, d.Consumer,
-			d.AckPod, secs(d.AckMs), d.DeliveryPod, secs(d.DeliveredMs), faults, d.Path)
+		fmt.Fprintf(tw, "  %s\t%s\t%s -> %s\tacked by %s at %s\tdelivered by %s at %s\t%s\t%s\n", msText(d.LatencyMs), printable.String(d.MID), printable.String(d.Tenant), printable.String(d.Consumer),
+			printable.String(d.AckPod), secs(d.AckMs), printable.String(d.DeliveryPod), secs(d.DeliveredMs), printable.String(faults), printable.String(d.Path))
 	}
 	_ = tw.Flush()
 }
@@ -172,5 +174,5 @@ func writeMetrics(b *strings.Builder, s *Summary) {
 	for _, name := range m.Missing {
 		parts = append(parts, name+" NOT EXPORTED by any pod")
 	}
-	fmt.Fprintf(b, "metrics: %s\n", strings.Join(parts, "; "))
+	fmt.Fprintf(b, "metrics: %s\n", printable.String(strings.Join(parts, "; ")))
 }

@@ -114,7 +114,7 @@ func (c *slowestReport) Finish(s *Summary) {
 		m := c.ix.mutationAt(e.id)
 		ack, at := ms(m.doneT), ms(e.t)
 		sd := SlowDelivery{MID: c.ix.mid(m), Tenant: c.ix.tenantName(m.tenant), Path: c.ix.path(m), Consumer: c.ix.cons[e.cons].id,
-			AckPod: c.ix.podNames[m.pod], DeliveryPod: e.pod, AckMs: ack, DeliveredMs: at, LatencyMs: ms(e.d), Faults: []string{}}
+			AckPod: c.ix.podName(m), DeliveryPod: e.pod, AckMs: ack, DeliveredMs: at, LatencyMs: ms(e.d), Faults: []string{}}
 		for _, f := range s.Faults {
 			if f.StartMs <= at && (f.StopMs == nil || *f.StopMs >= ack) {
 				sd.Faults = append(sd.Faults, fmt.Sprintf("%s %s(%s)", f.ID, f.Kind, f.Target))

@@ -7,6 +7,8 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+
+	"github.com/seqgate/seqgate/internal/printable"
 )
 
 // exitError carries a process exit code out of a subcommand (the verdict codes of docs/ledger-v1.md).
@@ -61,10 +63,10 @@ func main() {
 	var xe *exitError
 	if errors.As(err, &xe) {
 		if xe.err != nil {
-			fmt.Fprintln(os.Stderr, "seqgate:", xe.err)
+			fmt.Fprintln(os.Stderr, "seqgate:", printable.Text(xe.err.Error())) // errors quote input, which may be a ledger's
 		}
 		os.Exit(xe.code)
 	}
-	fmt.Fprintln(os.Stderr, "seqgate:", err)
+	fmt.Fprintln(os.Stderr, "seqgate:", printable.Text(err.Error()))
 	os.Exit(exitUnusable)
 }

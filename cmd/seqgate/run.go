@@ -66,7 +66,7 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 	fl.StringVar(&f.out, "out", "", "run directory (default runs/<scenario>-<UTC time>)")
 	fl.StringVar(&f.dsn, "dsn", "", "use this existing MySQL-compatible server (go-sql-driver DSN, e.g. 'root:pw@tcp(127.0.0.1:3306)/') instead of a private one; with --target: the service's own server, each tenant's database is opened from it and audited")
 	fl.StringVar(&f.infra, "infra", "private", "where the DB server comes from when --dsn is not given: private (mariadbd/mysqld on PATH) or docker")
-	fl.StringVar(&f.eventlogd, "eventlogd", "", "eventlogd binary (default: next to seqgate, else on PATH, else go build ./cmd/eventlogd)")
+	fl.StringVar(&f.eventlogd, "eventlogd", "", "eventlogd binary (default: next to seqgate, else on PATH; never built implicitly)")
 	fl.StringVar(&f.target, "target", "", "run against this external drive9-compatible base URL instead of eventlogd pods")
 	fl.StringVar(&f.apiKey, "api-key", "", "with --target: the API key of the one tenant to use (default: provision each tenant)")
 	fl.StringVar(&f.tenantID, "tenant-id", "", "with --api-key: that tenant's id (the ledger's tenant, and how drive9 and {tenant} templates find its database; default external)")
@@ -162,7 +162,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 		opts.Observe = observe
 	}
 	if f.target == "" {
-		bin, how, err := run.FindEventlogd(ctx, f.eventlogd, dir)
+		bin, how, err := run.FindEventlogd(f.eventlogd)
 		if err != nil {
 			return &exitError{exitUnusable, err}
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -49,12 +48,7 @@ func lintWith(ctx context.Context, w io.Writer, files []string, eventlogd string
 		s, err := scenario.ReadFile(f)
 		if err == nil && (s.Pods.Eventlogd.Defect != "" || len(s.Pods.Eventlogd.Flags) > 0) {
 			if bin == "" {
-				tmp, terr := os.MkdirTemp("", "seqgate-lint-")
-				if terr != nil {
-					return &exitError{code: exitUnusable, err: terr}
-				}
-				defer os.RemoveAll(tmp)
-				if bin, _, err = run.FindEventlogd(ctx, eventlogd, tmp); err != nil {
+				if bin, _, err = run.FindEventlogd(eventlogd); err != nil {
 					err = fmt.Errorf("%s: pods.eventlogd: cannot check the pod flags: %w", f, err)
 				}
 			}

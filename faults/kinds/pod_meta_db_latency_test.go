@@ -15,7 +15,6 @@ import (
 	"github.com/seqgate/seqgate/faults/fault"
 	"github.com/seqgate/seqgate/faults/internal/faultstest"
 	"github.com/seqgate/seqgate/faults/kinds"
-	"github.com/seqgate/seqgate/internal/dbserver"
 )
 
 // podMetaEnv gives each pod a meta proxy of its own chained in front of the shared one, as the
@@ -49,7 +48,7 @@ func TestPodMetaDBLatency(t *testing.T) {
 		env.pods[pod] = p
 	}
 	ctx := context.Background()
-	db, err := sql.Open("mysql", dbserver.DSNFor(env.pods["pod-1"].Listen, faultstest.Database))
+	db, err := sql.Open("mysql", te.DSNAt(env.pods["pod-1"].Listen))
 	if err != nil {
 		t.Fatal(err)
 	}

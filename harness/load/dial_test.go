@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"net/http"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -82,5 +83,103 @@ func TestDialLimiter(t *testing.T) {
 				t.Fatalf("%d of %d dials done, at most %d at once; want all, %d at once", done.Load(), c.dials, maxAtOnce["hung:1"], c.wantMaxAtOnce)
 			}
 		})
+	}
+}
+
+// TestDialLimiterWaitEnds: through a real http.Transport (which dials with a context detached from
+// the request's), a dial waiting for the only slot of a hung address returns at once when its
+// request ends or the limiter closes, while the dial holding the slot still hangs. The control is a
+// request not marked with dialScoped: its waiting dial outlives the request (the leak goleak found
+// after the load benchmark) until Close ends it.
+func TestDialLimiterWaitEnds(t *testing.T) {
+	defer goleak.VerifyNone(t)
+	for _, c := range []struct {
+		name   string
+		scoped bool
+		end    string // "cancel": the request is cancelled; "close": the limiter is closed
+		ends   bool   // the waiting dial returns before Close
+	}{
+		{"request cancelled", true, "cancel", true},
+		{"limiter closed", true, "close", true},
+		{"control: request not scoped, cancelled", false, "cancel", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			release := make(chan struct{})
+			var dials atomic.Int64
+			l := &dialLimiter{n: 1, dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+				dials.Add(1)
+				select {
+				case <-release:
+				case <-ctx.Done():
+				}
+				return nil, errors.New("test dial")
+			}}
+			tr := &http.Transport{DialContext: l.DialContext}
+			defer tr.CloseIdleConnections()
+			client := &http.Client{Transport: tr}
+			do := func(ctx context.Context) <-chan error {
+				ch := make(chan error, 1)
+				if c.scoped {
+					ctx = dialScoped(ctx)
+				}
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://hung.invalid:1/", nil)
+				go func() {
+					resp, err := client.Do(req)
+					if resp != nil {
+						resp.Body.Close()
+					}
+					ch <- err
+				}()
+				return ch
+			}
+			first := do(context.Background()) // takes the slot and hangs
+			waitFor(t, "the first dial to hang", func() bool { return dials.Load() == 1 })
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			second := do(ctx)
+			waitFor(t, "the second dial to wait", func() bool { return l.waiting.Load() == 1 })
+			start := time.Now()
+			switch c.end {
+			case "cancel":
+				cancel()
+				<-second // the request itself ends either way
+			case "close":
+				l.Close()
+			}
+			if c.ends {
+				waitFor(t, "the waiting dial to return", func() bool { return l.waiting.Load() == 0 })
+			} else {
+				// Over twenty times what the scoped case took to return (at least 200 ms), the
+				// unscoped wait is still there.
+				time.Sleep(max(20*time.Since(start), 200*time.Millisecond))
+				if l.waiting.Load() != 1 {
+					t.Fatalf("control: %d dials waiting, want the unscoped one still waiting", l.waiting.Load())
+				}
+				l.Close()
+				waitFor(t, "Close to end the wait", func() bool { return l.waiting.Load() == 0 })
+			}
+			if dials.Load() != 1 {
+				t.Errorf("%d dials made, want only the first (the waiting one never dialled)", dials.Load())
+			}
+			l.Close()
+			close(release)
+			<-first
+			if c.end == "close" {
+				cancel()
+				<-second
+			}
+		})
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after a generous minute.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -111,7 +111,7 @@ func (s *slot) send(a arrival) {
 	rec.Pod = ep.Name
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, ep.URL+"/v1/fs"+escapePath(strings.TrimSuffix(path, rawSuffix))+rawSuffix+query, body)
+	req, err := http.NewRequestWithContext(dialScoped(ctx), method, ep.URL+"/v1/fs"+escapePath(strings.TrimSuffix(path, rawSuffix))+rawSuffix+query, body)
 	if err != nil {
 		panic(err) // our own URL: a bug, not an input
 	}

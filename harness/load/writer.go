@@ -124,8 +124,15 @@ func (d *Driver) Run(ctx context.Context, loadStart time.Time, blocks []Block) {
 		for _, b := range blocks {
 			slots += max(b.Load.MaxInFlight, 0) * len(b.Tenants)
 		}
-		d.cfg.Client = &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: max(slots, 256), IdleConnTimeout: 30 * time.Second,
-			DialContext: newDialLimiter(maxDialsPerAddr).DialContext}}
+		lim := newDialLimiter(maxDialsPerAddr)
+		tr := &http.Transport{MaxIdleConnsPerHost: max(slots, 256), IdleConnTimeout: 30 * time.Second, DialContext: lim.DialContext}
+		d.cfg.Client = &http.Client{Transport: tr}
+		// The client is Run's own: once every request is answered, nothing dials on it again, and
+		// no dial or idle connection outlives Run.
+		defer func() {
+			lim.Close()
+			tr.CloseIdleConnections()
+		}()
 	}
 	var sched, inflight sync.WaitGroup
 	for _, b := range blocks {

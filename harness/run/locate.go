@@ -1,63 +1,35 @@
 package run
 
 import (
-	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 )
 
+// ErrNoEventlogd is FindEventlogd's error when no binary is at any of the places it looks.
+var ErrNoEventlogd = errors.New("no eventlogd: pass --eventlogd PATH, or put eventlogd next to seqgate or on PATH (make build puts both in bin/)")
+
 // FindEventlogd returns the eventlogd binary to run and how it was found: the flag's path, else
-// eventlogd next to this executable, else on PATH, else `go build ./cmd/eventlogd` into dir (when
-// this is the seqgate source tree).
-func FindEventlogd(ctx context.Context, flag, dir string) (path, how string, err error) {
+// eventlogd next to this executable, else on PATH. It never builds one: building whatever source
+// tree lies above the working directory would run code nobody chose (a tree planted in a parent
+// directory, built and run as the user of seqgate).
+func FindEventlogd(flag string) (path, how string, err error) {
 	if flag != "" {
-		if st, err := os.Stat(flag); err != nil || st.IsDir() {
+		if st, err := os.Stat(flag); err != nil || !st.Mode().IsRegular() || st.Mode().Perm()&0o111 == 0 {
 			return "", "", fmt.Errorf("--eventlogd %s: not an executable file", flag)
 		}
 		return flag, "--eventlogd", nil
 	}
 	if exe, err := os.Executable(); err == nil {
 		p := filepath.Join(filepath.Dir(exe), "eventlogd")
-		if st, err := os.Stat(p); err == nil && !st.IsDir() {
+		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
 			return p, "next to seqgate", nil
 		}
 	}
 	if p, err := exec.LookPath("eventlogd"); err == nil {
 		return p, "on PATH", nil
 	}
-	root, ok := sourceRoot()
-	if !ok {
-		return "", "", fmt.Errorf("no eventlogd: pass --eventlogd PATH, put it next to seqgate or on PATH (make build puts it in bin/)")
-	}
-	out := filepath.Join(dir, "eventlogd")
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, "./cmd/eventlogd")
-	cmd.Dir = root
-	if b, err := cmd.CombinedOutput(); err != nil {
-		return "", "", fmt.Errorf("go build ./cmd/eventlogd in %s: %v\n%s", root, err, b)
-	}
-	return out, "built from " + root, nil
-}
-
-// sourceRoot finds the module root holding cmd/eventlogd: the working directory or one of its parents.
-func sourceRoot() (string, bool) {
-	if _, err := exec.LookPath("go"); err != nil {
-		return "", false
-	}
-	dir, err := os.Getwd()
-	if err != nil {
-		return "", false
-	}
-	for i := 0; i < 8; i++ {
-		if _, err := os.Stat(filepath.Join(dir, "cmd", "eventlogd", "main.go")); err == nil {
-			return dir, true
-		}
-		parent := filepath.Dir(dir)
-		if parent == dir {
-			break
-		}
-		dir = parent
-	}
-	return "", false
+	return "", "", ErrNoEventlogd
 }

@@ -53,7 +53,7 @@ func TestExternalProvisionAdoptsTheServicePool(t *testing.T) {
 				}
 			}
 		}
-		serverDSN = "root@tcp(" + srv.Addr + ")/"
+		serverDSN = srv.UserDSN()
 	}
 	for _, c := range []struct {
 		name, answer string

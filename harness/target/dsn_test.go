@@ -72,7 +72,7 @@ func TestOpenChecksEachTenantsDatabase(t *testing.T) {
 		}
 	}
 	// The user types no parseTime: the DSN seqgate builds has it, or the created_at scan fails.
-	server, err := ParseServer("root@tcp(" + srv.Addr + ")/")
+	server, err := ParseServer(srv.UserDSN())
 	if err != nil {
 		t.Fatal(err)
 	}

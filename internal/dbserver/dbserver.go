@@ -1,6 +1,10 @@
 // Package dbserver starts a private, throwaway MySQL-compatible server (mariadbd or mysqld from PATH)
 // on an empty temp datadir and a free loopback port, for tests and runs that must never touch a shared
 // server. The server dies with its parent (Pdeathsig) and Stop removes every file it made.
+//
+// The server checks grants: its root account has a password generated at Start, which only the DSNs
+// of the Server carry (DSN, DSNAt). Another local user can reach the loopback port, but not log in;
+// the socket and the datadir are in a 0700 directory.
 package dbserver
 
 import (
@@ -39,19 +43,21 @@ type Options struct {
 
 // Server is a running private server.
 type Server struct {
-	Addr    string // 127.0.0.1:port
-	Port    int
-	Dir     string // temp dir holding datadir, socket and log
-	cmd     *exec.Cmd
-	done    chan struct{}
-	waitErr error
-	once    sync.Once
-	stopErr error
+	Addr     string // 127.0.0.1:port
+	Port     int
+	Dir      string // temp dir holding datadir, socket and log
+	password string // root's, generated at Start
+	cmd      *exec.Cmd
+	done     chan struct{}
+	waitErr  error
+	once     sync.Once
+	stopErr  error
 }
 
 const (
 	dirPrefix = "seqgate-db-"
 	ownerFile = "owner.pid"
+	initFile  = "init.sql" // the grants the server runs at start (0600: it holds the password)
 )
 
 // removeStale removes the directories of servers whose owning process is gone (it was killed before
@@ -122,7 +128,12 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("dbserver: temp dir: %w", err)
 	}
-	s := &Server{Dir: dir, done: make(chan struct{})}
+	pw, err := newPassword()
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, fmt.Errorf("dbserver: password: %w", err)
+	}
+	s := &Server{Dir: dir, password: pw, done: make(chan struct{})}
 	fail := func(err error) (*Server, error) {
 		_ = s.Stop()
 		_ = os.RemoveAll(dir)
@@ -140,12 +151,11 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		return fail(err)
 	}
 	isMySQL := strings.HasSuffix(filepath.Base(bin), "mysqld")
-	if isMySQL {
-		// MySQL 8 refuses an empty datadir: initialise it (no root password) first.
-		init := exec.CommandContext(ctx, bin, "--no-defaults", "--initialize-insecure", "--datadir="+datadir, "--user=root")
-		if out, err := init.CombinedOutput(); err != nil {
-			return fail(fmt.Errorf("dbserver: %s --initialize-insecure: %v\n%s", bin, err, out))
-		}
+	if err := initialize(ctx, bin, datadir, isMySQL); err != nil {
+		return fail(err)
+	}
+	if err := writeNew(filepath.Join(dir, initFile), []byte(grantSQL(pw, isMySQL))); err != nil {
+		return fail(fmt.Errorf("dbserver: init file: %w", err))
 	}
 	logPath := opts.LogPath
 	if logPath == "" {
@@ -192,7 +202,7 @@ func (s *Server) launch(ctx context.Context, bin, datadir, tmpdir, logPath strin
 		"--socket=" + filepath.Join(s.Dir, "sock"),
 		"--tmpdir=" + tmpdir,
 		"--user=root",
-		"--skip-grant-tables",
+		"--init-file=" + filepath.Join(s.Dir, initFile), // root's password, set before any connection
 		"--innodb-flush-log-at-trx-commit=2",
 		"--max-connections=2000",
 		"--skip-name-resolve",
@@ -259,8 +269,20 @@ func (s *Server) ping(ctx context.Context) error {
 	return db.PingContext(pctx)
 }
 
-// DSN returns a go-sql-driver DSN for database db (empty: none) on this server.
-func (s *Server) DSN(db string) string { return DSNFor(s.Addr, db) }
+// DSN returns a go-sql-driver DSN for database db (empty: none) on this server, with root's password.
+func (s *Server) DSN(db string) string { return s.DSNAt(s.Addr, db) }
+
+// UserDSN is the server as a user would type it for seqgate run --dsn: root, its password and the
+// address, no database and no driver settings.
+func (s *Server) UserDSN() string { return "root:" + s.password + "@tcp(" + s.Addr + ")/" }
+
+// DSNAt is DSN for a proxy listening on addr in front of this server (toxiproxy): the same
+// credentials, another address.
+func (s *Server) DSNAt(addr, db string) string {
+	c, _ := mysql.ParseDSN(DSNFor(addr, db)) // DSNFor's output always parses
+	c.Passwd = s.password
+	return c.FormatDSN()
+}
 
 // Pid returns the server process's id (benchmarks read its CPU time from /proc).
 func (s *Server) Pid() int {
@@ -270,8 +292,9 @@ func (s *Server) Pid() int {
 	return s.cmd.Process.Pid
 }
 
-// DSNFor returns a go-sql-driver DSN for root on addr with the settings seqgate relies on
-// (interpolated parameters: one round trip per statement).
+// DSNFor returns a go-sql-driver DSN for root without a password on addr with the settings seqgate
+// relies on (interpolated parameters: one round trip per statement). A Server of this package
+// refuses it: use Server.DSN or Server.DSNAt, which carry root's password.
 func DSNFor(addr, db string) string {
 	c := mysql.NewConfig()
 	c.User = "root"

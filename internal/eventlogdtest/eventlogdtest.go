@@ -32,6 +32,12 @@ const ProvisionToken = "eventlogdtest-provision-token"
 // /healthz answers 200 and returns the base URL. The process is killed at the test's cleanup.
 func Start(t testing.TB, bin string, args ...string) string {
 	t.Helper()
+	return start(t, bin, nil, args...)
+}
+
+// start is Start with env added to the process's environment.
+func start(t testing.TB, bin string, env []string, args ...string) string {
+	t.Helper()
 	port, err := dbserver.FreePort()
 	if err != nil {
 		t.Fatal(err)
@@ -44,10 +50,11 @@ func Start(t testing.TB, bin string, args ...string) string {
 	}
 	cmd := exec.Command(bin, append([]string{"--listen", addr}, args...)...)
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.Env = append(os.Environ(), env...)
 	if !slices.ContainsFunc(args, func(a string) bool {
 		return strings.HasPrefix(a, "--open-provisioning") || strings.HasPrefix(a, "--provision-token")
 	}) {
-		cmd.Env = append(os.Environ(), "EVENTLOGD_PROVISION_TOKEN="+ProvisionToken)
+		cmd.Env = append(cmd.Env, "EVENTLOGD_PROVISION_TOKEN="+ProvisionToken)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := cmd.Start(); err != nil {
@@ -88,7 +95,7 @@ type Pool struct {
 // Service is an eventlogd on a private MariaDB of its own.
 type Service struct {
 	URL       string           // eventlogd's base URL
-	ServerDSN string           // the DB server, as a user names it: root@tcp(host:port)/
+	ServerDSN string           // the DB server, as a user names it: root:PASSWORD@tcp(host:port)/
 	DB        *dbserver.Server // the private server
 	Root      *sql.DB          // a connection to it without a database, closed at cleanup
 }
@@ -125,8 +132,9 @@ func StartService(t testing.TB, bin string, pools []Pool, args ...string) *Servi
 	if err := os.WriteFile(poolsPath, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	url := Start(t, bin, append([]string{"--meta-dsn", srv.DSN("meta"), "--pools", poolsPath}, args...)...)
-	return &Service{URL: url, ServerDSN: "root@tcp(" + srv.Addr + ")/", DB: srv, Root: root}
+	// The meta DSN carries the server's password: in the environment, never on the command line.
+	url := start(t, bin, []string{"EVENTLOGD_META_DSN=" + srv.DSN("meta")}, append([]string{"--pools", poolsPath}, args...)...)
+	return &Service{URL: url, ServerDSN: srv.UserDSN(), DB: srv, Root: root}
 }
 
 // logTail logs the last n lines of the pod's log, so a failed test shows what the pod said.

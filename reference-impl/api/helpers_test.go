@@ -21,7 +21,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/rs/zerolog"
 
-	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/internal/eventstream"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -73,7 +72,7 @@ func newEnv(t *testing.T, defs ...poolDef) *env {
 			e.counts[d.id] = c
 			addr = c.addr
 		}
-		e.pools = append(e.pools, store.PoolSpec{ID: d.id, Role: d.role, DSN: dbserver.DSNFor(addr, e.prefix+d.id)})
+		e.pools = append(e.pools, store.PoolSpec{ID: d.id, Role: d.role, DSN: db.DSNAt(addr, e.prefix+d.id)})
 	}
 	return e
 }
@@ -87,7 +86,7 @@ func (e *env) withMetaProxy() *env {
 	}
 	e.t.Cleanup(p.Stop)
 	e.metaProxy = p
-	e.metaDSN = dbserver.DSNFor(p.Listen, e.prefix+"meta")
+	e.metaDSN = db.DSNAt(p.Listen, e.prefix+"meta")
 	return e
 }
 

@@ -1,16 +1,19 @@
 package api_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -361,7 +364,13 @@ func newPutter(client, base string, conns int) putter {
 	if client == "net/http" {
 		return &netPutter{base: base, c: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conns}}}
 	}
-	return &fastPutter{base: base, c: &fasthttp.HostClient{Addr: strings.TrimPrefix(base, "http://"), MaxConns: conns}}
+	// Dial: a plain dialer for the loopback address, not fasthttp's default TCPDialer, whose DNS
+	// cache starts a cleaner goroutine (TCPDialer.tcpAddrsClean) that nothing can stop.
+	// MaxIdleConnDuration: the connection cleaner (HostClient.connsCleaner) ends once no
+	// connection is left, at its next wake; a short period makes that wake come soon after close.
+	d := &net.Dialer{Timeout: 5 * time.Second}
+	return &fastPutter{base: base, c: &fasthttp.HostClient{Addr: strings.TrimPrefix(base, "http://"), MaxConns: conns,
+		Dial: func(addr string) (net.Conn, error) { return d.Dial("tcp", addr) }, MaxIdleConnDuration: fastIdle}}
 }
 
 type netPutter struct {
@@ -401,7 +410,26 @@ func (p *fastPutter) put(_ context.Context, path, key string) (int, error) {
 	return resp.StatusCode(), nil
 }
 
-func (p *fastPutter) close() { p.c.CloseIdleConnections() }
+// fastIdle is the fasthttp client's idle-connection period: connections idle that long are closed
+// (the writers keep theirs busy while a step runs), and its cleaner checks that often.
+const fastIdle = time.Second
+
+// close closes the idle connections, then waits until fasthttp's connection cleaner has seen that
+// none is left and ended (within one fastIdle), so that no goroutine of the client outlives the
+// benchmark (goleak in TestMain).
+func (p *fastPutter) close() {
+	p.c.CloseIdleConnections()
+	deadline := time.Now().Add(30 * fastIdle)
+	for goroutineRuns("fasthttp.(*HostClient).connsCleaner") && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// goroutineRuns reports whether a goroutine has fn on its stack.
+func goroutineRuns(fn string) bool {
+	buf := make([]byte, 1<<20)
+	return bytes.Contains(buf[:runtime.Stack(buf, true)], []byte(fn))
+}
 
 type vsResult struct {
 	acked        float64 // acked events per second

@@ -328,10 +328,20 @@ func escapeIdent(s string) string {
 	return string(out)
 }
 
-// redact hides a DSN's password in messages.
+// redact hides a DSN's password in messages. A DSN the driver cannot parse keeps only what follows
+// its last '@' (the address and database): whatever came before may hold a password.
 func redact(dsn string) string {
 	cfg, err := mysql.ParseDSN(dsn)
-	if err != nil || cfg.Passwd == "" {
+	if err != nil {
+		if i := strings.LastIndexByte(dsn, '@'); i >= 0 {
+			return "xxx" + dsn[i:]
+		}
+		if strings.ContainsRune(dsn, ':') {
+			return "xxx (unparsable, hidden)" // no '@': a credential typed without one may still be here
+		}
+		return dsn
+	}
+	if cfg.Passwd == "" {
 		return dsn
 	}
 	cfg.Passwd = "xxx"

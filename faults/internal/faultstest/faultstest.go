@@ -162,10 +162,14 @@ func (e *Env) AdminURL(pod string) (string, error) {
 // ConsumersOf returns the tenant's consumers from Consumers.
 func (e *Env) ConsumersOf(tenant string) []fault.Consumer { return e.Consumers[tenant] }
 
+// DSNAt is the DSN of the test database through a proxy listening on addr, with the server's
+// credentials.
+func (e *Env) DSNAt(addr string) string { return dbSrv.DSNAt(addr, Database) }
+
 // OpenVia opens a pool through the named proxy (a tenant or "meta").
 func (e *Env) OpenVia(t *testing.T, name string) *sql.DB {
 	t.Helper()
-	db, err := sql.Open("mysql", dbserver.DSNFor(e.Proxies[name].Listen, Database))
+	db, err := sql.Open("mysql", dbSrv.DSNAt(e.Proxies[name].Listen, Database))
 	if err != nil {
 		t.Fatal(err)
 	}

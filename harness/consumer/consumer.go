@@ -63,6 +63,13 @@ type Config struct {
 	Pull         bool
 	PollInterval time.Duration
 	PageSize     int
+	// Resync makes a durable consumer list ListDir (the tenant's run tree, a folder path ending in
+	// "/") after every reset but structural_change (and after those too with ResyncStructural),
+	// within ListTimeout (default DefaultListTimeout), before it reads on (resync.go).
+	Resync           bool
+	ResyncStructural bool
+	ListDir          string
+	ListTimeout      time.Duration
 }
 
 // Consumer is one SSE subscriber. Its methods are safe for concurrent use.
@@ -76,6 +83,8 @@ type Consumer struct {
 	events     atomic.Int64
 	resets     atomic.Int64
 	frames     atomic.Int64
+
+	resyncs, resyncsFailed, listed, listNanos atomic.Int64
 
 	mu         sync.Mutex
 	cancelConn context.CancelFunc
@@ -97,6 +106,9 @@ func New(cfg Config) *Consumer {
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
+	}
+	if cfg.ListTimeout <= 0 {
+		cfg.ListTimeout = DefaultListTimeout
 	}
 	c := &Consumer{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x636f6e73))}
 	c.readDelay.Store(int64(cfg.Slow))
@@ -317,7 +329,13 @@ func (c *Consumer) connect(ctx context.Context, ep Endpoint, conn string, first 
 		}
 		idle.Reset(c.cfg.IdleTimeout)
 		frames++
-		if c.handle(ev, conn, ep.Name, first && frames == 1) {
+		a := c.handle(ev, conn, ep.Name, first && frames == 1)
+		if a.list {
+			idle.Stop() // the listing has its own bound; the stream waits meanwhile
+			c.resync(ctx, ep, conn, a.seq, a.reason)
+			idle.Reset(c.cfg.IdleTimeout)
+		}
+		if a.reconnect {
 			reconnectNow, err = true, errors.New("reset slow_consumer: reconnecting from the cursor")
 			break
 		}
@@ -348,12 +366,20 @@ func cause(ctx context.Context, err error) error {
 	return err
 }
 
-// handle turns one frame into ledger records and cursor moves; it reports whether the consumer must
-// reconnect now (slow_consumer).
-func (c *Consumer) handle(ev eventstream.Event, conn, pod string, firstFrame bool) bool {
+// action is what a frame asks of the connection: a listing after a reset at seq (list), and a
+// reconnection from the cursor (a slow_consumer reset).
+type action struct {
+	list, reconnect bool
+	seq             int64
+	reason          string
+}
+
+// handle turns one frame into ledger records and cursor moves; it reports what the connection must
+// do next.
+func (c *Consumer) handle(ev eventstream.Event, conn, pod string, firstFrame bool) action {
 	var f frame
 	if err := json.Unmarshal([]byte(ev.Data), &f); err != nil || f.Seq == nil {
-		return false // not ours to judge here: the stream goes on; the verifier sees what was delivered
+		return action{} // not ours to judge here: the stream goes on; the verifier sees what was delivered
 	}
 	seq := *f.Seq
 	t := c.now()
@@ -385,5 +411,8 @@ func (c *Consumer) handle(ev eventstream.Event, conn, pod string, firstFrame boo
 	// client lists everything and continues from the reset's seq; structural_change: it re-fetches the
 	// path and moves on. Either way the cursor becomes (at least) the frame's seq.
 	c.advance(seq)
-	return ev.Type == "reset" && f.Reason == "slow_consumer"
+	if ev.Type != "reset" {
+		return action{}
+	}
+	return action{list: c.wantsResync(f.Reason), reconnect: f.Reason == "slow_consumer", seq: seq, reason: f.Reason}
 }

@@ -86,10 +86,13 @@ func (c *Consumer) pollConn(ctx context.Context, ep Endpoint, conn string) (open
 		}
 		c.frames.Add(1)
 		if gone {
-			c.compacted(pg, conn)
+			seq := c.compacted(pg, conn)
+			if c.wantsResync("seq_too_old") {
+				c.resync(ctx, ep, conn, seq, "seq_too_old")
+			}
 			continue // resume at once from the oldest retained row
 		}
-		if err = c.deliver(cctx, pg, conn, ep.Name); err != nil {
+		if err = c.deliver(cctx, pg, conn, ep); err != nil {
 			break
 		}
 		if !pg.HasMore || len(pg.Events) == 0 {
@@ -161,17 +164,20 @@ func decodePage(status int, body io.Reader) (pullPage, bool, error) {
 	return pg, false, nil
 }
 
-// compacted records a 410 as reset(seq_too_old) and moves the checkpoint past the swept rows.
-func (c *Consumer) compacted(pg pullPage, conn string) {
+// compacted records a 410 as reset(seq_too_old), moves the checkpoint past the swept rows and
+// returns the reset's seq.
+func (c *Consumer) compacted(pg pullPage, conn string) int64 {
 	c.resets.Add(1)
 	seq := *pg.NextSince
 	_ = c.cfg.Sink.Write(&ledger.Record{K: ledger.KindReset, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn,
 		T: c.now(), Seq: seq, Reason: "seq_too_old"})
 	c.advance(seq)
+	return seq
 }
 
 // deliver records a page's events in order and moves the checkpoint to next_since.
-func (c *Consumer) deliver(ctx context.Context, pg pullPage, conn, pod string) error {
+func (c *Consumer) deliver(ctx context.Context, pg pullPage, conn string, ep Endpoint) error {
+	pod := ep.Name
 	for _, e := range pg.Events {
 		seq := *e.Seq
 		t := c.now()
@@ -179,6 +185,9 @@ func (c *Consumer) deliver(ctx context.Context, pg pullPage, conn, pod string) e
 			c.resets.Add(1)
 			_ = c.cfg.Sink.Write(&ledger.Record{K: ledger.KindReset, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn,
 				T: t, Seq: seq, Reason: "structural_change", Path: e.Path, Op: e.Op})
+			if c.wantsResync("structural_change") {
+				c.resync(ctx, ep, conn, seq, "structural_change")
+			}
 		} else {
 			c.events.Add(1)
 			_ = c.cfg.Sink.Write(&ledger.Record{K: ledger.KindEv, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn,

@@ -63,6 +63,11 @@ type Config struct {
 	Pull         bool
 	PollInterval time.Duration
 	PageSize     int
+	// PullFirst makes this a pull-then-stream consumer: before its first stream, and again after
+	// every reset the stream sends but structural_change and slow_consumer, it pulls
+	// GET /v1/events/changes up to the head (PageSize events per request) and then streams from the
+	// pull's cursor (seed 003's bootstrap). Its pulls and its streams keep one cursor.
+	PullFirst bool
 	// Resync makes a durable consumer list ListDir (the tenant's run tree, a folder path ending in
 	// "/") after every reset but structural_change (and after those too with ResyncStructural),
 	// within ListTimeout (default DefaultListTimeout), before it reads on (resync.go).
@@ -85,6 +90,8 @@ type Consumer struct {
 	frames     atomic.Int64
 
 	resyncs, resyncsFailed, listed, listNanos atomic.Int64
+
+	needPull atomic.Bool // a pull-then-stream consumer pulls before its next stream
 
 	mu         sync.Mutex
 	cancelConn context.CancelFunc
@@ -187,6 +194,10 @@ func (c *Consumer) Run(ctx context.Context) {
 	}()
 	if c.cfg.Pull {
 		c.runPull(ctx)
+		return
+	}
+	if c.cfg.PullFirst {
+		c.runPullThenStream(ctx)
 		return
 	}
 	c.reconnect(ctx, func(ep Endpoint, conn string, n int) session {
@@ -337,6 +348,9 @@ func (c *Consumer) connect(ctx context.Context, ep Endpoint, conn string, first 
 		}
 		if a.reconnect {
 			reconnectNow, err = true, errors.New("reset slow_consumer: reconnecting from the cursor")
+			if a.reason != "slow_consumer" {
+				err = errors.New("reset " + a.reason + ": pulling up to the head again")
+			}
 			break
 		}
 		if d := time.Duration(c.readDelay.Load()); d > 0 && !sleep.For(cctx, d) {
@@ -414,5 +428,10 @@ func (c *Consumer) handle(ev eventstream.Event, conn, pod string, firstFrame boo
 	if ev.Type != "reset" {
 		return action{}
 	}
-	return action{list: c.wantsResync(f.Reason), reconnect: f.Reason == "slow_consumer", seq: seq, reason: f.Reason}
+	a := action{list: c.wantsResync(f.Reason), reconnect: f.Reason == "slow_consumer", seq: seq, reason: f.Reason}
+	if c.cfg.PullFirst && f.Reason != "slow_consumer" && f.Reason != "structural_change" {
+		a.reconnect = true
+		c.needPull.Store(true)
+	}
+	return a
 }

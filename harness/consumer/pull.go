@@ -45,9 +45,16 @@ type pullPage struct {
 	OldestSeq *int64 `json:"oldest_seq"`
 }
 
+// KindPullThenStream is the consumer summary's kind field on a pull-then-stream consumer (its
+// pulls' conn records carry kind pull, its streams' none).
+const KindPullThenStream = "pull-then-stream"
+
 func (c *Consumer) kind() string {
-	if c.cfg.Pull {
+	switch {
+	case c.cfg.Pull:
 		return KindPull
+	case c.cfg.PullFirst:
+		return KindPullThenStream
 	}
 	return ""
 }
@@ -58,14 +65,36 @@ func (c *Consumer) runPull(ctx context.Context) {
 	c.firstSince = c.cursor.Load() // 0, or the saved checkpoint (Resume)
 	c.mu.Unlock()
 	c.reconnect(ctx, func(ep Endpoint, conn string, _ int) session {
-		opened := c.pollConn(ctx, ep, conn)
+		opened, _ := c.pollConn(ctx, ep, conn, false)
 		return session{opened: opened, progressed: opened} // an answered poll is progress
 	})
 }
 
-// pollConn polls one endpoint until a poll fails or the consumer is disconnected; it reports
-// whether any poll was answered.
-func (c *Consumer) pollConn(ctx context.Context, ep Endpoint, conn string) (opened bool) {
+// runPullThenStream alternates a pull up to the head (on connection <name>.<n>.pull, kind pull)
+// with a stream from the pull's cursor (on <name>.<n>), until ctx is done. A pull that fails
+// before the head is tried again, on the next endpoint when this one did not answer.
+func (c *Consumer) runPullThenStream(ctx context.Context) {
+	c.mu.Lock()
+	c.firstSince = c.cursor.Load()
+	c.mu.Unlock()
+	c.needPull.Store(true)
+	c.reconnect(ctx, func(ep Endpoint, conn string, _ int) session {
+		if c.needPull.Load() {
+			opened, head := c.pollConn(ctx, ep, conn+".pull", true)
+			if !head {
+				return session{opened: opened}
+			}
+			c.needPull.Store(false)
+		}
+		opened, frames, now, _ := c.connect(ctx, ep, conn, false)
+		return session{opened: opened, progressed: frames > 0, now: now}
+	})
+}
+
+// pollConn polls one endpoint until a poll fails or the consumer is disconnected (or, with
+// untilHead, until a page says there is no more); it reports whether any poll was answered and
+// whether it reached the head.
+func (c *Consumer) pollConn(ctx context.Context, ep Endpoint, conn string, untilHead bool) (opened, head bool) {
 	cctx, _, release := c.session(ctx)
 	defer release()
 	rec := &ledger.Record{K: ledger.KindConn, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn, Pod: ep.Name,
@@ -95,6 +124,10 @@ func (c *Consumer) pollConn(ctx context.Context, ep Endpoint, conn string) (open
 		if err = c.deliver(cctx, pg, conn, ep); err != nil {
 			break
 		}
+		if untilHead && (!pg.HasMore || len(pg.Events) == 0) {
+			head = true
+			break
+		}
 		if !pg.HasMore || len(pg.Events) == 0 {
 			if !sleep.For(cctx, c.cfg.PollInterval) {
 				err = cause(cctx, cctx.Err())
@@ -104,15 +137,15 @@ func (c *Consumer) pollConn(ctx context.Context, ep Endpoint, conn string) (open
 	}
 	if !opened {
 		c.fail(rec, err)
-		return false
+		return false, false
 	}
 	cl := *rec
 	cl.Phase, cl.T = "close", c.now()
-	if ctx.Err() == nil {
+	if ctx.Err() == nil && err != nil {
 		cl.Err = err.Error()
 	}
 	_ = c.cfg.Sink.Write(&cl)
-	return true
+	return true, head
 }
 
 // poll asks for one page after the checkpoint, bounded by the idle timeout.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/seqgate/seqgate/harness/audit"
 	"github.com/seqgate/seqgate/harness/consumer"
+	"github.com/seqgate/seqgate/harness/load"
 	"github.com/seqgate/seqgate/internal/sleep"
 )
 
@@ -69,6 +70,8 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 					Home: n, Start: s.start, Sink: s.w, Client: client, Wait: wait,
 					Resume: spec.Since != nil, Since: deref(spec.Since), ReadChunk: spec.RcvBuf,
 					Endpoints: endpoints, Pull: spec.IsPull(), PollInterval: spec.Interval.D(), PageSize: spec.PageSize,
+					PullFirst: spec.IsPullThenStream(), Resync: spec.IsResync(), ResyncStructural: spec.ResyncStructural,
+					ListDir: load.TenantDir(s.id, t.ID),
 				})
 				started++
 				cs.all = append(cs.all, c)

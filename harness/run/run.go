@@ -113,6 +113,10 @@ type Result struct {
 	Tenants         []TenantName
 	Acked           int64 // mutations answered 2xx
 	Events          int64 // file_changed events delivered to all consumers
+	// Resyncs, ResyncsFailed, Listed and Listing: the consumers' listings after resets, those that
+	// failed, the files they found and the time they took, over all consumers.
+	Resyncs, ResyncsFailed, Listed int64
+	Listing                        time.Duration
 	// LoadSeconds is how long the load phase took; ScheduledSeconds the scenario's duration, the
 	// span the schedule spread its arrivals over (PerSecond divides by it).
 	LoadSeconds      float64

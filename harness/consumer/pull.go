@@ -141,6 +141,7 @@ func (c *Consumer) pollConn(ctx context.Context, ep Endpoint, conn string, until
 	}
 	cl := *rec
 	cl.Phase, cl.T = "close", c.now()
+	cl.FinalCursor = c.cursor.Load() // the checkpoint the service's answers left: a cursor it gave
 	if ctx.Err() == nil && err != nil {
 		cl.Err = err.Error()
 	}

@@ -11,7 +11,7 @@ import (
 var errNull = errors.New("null")
 
 // want names the JSON type a field expects, for error messages.
-func want(bit uint64) string {
+func want(bit field) string {
 	switch bit {
 	case fK, fOp, fPath, fRes, fSrc, fPhase, fErr, fReason, fName, fKind, fTarget, fSignal, fScenario, fMetricType:
 		return "string"

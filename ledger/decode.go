@@ -337,6 +337,30 @@ func (d *decoder) field(key []byte, rec *Record) error {
 	case "type":
 		bit = fMetricType
 		rec.MetricType, err = d.str(true)
+	case "resync":
+		bit = fResync
+		rec.Resync, err = d.bool()
+	case "t_start":
+		bit = fTStart
+		rec.TStart, err = d.int()
+	case "after_seq":
+		bit = fAfterSeq
+		rec.AfterSeq, err = d.int()
+	case "entries":
+		bit = fEntries
+		rec.Entries, err = d.int()
+	case "size":
+		bit = fSize
+		rec.Size, err = d.int()
+	case "rev":
+		bit = fRev
+		rec.Rev, err = d.int()
+	case "mode":
+		bit = fMode
+		rec.Mode, err = d.str(true)
+	case "cold":
+		bit = fCold
+		rec.Cold, err = d.bool()
 	default:
 		return d.skip(0)
 	}

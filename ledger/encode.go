@@ -161,6 +161,14 @@ func buildEncoders() (encoders [fCount]fieldEnc) {
 	}})
 	set(fMetricType, strField("type", func(r *Record) string { return r.MetricType }))
 	set(fBatch, strField("batch", func(r *Record) string { return r.Batch }))
+	set(fResync, boolField("resync", func(r *Record) bool { return r.Resync }))
+	set(fTStart, intField("t_start", func(r *Record) int64 { return r.TStart }))
+	set(fAfterSeq, intField("after_seq", func(r *Record) int64 { return r.AfterSeq }))
+	set(fEntries, intField("entries", func(r *Record) int64 { return r.Entries }))
+	set(fSize, intField("size", func(r *Record) int64 { return r.Size }))
+	set(fRev, intField("rev", func(r *Record) int64 { return r.Rev }))
+	set(fMode, strField("mode", func(r *Record) string { return r.Mode }))
+	set(fCold, boolField("cold", func(r *Record) bool { return r.Cold }))
 	return encoders
 }
 
@@ -168,7 +176,7 @@ func buildEncoders() (encoders [fCount]fieldEnc) {
 // included); fields a record sets outside its kind's list follow in field order.
 var fieldOrder = map[string][]field{
 	KindRun: {fV, fRunID, fScenario, fSeed, fStartUnixNs, fBudget, fTenants, fPods, fTarget,
-		fCrashesPerPodYear, fPodsInFleet, fThresholds, fAudit, fProfile, fShard, fMetrics},
+		fCrashesPerPodYear, fPodsInFleet, fThresholds, fAudit, fProfile, fShard, fMetrics, fResync},
 	KindMut:       {fMID, fTenant, fOp, fPath, fSrc, fIntendedT, fT, fDoneT, fRes, fStatus, fPod, fBatch},
 	KindEv:        {fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fSrc, fPod, fBatch},
 	KindReset:     {fConsumer, fTenant, fConn, fT, fSeq, fReason, fPath, fOp},
@@ -182,6 +190,9 @@ var fieldOrder = map[string][]field{
 	KindEnd:       {fT, fDrained, fReason},
 	KindDrop:      {fTenant, fIntendedT, fBlock},
 	KindAudit:     {fT, fOK, fTenantCount, fRows, fError},
+	KindResync:    {fConsumer, fTenant, fConn, fT, fTStart, fAfterSeq, fReason, fOK, fEntries, fError},
+	KindListed:    {fConsumer, fT, fPath, fSize, fRev},
+	KindTenant:    {fID, fMode, fCold, fName},
 }
 
 // listed is the union of each kind's fieldOrder, to find the extras quickly.

@@ -70,7 +70,15 @@ const (
 	fMetrics    // run: the families the scenario named (seqgate's addition)
 	fMetricType // metric: counter, gauge or untyped, from the scrape (seqgate's addition)
 	fBatch
-	fCount // number of fields; keep last
+	fResync   // run: consumers list after resets
+	fTStart   // resync: the listing began
+	fAfterSeq // resync: the reset's seq
+	fEntries  // resync: entries listed
+	fSize     // listed
+	fRev      // listed
+	fMode     // tenant
+	fCold     // tenant
+	fCount    // number of fields; keep last
 )
 
 // fieldWords is the number of 64-bit words of a fieldSet: room for fieldWords*64 fields.
@@ -149,6 +157,7 @@ var fieldNames = [...]string{
 	"absent",
 	"metrics", "type",
 	"batch",
+	"resync", "t_start", "after_seq", "entries", "size", "rev", "mode", "cold",
 }
 
 // fieldNames has exactly one name per field: either constant below overflows otherwise.
@@ -168,7 +177,9 @@ type kindSpec struct {
 
 // kinds is the spec table (docs/ledger-v1.md). An explicit map, not init() registration.
 var kinds = map[string]*kindSpec{
-	KindRun:   {required: setOf(fV, fRunID, fScenario, fSeed, fStartUnixNs, fTenants, fPods, fTarget)},
+	// run.tenants may be left out for tenant records after the run record: the Reader requires one or
+	// the other (tenants.go).
+	KindRun:   {required: setOf(fV, fRunID, fScenario, fSeed, fStartUnixNs, fPods, fTarget)},
 	KindMut:   {required: setOf(fMID, fTenant, fOp, fPath, fIntendedT, fT, fDoneT, fRes, fPod)},
 	KindEv:    {required: setOf(fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fPod)},
 	KindReset: {required: setOf(fConsumer, fTenant, fConn, fT, fSeq, fReason)},
@@ -186,6 +197,11 @@ var kinds = map[string]*kindSpec{
 	// audit attempts come after the run, with persisted.
 	KindDrop:  {required: setOf(fTenant, fIntendedT), anywhere: true},
 	KindAudit: {required: setOf(fT, fOK, fTenantCount, fRows), anywhere: true},
+	// A resync is written when a consumer's listing after a reset ended, its listed entries just
+	// before it; tenant records follow the run record.
+	KindResync: {required: setOf(fConsumer, fTenant, fConn, fT, fTStart, fAfterSeq, fReason, fOK, fEntries)},
+	KindListed: {required: setOf(fConsumer, fT, fPath)},
+	KindTenant: {required: setOf(fID, fMode, fCold)},
 }
 
 // IsPostRun reports whether records of kind k come after the run's records (persisted, consumer, end).
@@ -259,6 +275,21 @@ func validate(r *Record, spec *kindSpec, present fieldSet) (field, msg string) {
 	case KindMut:
 		if !oneOf(r.Res, results) {
 			return "res", "want one of " + list(results) + ", got " + quote(r.Res)
+		}
+	case KindTenant:
+		if r.ID == "" {
+			return "id", "want a tenant id, got an empty string"
+		}
+		if !oneOf(r.Mode, modes) {
+			return "mode", "want one of " + list(modes) + ", got " + quote(r.Mode)
+		}
+	case KindResync:
+		if r.Entries < 0 {
+			return "entries", "want a count >= 0, got " + itoa(r.Entries)
+		}
+	case KindListed:
+		if r.Size < 0 {
+			return "size", "want a size >= 0, got " + itoa(r.Size)
 		}
 	case KindAudit:
 		if r.Rows < 0 {

@@ -28,6 +28,9 @@ type source struct {
 	shift  int64  // added to its times: its start_unix_ns minus the earliest of the run's files
 	audit  auditOutcome
 	r      *Reader // for warnings and the shared interner
+	// pending: rec holds a record read ahead (the first after the run's tenant records), which the
+	// next call to next returns.
+	pending bool
 }
 
 const readBufSize = 64 << 10
@@ -136,6 +139,10 @@ func (s *source) ioErr(err error) error {
 // unknown kind is skipped with a warning; a torn last line (no newline, not valid JSON) ends the file
 // with a warning.
 func (s *source) next() (*Record, error) {
+	if s.pending {
+		s.pending = false
+		return &s.rec, nil
+	}
 	for {
 		line, complete, err := s.readLine()
 		if err != nil {

@@ -72,7 +72,7 @@ func TestResyncChecks(t *testing.T) {
 			"resync": `{"k":"resync","consumer":"cA","tenant":"A","conn":"c9","t":8000000,"t_start":7500000,"after_seq":3,"reason":"seq_too_old","ok":true,"entries":2}`}},
 			verdict: VerdictInconclusive, want: map[string]float64{"resync_unproven": 2}},
 		{name: "a row deleted before the listing ended is proven", edit: edit{drop: []string{"list3"},
-			after: map[string][]string{"reset": {`{"k":"mut","mid":"d3","tenant":"A","op":"delete","path":"/x/A/m3","intended_t":7200000,"t":7200000,"done_t":7300000,"res":"err","pod":"p1"}`}},
+			after:   map[string][]string{"reset": {`{"k":"mut","mid":"d3","tenant":"A","op":"delete","path":"/x/A/m3","intended_t":7200000,"t":7200000,"done_t":7300000,"res":"err","pod":"p1"}`}},
 			replace: map[string]string{"resync": `{"k":"resync","consumer":"cA","tenant":"A","conn":"c1","t":8000000,"t_start":7500000,"after_seq":3,"reason":"seq_too_old","ok":true,"entries":1}`}},
 			verdict: VerdictPass, want: map[string]float64{"resync_proven": 2}},
 		{name: "a folder above it renamed before the listing ended", edit: edit{drop: []string{"list3"},

@@ -21,6 +21,9 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	cs := &consumerSet{late: map[*consumer.Consumer]bool{}, stop: stop}
 	s.cons = cs
 	streamClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}} // no timeout: streams are long
+	if s.o.consumerTransport != nil {
+		streamClient.Transport = s.o.consumerTransport(streamClient.Transport)
+	}
 	endpoints := func() []consumer.Endpoint {
 		var out []consumer.Endpoint
 		for _, e := range s.sys.endpoints(false) {

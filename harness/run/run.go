@@ -38,6 +38,7 @@ package run
 import (
 	"context"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/seqgate/seqgate/ledger"
@@ -95,6 +96,10 @@ type Options struct {
 	// Shard, when set, makes this run agent K of N: it drives only its share of the tenants
 	// (shard.Assign), injects no faults, and says so in its run record (CheckShard).
 	Shard shard.Shard
+
+	// consumerTransport, when set, wraps the transport of the consumers' HTTP client: a test's way
+	// to make what the consumers read differ from what the service answered (a listing that lies).
+	consumerTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // Result is what a run produced.

@@ -149,3 +149,36 @@ func TestResyncChecks(t *testing.T) {
 		})
 	}
 }
+
+// TestColdRiseDuringAListing: a cold tenant's DB traffic in a sampling interval that overlaps a
+// listing of that tenant is the listing's, not a wakeup; without the listing, or in an interval
+// too long to tell, it is a wakeup.
+func TestColdRiseDuringAListing(t *testing.T) {
+	run := `{"k":"run","v":1,"run_id":"r1","scenario":"t","seed":1,"start_unix_ns":1000000000000,"budget":0.0001,"tenants":[{"id":"A","mode":"dedicated","cold":false},{"id":"B","mode":"shared","cold":true}],"pods":["p1","p2"],"target":"eventlogd","resync":true}`
+	proxy := func(t int64, conns int) string {
+		return `{"k":"proxy","name":"tenant_B","tenant":"B","t":` + itoa(int(t)) + `,"conns":` + itoa(conns) + `,"bytes_up":0,"bytes_down":0}`
+	}
+	listing := func(from, to int64) string {
+		return `{"k":"resync","consumer":"cB","tenant":"B","conn":"c2","t":` + itoa(int(to)) + `,"t_start":` + itoa(int(from)) + `,"after_seq":0,"reason":"initial_sync","ok":true,"entries":0}`
+	}
+	const sec = 1_000_000_000
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		want  int64
+	}{
+		{"a rise while cB listed", []string{proxy(0, 1), listing(sec+sec/5, sec+2*sec/5), proxy(sec, 1), proxy(2*sec, 2), proxy(3*sec, 2)}, 0},
+		{"a rise just after a listing", []string{proxy(0, 1), listing(sec/5, sec/2), proxy(sec, 1), proxy(2*sec, 2), proxy(3*sec, 2)}, 0},
+		{"the same rise with no listing", []string{proxy(0, 1), proxy(sec, 1), proxy(2*sec, 2), proxy(3*sec, 2)}, 1},
+		{"a rise long after the listing", []string{proxy(0, 1), listing(sec/5, sec/2), proxy(sec, 1), proxy(2*sec, 1), proxy(3*sec, 2)}, 1},
+		{"an interval too long to tell", []string{proxy(0, 1), listing(sec+sec/5, sec+2*sec/5), proxy(sec, 1), proxy(6*sec, 2)}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := edit{replace: map[string]string{"run": run}, after: map[string][]string{"openB": tc.lines}}
+			s := verifyText(t, e.build(), Options{})
+			if s.ColdWakeups != tc.want {
+				t.Errorf("cold_wakeups = %d, want %d", s.ColdWakeups, tc.want)
+			}
+		})
+	}
+}

@@ -92,6 +92,7 @@ type Consumer struct {
 	resyncs, resyncsFailed, listed, listNanos atomic.Int64
 
 	needPull atomic.Bool // a pull-then-stream consumer pulls before its next stream
+	listing  atomic.Bool // a reset's listing is due or under way
 
 	mu         sync.Mutex
 	cancelConn context.CancelFunc
@@ -139,6 +140,10 @@ func (c *Consumer) Events() int64 { return c.events.Load() }
 
 // Frames returns how many frames (of any type) were received.
 func (c *Consumer) Frames() int64 { return c.frames.Load() }
+
+// Settled reports whether the consumer has had a frame and no listing after a reset is due or
+// under way: what a run waits for before its load (and its samples of the cold DBs) begins.
+func (c *Consumer) Settled() bool { return c.frames.Load() > 0 && !c.listing.Load() }
 
 // Durable reports whether the consumer keeps a durable cursor.
 func (c *Consumer) Durable() bool { return c.cfg.Durable }
@@ -429,6 +434,9 @@ func (c *Consumer) handle(ev eventstream.Event, conn, pod string, firstFrame boo
 		return action{}
 	}
 	a := action{list: c.wantsResync(f.Reason), reconnect: f.Reason == "slow_consumer", seq: seq, reason: f.Reason}
+	if a.list {
+		c.listing.Store(true) // before the frame counts as seen: Settled must not report a gap
+	}
 	if c.cfg.PullFirst && f.Reason != "slow_consumer" && f.Reason != "structural_change" {
 		a.reconnect = true
 		c.needPull.Store(true)

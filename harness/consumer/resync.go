@@ -34,6 +34,8 @@ func (c *Consumer) wantsResync(reason string) bool {
 // records. ctx is the consumer's, not the connection's: a listing is not cut short by the stream's
 // idle timeout.
 func (c *Consumer) resync(ctx context.Context, ep Endpoint, conn string, seq int64, reason string) {
+	c.listing.Store(true)
+	defer c.listing.Store(false)
 	start := c.now()
 	lctx, cancel := context.WithTimeout(ctx, c.cfg.ListTimeout)
 	defer cancel()

@@ -64,7 +64,7 @@ type Config struct {
 	PollInterval time.Duration
 	PageSize     int
 	// PullFirst makes this a pull-then-stream consumer: before its first stream, and again after
-	// every reset the stream sends but structural_change and slow_consumer, it pulls
+	// every reset the stream sends but initial_sync, structural_change and slow_consumer, it pulls
 	// GET /v1/events/changes up to the head (PageSize events per request) and then streams from the
 	// pull's cursor (seed 003's bootstrap). Its pulls and its streams keep one cursor.
 	PullFirst bool
@@ -437,7 +437,10 @@ func (c *Consumer) handle(ev eventstream.Event, conn, pod string, firstFrame boo
 	if a.list {
 		c.listing.Store(true) // before the frame counts as seen: Settled must not report a gap
 	}
-	if c.cfg.PullFirst && f.Reason != "slow_consumer" && f.Reason != "structural_change" {
+	// A pull-then-stream consumer pulls again after a reset that moved its cursor for the service's
+	// reasons; initial_sync (its since was 0: the stream starts at the head, after the listing),
+	// structural_change and slow_consumer are handled on the stream as any consumer does.
+	if c.cfg.PullFirst && f.Reason != "slow_consumer" && f.Reason != "structural_change" && f.Reason != "initial_sync" {
 		a.reconnect = true
 		c.needPull.Store(true)
 	}

@@ -64,3 +64,31 @@ func TestPullThenStreamHandsOverOneCursor(t *testing.T) {
 		t.Errorf("summary %+v", sum)
 	}
 }
+
+// TestPullThenStreamOnAnEmptyTenant: a pull that ends at 0 makes the stream a fresh subscription;
+// its initial_sync is listed and streamed on, not pulled again (else the consumer would loop
+// between pull and stream until the tenant's first write).
+func TestPullThenStreamOnAnEmptyTenant(t *testing.T) {
+	pulls := &pullScript{}
+	ev1 := "event: file_changed\ndata: {\"seq\":1,\"path\":\"/sg/r/ten/a\",\"op\":\"write\"}\n\n"
+	streams := &script{frames: [][]string{{initSync, ev1}}, hold: true}
+	tr := &tree{dirs: map[string][]listEntry{}}
+	mux := http.NewServeMux()
+	mux.Handle("/v1/events/changes", pulls)
+	mux.Handle("/v1/events", streams)
+	mux.Handle("/v1/fs/", tr)
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	cfg := Config{Durable: true, PullFirst: true, PageSize: 10, Resync: true, ListDir: "/sg/r/ten/"}
+	c, s := run(t, []Endpoint{{"pod-1", srv.URL}}, cfg, func(c *Consumer) bool { return c.Cursor() == 1 })
+	if got := pulls.seen(); len(got) != 1 {
+		t.Errorf("pulls %v, want one (before the first stream only)", got)
+	}
+	if got := streams.sinces(); len(got) != 1 {
+		t.Errorf("streams %v, want one", got)
+	}
+	if made, failed := c.Resyncs(); made != 1 || failed != 0 {
+		t.Errorf("resyncs %d (failed %d), want the initial_sync's listing", made, failed)
+	}
+	_ = s
+}

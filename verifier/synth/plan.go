@@ -118,7 +118,9 @@ func (g *gen) plan() error {
 	assign(skipClass, cfg.Skipped, armSkip)
 	assign(resetClass, cfg.SeqTooOld, armSeqTooOld)
 	assign(resetClass, cfg.SpuriousResets, armSpurious)
-	assign(resetClass, cfg.ResyncMissed, armResyncMissed)
+	if cfg.ResyncMissed > 0 { // (no draw otherwise: ledgers without it stay as they were)
+		assign(resetClass, cfg.ResyncMissed, armResyncMissed)
+	}
 	assign(consumers, cfg.Duplicates, armDup)
 	assign(consumers, cfg.Reorder, armReorder)
 	assign(consumers, cfg.Leaks, armLeak)

@@ -10,7 +10,7 @@ import (
 // is also a negative control for every checker it does not target.
 var anomalyPaths = []string{"lost", "lost_by_reason.silent", "lost_by_reason.crash", "skipped", "undelivered",
 	"reset_covered", "spurious_resets", "duplicates", "unexpected", "leaks", "recovered", "reorder.overtaken",
-	"cold_wakeups", "seq_mismatch", "unresolved", "drops"}
+	"cold_wakeups", "seq_mismatch", "unresolved", "drops", "resync_proven", "resync_missed", "resync_unproven"}
 
 func TestCheckers(t *testing.T) {
 	cases := []struct {

@@ -50,9 +50,14 @@ func cleanPath(p string) string {
 // fsOps are the POST verbs, as query flags.
 var fsOps = []string{"mkdir", "create", "rename", "copy", "chmod"}
 
-// handleFS serves /v1/fs/<path>: PUT write, POST ?mkdir|?create|?rename|?copy|?chmod, DELETE, GET.
+// handleFS serves /v1/fs/<path>: PUT write, POST ?mkdir|?create|?rename|?copy|?chmod, DELETE, GET
+// (GET ?list: a directory listing, list.go).
 func (s *Server) handleFS(w http.ResponseWriter, r *http.Request) {
 	path := cleanPath(strings.TrimPrefix(r.URL.Path, "/v1/fs"))
+	if q := r.URL.Query(); r.Method == http.MethodGet && q.Has("list") {
+		s.handleList(w, r, path, q) // the only request that may name the root
+		return
+	}
 	if err := checkPath(path); err != nil {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return

@@ -1,6 +1,10 @@
 package verifier
 
-import "github.com/seqgate/seqgate/ledger"
+import (
+	"fmt"
+
+	"github.com/seqgate/seqgate/ledger"
+)
 
 // DefaultMaxDroppedFraction is the spec's bound on dropped_fraction when no threshold sets one.
 const DefaultMaxDroppedFraction = 0.01
@@ -137,4 +141,40 @@ func (c *evidenceCheck) Observe(r *ledger.Record) {
 func (c *evidenceCheck) Finish(s *Summary) {
 	s.Audit = c.a
 	s.Audit.Required = c.ix.run.Audit
+}
+
+// droppedFractionCheck describes the share of arrivals the open model did not send.
+var droppedFractionCheck = Descriptor{
+	Name: CheckDroppedFraction, File: "check_drops.go", Path: "dropped_fraction",
+	Value: func(s *Summary) float64 { return s.DroppedFraction },
+	Per:   func(st *Stats) float64 { return float64(st.Drops) },
+	Gate:  Fails, Max: func(*Summary) float64 { return DefaultMaxDroppedFraction }, Replaceable: true,
+	FailsDoc:   "when > 0.01 and no threshold bounds it",
+	Title:      "drops",
+	Doc:        "`drop` records against `mut` records: dropped_fraction = drops / (drops + mutations)",
+	WitnessDoc: "`drops`: tenant, intended_ms, block; `drops_by_tenant`: tenant, drops, first_intended_ms, last_intended_ms",
+	build:      func(e *checkEnv) checker { e.drops = newDropsCheck(e.ix, e.w); return e.drops },
+}
+
+// loadCheck describes the arrivals: sent, by answer, and dropped.
+var loadCheck = Descriptor{
+	Name: "load", File: "check_drops.go", Path: "drops", Covers: []string{"mutations", "offered", "ok", "err", "timeout"},
+	Value:   func(s *Summary) float64 { return float64(s.Drops) },
+	Witness: WitnessDrops, Anomaly: true,
+	Report: func(s *Summary) string {
+		return fmt.Sprintf("mutations %d, drops %d, dropped_fraction %g", s.Mutations, s.Drops, s.DroppedFraction)
+	},
+	Title: "drops",
+}
+
+// evidenceCheckDesc describes whether the audit the run promised succeeded.
+var evidenceCheckDesc = Descriptor{
+	Name: "audit", File: "check_drops.go", Path: "audit.attempts", Covers: []string{"audit.rows", "audit.tenants"},
+	Value:      func(s *Summary) float64 { return float64(s.Audit.Attempts) },
+	NeedsAudit: true, Gate: Inconclusive,
+	Report:     func(s *Summary) string { return auditLine(s.Audit) },
+	Title:      "evidence",
+	Doc:        "the `audit` records (first success, else the last attempt) and the run record's `audit`",
+	WitnessDoc: "– (`audit` in the summary)",
+	build:      func(e *checkEnv) checker { return newEvidenceCheck(e.ix) },
 }

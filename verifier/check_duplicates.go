@@ -1,6 +1,10 @@
 package verifier
 
-import "github.com/seqgate/seqgate/ledger"
+import (
+	"fmt"
+
+	"github.com/seqgate/seqgate/ledger"
+)
 
 // duplicatesCheck counts event paths delivered more than once to the same consumer (every delivery
 // after the first is one duplicate).
@@ -43,4 +47,16 @@ func (c *duplicatesCheck) Finish(s *Summary) {
 		s.consumer(cs.id).Duplicates += n
 		s.tenant(c.ix.tenantName(cs.tenant)).Duplicates += n
 	}
+}
+
+// duplicatesCheckDesc describes deliveries of a path after its first.
+var duplicatesCheckDesc = Descriptor{
+	Name: "duplicates", File: "check_duplicates.go", Path: "duplicates",
+	Value:   func(s *Summary) float64 { return float64(s.Duplicates) },
+	Witness: WitnessDuplicates, Anomaly: true,
+	Report:     func(s *Summary) string { return fmt.Sprintf("duplicates %d", s.Duplicates) },
+	Title:      "duplicates",
+	Doc:        "every delivery of a path to a consumer after its first (three deliveries = 2)",
+	WitnessDoc: "consumer, conn, seq, path, t_ms",
+	build:      func(e *checkEnv) checker { return newDuplicatesCheck(e.ix, e.w) },
 }

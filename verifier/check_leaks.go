@@ -39,3 +39,15 @@ func (c *leaksCheck) Finish(s *Summary) {
 			Seq: o.seq, Ms: ms(o.t)})
 	})
 }
+
+// leaksCheckDesc describes deliveries of another tenant's path.
+var leaksCheckDesc = Descriptor{
+	Name: CheckLeaks, File: "check_leaks.go", Path: "leaks",
+	Value: func(s *Summary) float64 { return float64(s.Leaks) },
+	Per:   func(st *Stats) float64 { return float64(st.Leaks) }, PerConsumer: true,
+	Witness: WitnessLeaks, Anomaly: true, Gate: Fails,
+	Title:      "leaks",
+	Doc:        "an `ev` whose path matches no mutation of the consumer's tenant but one of another tenant",
+	WitnessDoc: "consumer, consumer_tenant, owner_tenant, path, mid, conn, seq, t_ms",
+	build:      func(e *checkEnv) checker { return newLeaksCheck(e.ix, e.w) },
+}

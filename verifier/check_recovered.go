@@ -1,6 +1,10 @@
 package verifier
 
-import "github.com/seqgate/seqgate/ledger"
+import (
+	"fmt"
+
+	"github.com/seqgate/seqgate/ledger"
+)
 
 // recoveredCheck counts ambiguous mutations (res err or timeout) whose event appeared anyway. They
 // are never lost; recovered says how often an error answer still committed.
@@ -40,4 +44,16 @@ func (c *recoveredCheck) Finish(s *Summary) {
 		c.w.add("recovered", recoveredWitness{MID: c.ix.mid(m), Tenant: c.ix.tenantName(m.tenant), Path: c.ix.path(m),
 			Res: res, Status: int32(m.status), SentMs: ms(c.ix.sent(m)), DoneMs: ms(m.doneT)})
 	}
+}
+
+// recoveredCheckDesc describes mutations that failed but whose event appeared.
+var recoveredCheckDesc = Descriptor{
+	Name: "recovered", File: "check_recovered.go", Path: "recovered",
+	Value:   func(s *Summary) float64 { return float64(s.Recovered) },
+	Witness: WitnessRecovered, Anomaly: true,
+	Report:     func(s *Summary) string { return fmt.Sprintf("recovered %d", s.Recovered) },
+	Title:      "recovered",
+	Doc:        "an event-producing mutation with `res` err/timeout whose event appeared anyway (never counted as lost)",
+	WitnessDoc: "mid, tenant, path, res, status, sent_ms, done_ms",
+	build:      func(e *checkEnv) checker { return newRecoveredCheck(e.ix, e.w) },
 }

@@ -1,6 +1,10 @@
 package verifier
 
-import "github.com/seqgate/seqgate/ledger"
+import (
+	"fmt"
+
+	"github.com/seqgate/seqgate/ledger"
+)
 
 // seqMismatchCheck counts deliveries of a persisted row's path in a frame whose seq is not that row's
 // seq (decision of 2026-11-30): the frame delivered the event (matching is by path) but carried the
@@ -108,4 +112,16 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 		c.w.add("seq_mismatch", seqMismatchWitness{Consumer: ix.cons[o.cons].id, Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),
 			MID: c.ix.mid(m), FrameSeq: o.seq, RowSeq: rs, Frames: 1, Conn: ix.connNames[o.conn], Ms: &t})
 	}
+}
+
+// seqMismatchCheckDesc describes frames whose seq is not their row's.
+var seqMismatchCheckDesc = Descriptor{
+	Name: "seq_mismatch", File: "check_seqmismatch.go", Path: "seq_mismatch",
+	Value:   func(s *Summary) float64 { return float64(s.SeqMismatch) },
+	Witness: WitnessSeqMismatch, Anomaly: true, NeedsAudit: true,
+	Report:     func(s *Summary) string { return fmt.Sprintf("seq_mismatch %d", s.SeqMismatch) },
+	Title:      "seq mismatch",
+	Doc:        "an `ev` whose path is a persisted event row's path but whose seq is not that row's. Per consumer: exact, except that when two consumers received the same wrong seq for a path first, each gets one and the first the rest (seqgate's approximation: it keeps one seq per path, not one per delivery)",
+	WitnessDoc: "consumer, tenant, path, mid, frame_seq, row_seq, frames, conn and t_ms (of a delivery that disagreed with an earlier one)",
+	build:      func(e *checkEnv) checker { return newSeqMismatchCheck(e.ix, e.w) },
 }

@@ -57,3 +57,22 @@ func (c *undeliveredCheck) Finish(s *Summary) {
 		})
 	}
 }
+
+// undeliveredCheckDesc describes expected events the stream never reached.
+var undeliveredCheckDesc = Descriptor{
+	Name: CheckUndelivered, File: "check_undelivered.go", Path: "undelivered",
+	Value: func(s *Summary) float64 { return float64(s.Undelivered) },
+	Per:   func(st *Stats) float64 { return float64(st.Undelivered) }, PerConsumer: true,
+	Witness: WitnessUndelivered, Anomaly: true, NeedsAudit: true, Gate: Fails,
+	Title:      "undelivered",
+	Doc:        "expected, not delivered, not reset-covered, seq > `final_cursor`: the stream never got there; when the consumer's tenant was deleted during the run (a `tenant_delete` fault, docs/ledger-v1.md §4) it is counted `tenant_gone` instead, not a failure",
+	WitnessDoc: "consumer, tenant, final_cursor, seq, path, mid, ack_ms",
+	build:      func(e *checkEnv) checker { return newUndeliveredCheck(e.ix, e.w) },
+}
+
+// tenantGoneCheck describes expected events a deleted tenant could no longer receive.
+var tenantGoneCheck = Descriptor{
+	Name: "tenant_gone", File: "check_undelivered.go", Path: "tenant_gone",
+	Value:   func(s *Summary) float64 { return float64(s.TenantGone) },
+	Anomaly: true, Title: "undelivered",
+}

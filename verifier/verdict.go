@@ -51,16 +51,12 @@ func decide(s *Summary, ix *index, th threshold.List) {
 			s.Failures = append(s.Failures, Failure{Check: name, Measured: measured, Limit: limit})
 		}
 	}
-	add(CheckLossBudget, s.EventLossFraction, fmt.Sprintf("<= %g", s.Budget), s.EventLossFraction <= s.Budget, true)
-	add(CheckSilent, float64(s.LostByReason[ReasonSilent]), "== 0", s.LostByReason[ReasonSilent] == 0, true)
-	add(CheckSkipped, float64(s.Skipped), "== 0", s.Skipped == 0, true)
-	add(CheckLeaks, float64(s.Leaks), "== 0", s.Leaks == 0, false)
-	add(CheckUndelivered, float64(s.Undelivered), "== 0", s.Undelivered == 0, true)
-	add(CheckColdWakeups, float64(s.ColdWakeups), "== 0", s.ColdWakeups == 0, false)
-	add(CheckStructural, float64(s.Structural.Missing), "== 0", s.Structural.Missing == 0, true)
-	add(CheckBatchAtomicity, float64(s.BatchTorn), "== 0", s.BatchTorn == 0, true)
-	if !boundsDropped(th) {
-		add(CheckDroppedFraction, s.DroppedFraction, fmt.Sprintf("<= %g", DefaultMaxDroppedFraction), s.DroppedFraction <= DefaultMaxDroppedFraction, false)
+	for _, d := range checks {
+		if d.Gate != Fails || (d.Replaceable && boundedByThreshold(th, d.Path)) {
+			continue
+		}
+		limit, ok := d.limit(s)
+		add(d.Name, d.Value(s), limit, ok, d.NeedsAudit)
 	}
 	if len(th) > 0 {
 		doc := summaryDoc(s)
@@ -145,23 +141,11 @@ func metricFamily(field string) (string, bool) {
 	return "", false
 }
 
-// boundsDropped reports whether a threshold bounds dropped_fraction of the whole run or of a window:
-// it then replaces the spec's default bound.
-func boundsDropped(th threshold.List) bool {
+// boundedByThreshold reports whether a threshold bounds path over the whole run or a window: it
+// then replaces the bound of a Replaceable check (the spec's default bound of dropped_fraction).
+func boundedByThreshold(th threshold.List, path string) bool {
 	for _, t := range th {
-		if t.Scope == "" && t.Field == "dropped_fraction" {
-			return true
-		}
-	}
-	return false
-}
-
-// needsAudit reports whether a summary number is computed from the audit (persisted rows): without
-// the audit the run promised, a threshold on it is not judged.
-func needsAudit(field string) bool {
-	for _, p := range []string{"lost", "event_loss_fraction", "loss_upper_95", "skipped", "undelivered", "reset_covered",
-		"spurious_resets", "seq_mismatch", "unresolved", "projection", "audit", "structural", "batch_torn"} {
-		if field == p || strings.HasPrefix(field, p+".") || strings.HasPrefix(field, p+"_by_reason") {
+		if t.Scope == "" && t.Field == path {
 			return true
 		}
 	}

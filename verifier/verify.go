@@ -55,36 +55,9 @@ type checker interface {
 	Finish(s *Summary)
 }
 
-// checkers is the explicit list of properties the verdict is composed from.
+// checkers builds the checkers of the list of checks (checks.go), in its order.
 func checkers(ix *index, w *witnessSet, slow *slowest) []checker {
-	lat := newLatencyCheck(ix)
-	lat.slow = slow
-	drops := newDropsCheck(ix, w)
-	return []checker{
-		newLossCheck(ix, w),
-		newRecoveredCheck(ix, w),
-		newConfidenceCheck(),
-		newSkippedCheck(ix, w),
-		newUndeliveredCheck(ix, w),
-		newStructuralCheck(ix, w),
-		newSpuriousCheck(ix, w),
-		drops,
-		newEvidenceCheck(ix),
-		newDuplicatesCheck(ix, w),
-		newSeqMismatchCheck(ix, w),
-		newUnexpectedCheck(ix, w),
-		newLeaksCheck(ix, w),
-		newBatchCheck(ix, w),
-		lat,
-		newReorderCheck(ix, w),
-		newResetsCheck(ix),
-		newReconnectCheck(ix, w),
-		newColdCheck(ix, w),
-		newProjectionCheck(ix),
-		newWindowCheck(ix, lat, drops),
-		newMetricsSummary(ix),
-		&slowestReport{ix: ix, slow: slow}, // after the windows: it names the faults of each delivery
-	}
+	return checkersOf(&checkEnv{ix: ix, w: w, slow: slow})
 }
 
 // Verify judges the ledger r reads and adds the reader's warnings (torn last line, unknown kinds) to

@@ -188,7 +188,7 @@ func (c *batchCheck) Finish(s *Summary) {
 		s.BatchTorn++
 		s.consumer(w.Consumer).BatchTorn++
 		s.tenant(w.Tenant).BatchTorn++
-		c.w.add(CheckBatchAtomicity, w) // the check's name: its witnesses come first where it failed
+		c.w.add(WitnessBatchAtomicity, w) // the check's name: its witnesses come first where it failed
 	}
 }
 

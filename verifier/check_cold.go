@@ -90,7 +90,7 @@ func (c *coldCheck) Finish(s *Summary) {
 		name := c.ix.tenantName(c.ix.tenant(t)) // the summary's name of the proxy's tenant
 		s.ColdWakeups++
 		s.tenant(name).ColdWakeups++
-		c.w.add("cold_wakeups", coldWitness{Tenant: name, Proxy: ct.proxy, FirstMs: ms(ct.first.t), LastMs: ms(ct.last.t),
+		c.w.add(WitnessColdWakeups, coldWitness{Tenant: name, Proxy: ct.proxy, FirstMs: ms(ct.first.t), LastMs: ms(ct.last.t),
 			Conns: dc, BytesUp: du, BytesDown: dd, FirstRiseMs: ms(ct.riseFrom), FirstRiseTo: ms(ct.riseTo)})
 	}
 }

@@ -74,8 +74,8 @@ func (c *dropsCheck) Observe(r *ledger.Record) {
 			c.lastT[ti] = r.IntendedT
 		}
 		c.drops[ti]++
-		if !c.w.full("drops") {
-			c.w.add("drops", dropWitness{Tenant: c.ix.tenantName(ti), IntendedMs: ms(r.IntendedT), Block: r.Block})
+		if !c.w.full(WitnessDrops) {
+			c.w.add(WitnessDrops, dropWitness{Tenant: c.ix.tenantName(ti), IntendedMs: ms(r.IntendedT), Block: r.Block})
 		}
 		if c.ix.windows {
 			c.dropT = append(c.dropT, r.IntendedT)
@@ -101,7 +101,7 @@ func (c *dropsCheck) Finish(s *Summary) {
 	}
 	for ti := range int32(len(c.ix.tenantNames)) {
 		if n := c.drops[ti]; n > 0 {
-			c.w.add("drops_by_tenant", dropTenantWitness{Tenant: c.ix.tenantName(ti), Drops: n, FirstMs: ms(c.firstT[ti]), LastMs: ms(c.lastT[ti])})
+			c.w.add(WitnessDropsByTenant, dropTenantWitness{Tenant: c.ix.tenantName(ti), Drops: n, FirstMs: ms(c.firstT[ti]), LastMs: ms(c.lastT[ti])})
 		}
 	}
 	for _, st := range append([]*Stats{&s.Stats}, statsOf(s.PerTenant)...) {

@@ -34,10 +34,10 @@ func (c *duplicatesCheck) Observe(r *ledger.Record) {
 		c.perCons = append(c.perCons, 0)
 	}
 	c.perCons[c.ix.cur.cons]++
-	if c.w.full("duplicates") {
+	if c.w.full(WitnessDuplicates) {
 		return
 	}
-	c.w.add("duplicates", duplicateWitness{Consumer: r.Consumer, Conn: r.Conn, Seq: r.Seq, Path: c.ix.path(c.ix.mutationAt(c.ix.cur.id)), Ms: ms(r.T)}) // not r.Path: it may be lent
+	c.w.add(WitnessDuplicates, duplicateWitness{Consumer: r.Consumer, Conn: r.Conn, Seq: r.Seq, Path: c.ix.path(c.ix.mutationAt(c.ix.cur.id)), Ms: ms(r.T)}) // not r.Path: it may be lent
 }
 
 func (c *duplicatesCheck) Finish(s *Summary) {

@@ -34,7 +34,7 @@ func (c *leaksCheck) Finish(s *Summary) {
 		s.Leaks++
 		s.consumer(cs.id).Leaks++
 		s.tenant(ix.tenantName(cs.tenant)).Leaks++
-		c.w.add("leaks", leakWitness{Consumer: cs.id, ConsumerTenant: ix.tenantName(cs.tenant),
+		c.w.add(WitnessLeaks, leakWitness{Consumer: cs.id, ConsumerTenant: ix.tenantName(cs.tenant),
 			OwnerTenant: ix.tenantName(owner.tenant), Path: c.ix.path(owner), MID: c.ix.mid(owner), Conn: ix.connNames[o.conn],
 			Seq: o.seq, Ms: ms(o.t)})
 	})

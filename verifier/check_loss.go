@@ -124,7 +124,7 @@ func (c *lossCheck) Finish(s *Summary) {
 			// no end (or an interrupted one): not provably lost, unresolved (additions of 2026-11-30)
 			s.Unresolved++
 			ts.Unresolved++
-			c.w.add("unresolved", unresolvedWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),
+			c.w.add(WitnessUnresolved, unresolvedWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),
 				Pod: ix.podNames[m.pod], AckMs: ms(m.doneT)})
 			continue
 		}
@@ -189,9 +189,9 @@ func (c *lossCheck) Finish(s *Summary) {
 		ts.LostByReason[why]++
 		wit := lostWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m), Pod: ix.podNames[m.pod],
 			Reason: why, IntendedMs: ms(c.ix.intended(m)), SentMs: ms(c.ix.sent(m)), AckMs: ms(m.doneT), Status: int32(m.status)}
-		c.w.add("lost", wit)
+		c.w.add(WitnessLost, wit)
 		if why == ReasonSilent {
-			c.w.add("silent", wit)
+			c.w.add(WitnessSilent, wit)
 		}
 	}
 	// The spec's lost_by_reason always names crash and silent, so a zero is visible.

@@ -52,7 +52,7 @@ func (c *reconnectCheck) Finish(s *Summary) {
 	var from int64
 	s.Reconnects.MaxPerS, from = maxPerSecond(all)
 	if s.Reconnects.Total > 0 {
-		c.w.add("reconnects", stormWitness{FromMs: ms(from), Opens: s.Reconnects.MaxPerS})
+		c.w.add(WitnessReconnects, stormWitness{FromMs: ms(from), Opens: s.Reconnects.MaxPerS})
 	}
 }
 

@@ -41,7 +41,7 @@ func (c *recoveredCheck) Finish(s *Summary) {
 		if m.res() == resTimeout {
 			res = ledger.ResTimeout
 		}
-		c.w.add("recovered", recoveredWitness{MID: c.ix.mid(m), Tenant: c.ix.tenantName(m.tenant), Path: c.ix.path(m),
+		c.w.add(WitnessRecovered, recoveredWitness{MID: c.ix.mid(m), Tenant: c.ix.tenantName(m.tenant), Path: c.ix.path(m),
 			Res: res, Status: int32(m.status), SentMs: ms(c.ix.sent(m)), DoneMs: ms(m.doneT)})
 	}
 }

@@ -177,7 +177,7 @@ func (c *reorderCheck) judge(cons int32, m *mutation, maxSend int64, maxID int32
 		p.MaxMs = d
 	}
 	om := c.ix.mutationAt(maxID)
-	c.w.add("reorder", reorderWitness{Consumer: c.ix.cons[cons].id, MID: c.ix.mid(m), Path: c.ix.path(m), Seq: seq, AckMs: ms(m.doneT),
+	c.w.add(WitnessReorder, reorderWitness{Consumer: c.ix.cons[cons].id, MID: c.ix.mid(m), Path: c.ix.path(m), Seq: seq, AckMs: ms(m.doneT),
 		DeliveredMs: ms(t), OvertakenBy: c.ix.mid(om), OvertakerPath: c.ix.path(om), OvertakerSent: ms(c.ix.sent(om)), ReorderMs: d})
 }
 

@@ -95,7 +95,7 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 			m.evN = 0 // a second event row on the path does not count its deliveries again
 			for _, share := range c.shares(row.id, m, uint32(n)) {
 				count(share.cons, int64(share.n))
-				c.w.add("seq_mismatch", seqMismatchWitness{Consumer: ix.cons[share.cons].id, Tenant: ix.tenantName(int32(ti)), Path: c.ix.path(m),
+				c.w.add(WitnessSeqMismatch, seqMismatchWitness{Consumer: ix.cons[share.cons].id, Tenant: ix.tenantName(int32(ti)), Path: c.ix.path(m),
 					MID: c.ix.mid(m), FrameSeq: ix.muts.evSeq(m), RowSeq: row.seq, Frames: share.n})
 			}
 			return true
@@ -109,7 +109,7 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 		count(o.cons, 1)
 		m := ix.muts.at(o.id)
 		t := ms(o.t)
-		c.w.add("seq_mismatch", seqMismatchWitness{Consumer: ix.cons[o.cons].id, Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),
+		c.w.add(WitnessSeqMismatch, seqMismatchWitness{Consumer: ix.cons[o.cons].id, Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),
 			MID: c.ix.mid(m), FrameSeq: o.seq, RowSeq: rs, Frames: 1, Conn: ix.connNames[o.conn], Ms: &t})
 	}
 }

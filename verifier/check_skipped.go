@@ -89,7 +89,7 @@ func (c *skippedCheck) Finish(s *Summary) {
 				s.ResetCovered++
 				cst.ResetCovered++
 				tst.ResetCovered++
-				c.w.add("reset_covered", resetCoveredWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Seq: row.seq, Path: ix.path(ix.mutationAt(row.id)),
+				c.w.add(WitnessResetCovered, resetCoveredWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Seq: row.seq, Path: ix.path(ix.mutationAt(row.id)),
 					LastTooOldMs: ms(cs.lastTooOldT), FirstCursor: cs.firstCursor(), FinalCursor: cs.finalCursor})
 			}
 		})
@@ -100,7 +100,7 @@ func (c *skippedCheck) Finish(s *Summary) {
 			c.locate(ci, wits, witRows)
 		}
 		for _, w := range wits {
-			c.w.add("skipped", w)
+			c.w.add(WitnessSkipped, w)
 		}
 	}
 }

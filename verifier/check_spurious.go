@@ -76,7 +76,7 @@ func (c *spuriousCheck) Finish(s *Summary) {
 		s.SpuriousResets++
 		s.consumer(cs.id).SpuriousResets++
 		s.tenant(ix.tenantName(cs.tenant)).SpuriousResets++
-		c.w.add("spurious_resets", spuriousWitness{Consumer: cs.id, Conn: ix.connNames[r.conn], ResetMs: ms(r.t),
+		c.w.add(WitnessSpurious, spuriousWitness{Consumer: cs.id, Conn: ix.connNames[r.conn], ResetMs: ms(r.t),
 			CursorBefore: r.before, ResetSeq: r.after, RowsInGap: n, NothingSwept: nothingSwept})
 	}
 }

@@ -128,7 +128,7 @@ func (c *structuralCheck) Finish(s *Summary) {
 					continue
 				}
 				st.Missing++
-				c.w.add(CheckStructural, structuralWitness{Consumer: cs.id, Tenant: c.ix.tenantName(cs.tenant), Seq: row.seq,
+				c.w.add(WitnessStructural, structuralWitness{Consumer: cs.id, Tenant: c.ix.tenantName(cs.tenant), Seq: row.seq,
 					Op: row.op, Path: c.ix.path(c.ix.mutationAt(row.id)), FirstCursor: fc, FinalCursor: cs.finalCursor})
 			}
 		}

@@ -44,7 +44,7 @@ func (c *undeliveredCheck) Finish(s *Summary) {
 			s.Undelivered++
 			cst.Undelivered++
 			tst.Undelivered++
-			if c.w.full("undelivered") {
+			if c.w.full(WitnessUndelivered) {
 				return
 			}
 			m := ix.mutationAt(row.id)
@@ -53,7 +53,7 @@ func (c *undeliveredCheck) Finish(s *Summary) {
 			if m.flags&fHasMut != 0 {
 				w.AckMs = ms(m.doneT)
 			}
-			c.w.add("undelivered", w)
+			c.w.add(WitnessUndelivered, w)
 		})
 	}
 }

@@ -38,7 +38,7 @@ func (c *unexpectedCheck) Finish(s *Summary) {
 		s.Unexpected++
 		s.consumer(cs.id).Unexpected++
 		s.tenant(ix.tenantName(cs.tenant)).Unexpected++
-		c.w.add("unexpected", unexpectedWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Conn: ix.connNames[o.conn],
+		c.w.add(WitnessUnexpected, unexpectedWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Conn: ix.connNames[o.conn],
 			Seq: o.seq, Path: ix.path(ix.muts.at(o.id)), Ms: ms(o.t)})
 	})
 }

@@ -124,6 +124,7 @@ func (c *lossCheck) Finish(s *Summary) {
 			// no end (or an interrupted one): not provably lost, unresolved (additions of 2026-11-30)
 			s.Unresolved++
 			ts.Unresolved++
+			c.w.at(WitnessUnresolved, m.doneT)
 			c.w.add(WitnessUnresolved, unresolvedWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),
 				Pod: ix.podNames[m.pod], AckMs: ms(m.doneT)})
 			continue
@@ -190,8 +191,10 @@ func (c *lossCheck) Finish(s *Summary) {
 		wit := lostWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m), Pod: ix.podNames[m.pod],
 			Reason: why, IntendedMs: ms(c.ix.intended(m)), SentMs: ms(c.ix.sent(m)), AckMs: ms(m.doneT), Status: int32(m.status)}
 		c.w.add(WitnessLost, wit)
+		c.w.at(WitnessLost, m.doneT)
 		if why == ReasonSilent {
 			c.w.add(WitnessSilent, wit)
+			c.w.at(WitnessSilent, m.doneT)
 		}
 	}
 	// The spec's lost_by_reason always names crash and silent, so a zero is visible.

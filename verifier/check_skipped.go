@@ -79,6 +79,7 @@ func (c *skippedCheck) Finish(s *Summary) {
 				s.Skipped++
 				cst.Skipped++
 				tst.Skipped++
+				c.w.at(WitnessSkipped, ix.persistedAt(row))
 				if len(wits)+len(c.w.byCk["skipped"]) < c.w.limit {
 					m := ix.mutationAt(row.id)
 					wits = append(wits, skippedWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Seq: row.seq,
@@ -89,6 +90,7 @@ func (c *skippedCheck) Finish(s *Summary) {
 				s.ResetCovered++
 				cst.ResetCovered++
 				tst.ResetCovered++
+				c.w.at(WitnessResetCovered, ix.persistedAt(row))
 				c.w.add(WitnessResetCovered, resetCoveredWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Seq: row.seq, Path: ix.path(ix.mutationAt(row.id)),
 					LastTooOldMs: ms(cs.lastTooOldT), FirstCursor: cs.firstCursor(), FinalCursor: cs.finalCursor})
 			}

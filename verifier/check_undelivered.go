@@ -36,6 +36,7 @@ func (c *undeliveredCheck) Finish(s *Summary) {
 				s.TenantGone++
 				cst.TenantGone++
 				tst.TenantGone++
+				c.w.at(WitnessTenantGone, ix.persistedAt(row))
 				return
 			}
 			if class != classUndelivered {
@@ -44,6 +45,7 @@ func (c *undeliveredCheck) Finish(s *Summary) {
 			s.Undelivered++
 			cst.Undelivered++
 			tst.Undelivered++
+			c.w.at(WitnessUndelivered, ix.persistedAt(row))
 			if c.w.full(WitnessUndelivered) {
 				return
 			}

@@ -54,6 +54,8 @@ const (
 	WitnessReorder        WitnessKey = "reorder"
 	WitnessReconnects     WitnessKey = "reconnects"
 	WitnessColdWakeups    WitnessKey = "cold_wakeups"
+	// WitnessTenantGone names tenant_gone's instances in the timeline (it keeps no witnesses).
+	WitnessTenantGone WitnessKey = "tenant_gone"
 )
 
 // Descriptor is what the verdict, the thresholds, JUnit, the report and the docs know about one

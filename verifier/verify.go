@@ -134,6 +134,7 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	}
 	s.Thresholds = mergeThresholds(ix.run.Thresholds, opts.Thresholds)
 	s.Witnesses = w.lists()
+	s.Timeline = w.tl
 	s.Warnings = append(s.Warnings, ix.warnings...)
 	decide(s, ix, th)
 	return s, nil

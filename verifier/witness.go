@@ -6,6 +6,7 @@ import "math"
 type witnessSet struct {
 	limit int
 	byCk  map[WitnessKey][]any
+	tl    *Timeline // every instance of the timeline's kinds, at its time
 }
 
 func newWitnessSet(n int) *witnessSet {
@@ -15,7 +16,7 @@ func newWitnessSet(n int) *witnessSet {
 	if n < 0 {
 		n = 0
 	}
-	return &witnessSet{limit: n, byCk: map[WitnessKey][]any{}}
+	return &witnessSet{limit: n, byCk: map[WitnessKey][]any{}, tl: newTimeline()}
 }
 
 // add records v as a witness under key unless key already has its N.
@@ -24,6 +25,10 @@ func (w *witnessSet) add(key WitnessKey, v any) {
 		w.byCk[key] = append(w.byCk[key], v)
 	}
 }
+
+// at counts one instance of key at run time t (ns) in the anomaly timeline: every instance, not
+// only the first N kept as witnesses.
+func (w *witnessSet) at(key WitnessKey, t int64) { w.tl.add(key, t) }
 
 // full reports whether key has all the witnesses it may keep (so callers can skip building more).
 func (w *witnessSet) full(key WitnessKey) bool { return len(w.byCk[key]) >= w.limit }

@@ -88,6 +88,10 @@ type Descriptor struct {
 	Gate        Gate
 	Max         func(*Summary) float64
 	Replaceable bool
+	// Unproven, for an Inconclusive check, says why the verdict cannot pass ("" while it can): decide
+	// then lists the check as not judged and the reason in inconclusive_because. Nil: the check's
+	// evidence is judged elsewhere in decide (the audit, the metrics).
+	Unproven func(*Summary) string
 	// Report is its line in JUnit's report-only testcases (nil: none).
 	Report func(*Summary) string
 	// Title, Doc, FailsDoc and WitnessDoc make its row of the checks table in docs/verify.md:

@@ -240,3 +240,41 @@ func TestThresholdPathsGenerated(t *testing.T) {
 	}
 	t.Errorf("%s is not the Summary type's paths; run go test ./verifier/ -run TestThresholdPathsGenerated -update", file)
 }
+
+// TestUnprovenMakesInconclusive: an Inconclusive check whose Unproven gives a reason keeps the verdict
+// from passing (inconclusive, with the reason and a not-judged check), lets a failure stand, and
+// leaves a clean verdict alone while it gives none.
+func TestUnprovenMakesInconclusive(t *testing.T) {
+	probe := &Descriptor{Name: "probe", File: "descriptor.go", Path: "duplicates", Gate: Inconclusive,
+		Value: func(s *Summary) float64 { return float64(s.Duplicates) },
+		Unproven: func(s *Summary) string {
+			if s.Duplicates > 0 {
+				return "probe: duplicates could not be proven"
+			}
+			return ""
+		}}
+	saved := checks
+	checks = append(slices.Clone(checks), probe)
+	defer func() { checks = saved }()
+	tests := []struct {
+		name    string
+		e       edit
+		verdict string
+		why     bool
+	}{
+		{"clean passes", edit{}, VerdictPass, false},
+		{"unproven is inconclusive", edit{after: map[string][]string{"evA1": {`{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":3100000,"seq":1,"op":"write","path":"/x/A/m1","pod":"p1"}`}}}, VerdictInconclusive, true},
+		{"a failure stands", edit{drop: []string{"evA2", "persA2"}, after: map[string][]string{"evA1": {`{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":3100000,"seq":1,"op":"write","path":"/x/A/m1","pod":"p1"}`}}}, VerdictFail, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := verifyText(t, tc.e.build(), Options{})
+			if s.Verdict != tc.verdict {
+				t.Errorf("verdict %s, want %s (duplicates %d, failed %v, why %v)", s.Verdict, tc.verdict, s.Duplicates, s.FailedChecks, s.InconclusiveBecause)
+			}
+			if got := slices.Contains(s.InconclusiveBecause, "probe: duplicates could not be proven"); got != tc.why {
+				t.Errorf("reason listed %v, want %v: %v", got, tc.why, s.InconclusiveBecause)
+			}
+		})
+	}
+}

@@ -92,6 +92,15 @@ func decide(s *Summary, ix *index, th threshold.List) {
 	if ix.ended && !ix.interrupted && !ix.drained {
 		*why = append(*why, "evidence: end.drained is false: a run that could not drain has not shown delivery")
 	}
+	for _, d := range checks {
+		if d.Gate != Inconclusive || d.Unproven == nil {
+			continue
+		}
+		if msg := d.Unproven(s); msg != "" {
+			s.Checks = append(s.Checks, Check{Name: d.Name, Measured: d.Value(s), Limit: "== 0", NotJudged: msg})
+			*why = append(*why, msg)
+		}
+	}
 	switch {
 	case len(s.FailedChecks) > 0:
 		s.Verdict = VerdictFail

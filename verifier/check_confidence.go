@@ -25,7 +25,7 @@ func (confidenceCheck) Finish(s *Summary) {
 }
 
 // confidenceCheckDesc describes the upper bound of the loss fraction.
-var confidenceCheckDesc = Descriptor{
+var confidenceCheckDesc = descriptor{
 	Name: "confidence", File: "check_confidence.go", Path: "loss_upper_95", Covers: []string{"min_acked_for_budget"},
 	Value:      func(s *Summary) float64 { return s.LossUpper95 },
 	NeedsAudit: true,

@@ -144,11 +144,11 @@ func (c *evidenceCheck) Finish(s *Summary) {
 }
 
 // droppedFractionCheck describes the share of arrivals the open model did not send.
-var droppedFractionCheck = Descriptor{
+var droppedFractionCheck = descriptor{
 	Name: CheckDroppedFraction, File: "check_drops.go", Path: "dropped_fraction",
 	Value: func(s *Summary) float64 { return s.DroppedFraction },
 	Per:   func(st *Stats) float64 { return float64(st.Drops) },
-	Gate:  Fails, Max: func(*Summary) float64 { return DefaultMaxDroppedFraction }, Replaceable: true,
+	Gate:  gateFails, Max: func(*Summary) float64 { return DefaultMaxDroppedFraction }, Replaceable: true,
 	FailsDoc:   "when > 0.01 and no threshold bounds it",
 	Title:      "drops",
 	Doc:        "`drop` records against `mut` records: dropped_fraction = drops / (drops + mutations)",
@@ -157,7 +157,7 @@ var droppedFractionCheck = Descriptor{
 }
 
 // loadCheck describes the arrivals: sent, by answer, and dropped.
-var loadCheck = Descriptor{
+var loadCheck = descriptor{
 	Name: "load", File: "check_drops.go", Path: "drops", Covers: []string{"mutations", "offered", "ok", "err", "timeout"},
 	Value:   func(s *Summary) float64 { return float64(s.Drops) },
 	Witness: WitnessDrops, Anomaly: true,
@@ -168,10 +168,10 @@ var loadCheck = Descriptor{
 }
 
 // evidenceCheckDesc describes whether the audit the run promised succeeded.
-var evidenceCheckDesc = Descriptor{
+var evidenceCheckDesc = descriptor{
 	Name: "audit", File: "check_drops.go", Path: "audit.attempts", Covers: []string{"audit.rows", "audit.tenants"},
 	Value:      func(s *Summary) float64 { return float64(s.Audit.Attempts) },
-	NeedsAudit: true, Gate: Inconclusive,
+	NeedsAudit: true, Gate: gateInconclusive,
 	Report:     func(s *Summary) string { return auditLine(s.Audit) },
 	Title:      "evidence",
 	Doc:        "the `audit` records (first success, else the last attempt) and the run record's `audit`",

@@ -50,7 +50,7 @@ func (c *duplicatesCheck) Finish(s *Summary) {
 }
 
 // duplicatesCheckDesc describes deliveries of a path after its first.
-var duplicatesCheckDesc = Descriptor{
+var duplicatesCheckDesc = descriptor{
 	Name: "duplicates", File: "check_duplicates.go", Path: "duplicates",
 	Value:   func(s *Summary) float64 { return float64(s.Duplicates) },
 	Witness: WitnessDuplicates, Anomaly: true,

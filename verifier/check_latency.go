@@ -192,7 +192,7 @@ func quantiles(h *hdrhistogram.Histogram) Quantiles {
 }
 
 // latencyCheckDesc describes first-delivery latency of acked events.
-var latencyCheckDesc = Descriptor{
+var latencyCheckDesc = descriptor{
 	Name: "latency", File: "check_latency.go", Path: "latency_ms.p99",
 	Covers: []string{"latency_ms.*", "deliveries", "delivered_before_ack"},
 	Value:  func(s *Summary) float64 { return s.LatencyMs.P99 },
@@ -206,7 +206,7 @@ var latencyCheckDesc = Descriptor{
 }
 
 // issueLatencyCheck describes how long each write took from when the schedule wanted it sent.
-var issueLatencyCheck = Descriptor{
+var issueLatencyCheck = descriptor{
 	Name: "issue_latency", File: "check_latency.go", Path: "issue_latency_ms.p99", Covers: []string{"issue_latency_ms.*"},
 	Value:  func(s *Summary) float64 { return s.IssueLatencyMs.P99 },
 	Report: func(s *Summary) string { return quantilesLine(s.IssueLatencyMs) },

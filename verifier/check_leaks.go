@@ -41,11 +41,11 @@ func (c *leaksCheck) Finish(s *Summary) {
 }
 
 // leaksCheckDesc describes deliveries of another tenant's path.
-var leaksCheckDesc = Descriptor{
+var leaksCheckDesc = descriptor{
 	Name: CheckLeaks, File: "check_leaks.go", Path: "leaks",
 	Value: func(s *Summary) float64 { return float64(s.Leaks) },
 	Per:   func(st *Stats) float64 { return float64(st.Leaks) }, PerConsumer: true,
-	Witness: WitnessLeaks, Anomaly: true, Gate: Fails,
+	Witness: WitnessLeaks, Anomaly: true, Gate: gateFails,
 	Title:      "leaks",
 	Doc:        "an `ev` whose path matches no mutation of the consumer's tenant but one of another tenant",
 	WitnessDoc: "consumer, consumer_tenant, owner_tenant, path, mid, conn, seq, t_ms",

@@ -220,11 +220,11 @@ func statsOf(m map[string]*Stats) []*Stats {
 }
 
 // lossBudgetCheck describes the loss budget: the fraction of W lost.
-var lossBudgetCheck = Descriptor{
+var lossBudgetCheck = descriptor{
 	Name: CheckLossBudget, File: "check_loss.go", Path: "event_loss_fraction",
 	Value:      func(s *Summary) float64 { return s.EventLossFraction },
 	Per:        func(st *Stats) float64 { return float64(st.Lost) },
-	NeedsAudit: true, Gate: Fails, Max: func(s *Summary) float64 { return s.Budget },
+	NeedsAudit: true, Gate: gateFails, Max: func(s *Summary) float64 { return s.Budget },
 	FailsDoc:   "when fraction > budget",
 	Title:      "loss",
 	Doc:        "m in W not persisted. Explained first by drop counters (`*_retry_dropped_total{tenant_id,reason}` increases on the pod that acked m; each increase explains one of that pod's and tenant's losses, oldest first, reasons in the order they first rose), then by a `crash` record of that pod at or after m's ack; the rest is silent",
@@ -233,23 +233,23 @@ var lossBudgetCheck = Descriptor{
 }
 
 // silentCheck describes losses nothing explains.
-var silentCheck = Descriptor{
+var silentCheck = descriptor{
 	Name: CheckSilent, File: "check_loss.go", Path: "lost_by_reason.silent",
 	Value:   func(s *Summary) float64 { return float64(s.LostByReason[ReasonSilent]) },
 	Per:     func(st *Stats) float64 { return float64(st.LostByReason[ReasonSilent]) },
-	Witness: WitnessSilent, Anomaly: true, NeedsAudit: true, Gate: Fails,
+	Witness: WitnessSilent, Anomaly: true, NeedsAudit: true, Gate: gateFails,
 	FailsDoc: "when any silent loss", Title: "loss",
 }
 
 // lostCheck describes every loss, explained or not: what loss_budget judges.
-var lostCheck = Descriptor{
+var lostCheck = descriptor{
 	Name: "lost", File: "check_loss.go", Path: "lost", Covers: []string{"acked", "lost_by_reason.<key>"},
 	Value:   func(s *Summary) float64 { return float64(s.Lost) },
 	Witness: WitnessLost, Anomaly: true, NeedsAudit: true, Title: "loss",
 }
 
 // unresolvedCheck describes acked mutations a ledger with no end leaves open.
-var unresolvedCheck = Descriptor{
+var unresolvedCheck = descriptor{
 	Name: "unresolved", File: "check_loss.go", Path: "unresolved",
 	Value:   func(s *Summary) float64 { return float64(s.Unresolved) },
 	Witness: WitnessUnresolved, Anomaly: true, NeedsAudit: true,

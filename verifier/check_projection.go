@@ -57,7 +57,7 @@ func (c *projectionCheck) Finish(s *Summary) {
 }
 
 // projectionCheckDesc describes the annual loss projection.
-var projectionCheckDesc = Descriptor{
+var projectionCheckDesc = descriptor{
 	Name: "projection", File: "check_projection.go", Path: "projection.fraction", Covers: []string{"projection.*"},
 	Value:      func(s *Summary) float64 { return s.Projection.Fraction },
 	NeedsAudit: true,

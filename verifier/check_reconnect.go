@@ -74,7 +74,7 @@ func maxPerSecond(ts []int64) (int64, int64) {
 }
 
 // reconnectCheckDesc describes connection churn.
-var reconnectCheckDesc = Descriptor{
+var reconnectCheckDesc = descriptor{
 	Name: "reconnects", File: "check_reconnect.go", Path: "reconnects.max_per_s", Covers: []string{"reconnects.total", "reconnects.opens"},
 	Value: func(s *Summary) float64 { return float64(s.Reconnects.MaxPerS) },
 	Report: func(s *Summary) string {

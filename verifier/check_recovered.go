@@ -47,7 +47,7 @@ func (c *recoveredCheck) Finish(s *Summary) {
 }
 
 // recoveredCheckDesc describes mutations that failed but whose event appeared.
-var recoveredCheckDesc = Descriptor{
+var recoveredCheckDesc = descriptor{
 	Name: "recovered", File: "check_recovered.go", Path: "recovered",
 	Value:   func(s *Summary) float64 { return float64(s.Recovered) },
 	Witness: WitnessRecovered, Anomaly: true,

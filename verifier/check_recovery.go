@@ -305,7 +305,7 @@ func (c *windowCheck) windows(s *Summary, end int64) {
 }
 
 // recoveryCheckDesc describes each fault's recovery.
-var recoveryCheckDesc = Descriptor{
+var recoveryCheckDesc = descriptor{
 	Name: "recovery", File: "check_recovery.go", Path: "recovery_max_ms", Covers: []string{"recovery_ms.<key>"},
 	Value:      func(s *Summary) float64 { return s.RecoveryMaxMs },
 	Report:     recoveryLine,
@@ -316,7 +316,7 @@ var recoveryCheckDesc = Descriptor{
 }
 
 // unrecoveredCheck describes faults whose consumers never caught up.
-var unrecoveredCheck = Descriptor{
+var unrecoveredCheck = descriptor{
 	Name: "unrecovered_faults", File: "check_recovery.go", Path: "unrecovered_faults",
 	Value:   func(s *Summary) float64 { return float64(s.UnrecoveredFaults) },
 	Anomaly: true, Title: "faults and windows",

@@ -201,7 +201,7 @@ func (c *reorderCheck) Finish(s *Summary) {
 }
 
 // reorderCheckDesc describes events overtaken by later writes' events.
-var reorderCheckDesc = Descriptor{
+var reorderCheckDesc = descriptor{
 	Name: "reorder", File: "check_reorder.go", Path: "reorder.overtaken", Covers: []string{"reorder.max_ms"},
 	Value:   func(s *Summary) float64 { return float64(s.Reorder.Overtaken) },
 	Witness: WitnessReorder, Anomaly: true,

@@ -38,7 +38,7 @@ func (c *resetsCheck) Finish(s *Summary) {
 }
 
 // resetsCheckDesc describes delivered resets by reason.
-var resetsCheckDesc = Descriptor{
+var resetsCheckDesc = descriptor{
 	Name: "resets", File: "check_resets.go", Covers: []string{"resets_by_reason.<key>"},
 	Title:      "resets",
 	Doc:        "delivered resets by reason",

@@ -115,7 +115,7 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 }
 
 // seqMismatchCheckDesc describes frames whose seq is not their row's.
-var seqMismatchCheckDesc = Descriptor{
+var seqMismatchCheckDesc = descriptor{
 	Name: "seq_mismatch", File: "check_seqmismatch.go", Path: "seq_mismatch",
 	Value:   func(s *Summary) float64 { return float64(s.SeqMismatch) },
 	Witness: WitnessSeqMismatch, Anomaly: true, NeedsAudit: true,

@@ -133,11 +133,11 @@ func (c *skippedCheck) locate(ci int, wits []skippedWitness, rows []auditRow) {
 }
 
 // skippedCheckDesc describes expected events a durable consumer's cursor passed.
-var skippedCheckDesc = Descriptor{
+var skippedCheckDesc = descriptor{
 	Name: CheckSkipped, File: "check_skipped.go", Path: "skipped",
 	Value: func(s *Summary) float64 { return float64(s.Skipped) },
 	Per:   func(st *Stats) float64 { return float64(st.Skipped) }, PerConsumer: true,
-	Witness: WitnessSkipped, Anomaly: true, NeedsAudit: true, Gate: Fails,
+	Witness: WitnessSkipped, Anomaly: true, NeedsAudit: true, Gate: gateFails,
 	Title:      "skipped",
 	Doc:        "per durable consumer c: expected = audited event rows of c's tenant with seq > c's first cursor (first `since`, or its first frame's `initial_sync` seq). Not delivered (by path) is first **reset-covered** when a `seq_too_old` reset reached c after the row persisted (`created_unix_ns`, else the mutation's `done_t`), whether its seq is below or above `final_cursor` (decision of 2026-11-30); else skipped when seq ≤ `final_cursor`, else undelivered",
 	WitnessDoc: "`skipped`: consumer, tenant, seq, path, mid, conn, cursor_before, cursor_after, frame_seq, frame_kind (ev, reset, resume = a reconnect whose `since` jumped; \"unseen\" when a heartbeat moved it), frame_ms, frame_after_ack_ms (the passing frame's time minus the mutation's ack), final_cursor. `reset_covered`: consumer, tenant, seq, path, last_seq_too_old_ms, first_cursor, final_cursor",
@@ -145,7 +145,7 @@ var skippedCheckDesc = Descriptor{
 }
 
 // resetCoveredCheck describes expected events a seq_too_old reset covered.
-var resetCoveredCheck = Descriptor{
+var resetCoveredCheck = descriptor{
 	Name: "reset_covered", File: "check_skipped.go", Path: "reset_covered",
 	Value:   func(s *Summary) float64 { return float64(s.ResetCovered) },
 	Witness: WitnessResetCovered, Anomaly: true, NeedsAudit: true,

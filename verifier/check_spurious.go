@@ -82,7 +82,7 @@ func (c *spuriousCheck) Finish(s *Summary) {
 }
 
 // spuriousCheckDesc describes resets that claimed rows were gone while they were not.
-var spuriousCheckDesc = Descriptor{
+var spuriousCheckDesc = descriptor{
 	Name: "spurious_resets", File: "check_spurious.go", Path: "spurious_resets",
 	Value:   func(s *Summary) float64 { return float64(s.SpuriousResets) },
 	Witness: WitnessSpurious, Anomaly: true, NeedsAudit: true,

@@ -61,11 +61,11 @@ func (c *undeliveredCheck) Finish(s *Summary) {
 }
 
 // undeliveredCheckDesc describes expected events the stream never reached.
-var undeliveredCheckDesc = Descriptor{
+var undeliveredCheckDesc = descriptor{
 	Name: CheckUndelivered, File: "check_undelivered.go", Path: "undelivered",
 	Value: func(s *Summary) float64 { return float64(s.Undelivered) },
 	Per:   func(st *Stats) float64 { return float64(st.Undelivered) }, PerConsumer: true,
-	Witness: WitnessUndelivered, Anomaly: true, NeedsAudit: true, Gate: Fails,
+	Witness: WitnessUndelivered, Anomaly: true, NeedsAudit: true, Gate: gateFails,
 	Title:      "undelivered",
 	Doc:        "expected, not delivered, not reset-covered, seq > `final_cursor`: the stream never got there; when the consumer's tenant was deleted during the run (a `tenant_delete` fault, docs/ledger-v1.md §4) it is counted `tenant_gone` instead, not a failure",
 	WitnessDoc: "consumer, tenant, final_cursor, seq, path, mid, ack_ms",
@@ -73,7 +73,7 @@ var undeliveredCheckDesc = Descriptor{
 }
 
 // tenantGoneCheck describes expected events a deleted tenant could no longer receive.
-var tenantGoneCheck = Descriptor{
+var tenantGoneCheck = descriptor{
 	Name: "tenant_gone", File: "check_undelivered.go", Path: "tenant_gone",
 	Value:   func(s *Summary) float64 { return float64(s.TenantGone) },
 	Anomaly: true, Title: "undelivered",

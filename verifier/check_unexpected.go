@@ -44,7 +44,7 @@ func (c *unexpectedCheck) Finish(s *Summary) {
 }
 
 // unexpectedCheckDesc describes deliveries of a path no mutation wrote.
-var unexpectedCheckDesc = Descriptor{
+var unexpectedCheckDesc = descriptor{
 	Name: "unexpected", File: "check_unexpected.go", Path: "unexpected",
 	Value:   func(s *Summary) float64 { return float64(s.Unexpected) },
 	Witness: WitnessUnexpected, Anomaly: true,

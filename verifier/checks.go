@@ -1,11 +1,11 @@
 package verifier
 
-// checks is the list of checks, in the order of the summary's checks (the Fails ones), of JUnit's
+// checks is the list of checks, in the order of the summary's checks (the gateFails ones), of JUnit's
 // report-only testcases and of the docs' checks table. Their checkers (the descriptors with a build)
 // are built, observe and finish in this order too, so a checker may read what an earlier one wrote:
 // confidence and projection read loss, the windows read latency and drops, slowest reads the faults.
 // A new check is its file (its checker and its descriptor) and its line here.
-var checks = []*Descriptor{
+var checks = []*descriptor{
 	&lossBudgetCheck,
 	&silentCheck,
 	&lostCheck,

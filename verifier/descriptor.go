@@ -5,28 +5,30 @@ import (
 	"strings"
 )
 
-// Gate says what a check's number does to the verdict.
-type Gate int
+// gate says what a check's number does to the verdict.
+type gate int
 
 const (
-	// Reported numbers are in the summary and gate the verdict only through a threshold.
-	Reported Gate = iota
-	// Fails: a number beyond the check's bound fails the verdict (a failed check).
-	Fails
-	// Inconclusive: the check says whether the ledger holds what a pass needs; without it the
+	// gateReported: numbers are in the summary and gate the verdict only through a threshold.
+	gateReported gate = iota
+	// gateFails: a number beyond the check's bound fails the verdict (a failed check).
+	gateFails
+	// gateInconclusive: the check says whether the ledger holds what a pass needs; without it the
 	// verdict is inconclusive.
-	Inconclusive
+	gateInconclusive
 )
 
 // String names the gate as the docs' tables do.
-func (g Gate) String() string {
+func (g gate) String() string {
 	switch g {
-	case Fails:
+	case gateReported:
+		return "report-only"
+	case gateFails:
 		return "fail"
-	case Inconclusive:
+	case gateInconclusive:
 		return "inconclusive"
 	}
-	return "report-only"
+	return fmt.Sprintf("gate(%d)", int(g))
 }
 
 // WitnessKey names one list of witnesses in Summary.Witnesses: the checkers keep them under it and
@@ -58,10 +60,10 @@ const (
 	WitnessTenantGone WitnessKey = "tenant_gone"
 )
 
-// Descriptor is what the verdict, the thresholds, JUnit, the report and the docs know about one
+// descriptor is what the verdict, the thresholds, JUnit, the report and the docs know about one
 // check: one number of the summary and the checker that computes it. Each check_*.go declares its
 // descriptors; the list of them is checks (checks.go).
-type Descriptor struct {
+type descriptor struct {
 	// Name is the check's name in failed_checks, checks and JUnit.
 	Name string
 	// File is the file of its checker (check_x.go).
@@ -83,12 +85,12 @@ type Descriptor struct {
 	// NeedsAudit: the number is computed from the audit (persisted rows); without the audit the
 	// run promised it is not judged.
 	NeedsAudit bool
-	// Gate is what the number does to the verdict. A Fails check holds its number to Max (nil:
+	// Gate is what the number does to the verdict. A gateFails check holds its number to Max (nil:
 	// it must be 0); Replaceable: a whole-run or windowed threshold on Path replaces that bound.
-	Gate        Gate
+	Gate        gate
 	Max         func(*Summary) float64
 	Replaceable bool
-	// Unproven, for an Inconclusive check, says why the verdict cannot pass ("" while it can): decide
+	// Unproven, for a gateInconclusive check, says why the verdict cannot pass ("" while it can): decide
 	// then lists the check as not judged and the reason in inconclusive_because. Nil: the check's
 	// evidence is judged elsewhere in decide (the audit, the metrics).
 	Unproven func(*Summary) string
@@ -96,7 +98,7 @@ type Descriptor struct {
 	Report func(*Summary) string
 	// Title, Doc, FailsDoc and WitnessDoc make its row of the checks table in docs/verify.md:
 	// descriptors of one Title share a row (Doc and WitnessDoc from the first that has them);
-	// FailsDoc says when a Fails check fails ("when fraction > budget").
+	// FailsDoc says when a gateFails check fails ("when fraction > budget").
 	Title, Doc, FailsDoc, WitnessDoc string
 
 	// build makes its checker (nil: another descriptor of the same checker builds it).
@@ -114,15 +116,6 @@ type checkEnv struct {
 	win   *windowCheck
 }
 
-// Checks returns the descriptors, in the order of the summary's checks, JUnit and the docs.
-func Checks() []Descriptor {
-	out := make([]Descriptor, len(checks))
-	for i, d := range checks {
-		out[i] = *d
-	}
-	return out
-}
-
 // checkersOf builds the checkers in the order of checks: Observe and Finish run in that order, so a
 // checker may read what an earlier one wrote (projection reads loss).
 func checkersOf(e *checkEnv) []checker {
@@ -135,8 +128,8 @@ func checkersOf(e *checkEnv) []checker {
 	return out
 }
 
-// countLimit is the bound of a Fails check: "== 0", or "<= Max".
-func (d *Descriptor) limit(s *Summary) (limit string, ok bool) {
+// limit is the bound of a gateFails check, "== 0" or "<= Max", and whether its number keeps it.
+func (d *descriptor) limit(s *Summary) (limit string, ok bool) {
 	v := d.Value(s)
 	if d.Max == nil {
 		return "== 0", v == 0
@@ -175,7 +168,7 @@ func WitnessCount(s *Summary, key WitnessKey) (int64, bool) {
 }
 
 // descriptorOf returns the descriptor of the check named name, or nil.
-func descriptorOf(name string) *Descriptor {
+func descriptorOf(name string) *descriptor {
 	for _, d := range checks {
 		if d.Name == name {
 			return d

@@ -75,7 +75,7 @@ func TestEveryNumberHasADescriptor(t *testing.T) {
 }
 
 // TestDescriptorsAreWellFormed: names are unique, every file exists, every check_*.go has a
-// descriptor, each descriptor's Value reads its Path in the summary JSON, and each Fails check has a
+// descriptor, each descriptor's Value reads its Path in the summary JSON, and each gateFails check has a
 // bound the verdict applies.
 func TestDescriptorsAreWellFormed(t *testing.T) {
 	s := anomalySummary(t)
@@ -99,10 +99,10 @@ func TestDescriptorsAreWellFormed(t *testing.T) {
 				t.Errorf("%s: Value = %v, the summary's %s = %v", d.Name, got, d.Path, want)
 			}
 		}
-		if d.Gate == Fails && d.Value == nil {
+		if d.Gate == gateFails && d.Value == nil {
 			t.Errorf("%s fails the verdict but has no number", d.Name)
 		}
-		if d.Per != nil && d.Gate != Fails {
+		if d.Per != nil && d.Gate != gateFails {
 			t.Errorf("%s: a breakdown (Per) is shown for failed checks only", d.Name)
 		}
 	}
@@ -148,12 +148,12 @@ func TestNeedsAuditFollowsDescriptors(t *testing.T) {
 	}
 }
 
-// TestChecksOrder: the Fails checks come in the summary's order of checks and the report-only ones
+// TestChecksOrder: the gateFails checks come in the summary's order of checks and the report-only ones
 // in JUnit's, as they always have (golden outputs and scripts read them in that order).
 func TestChecksOrder(t *testing.T) {
 	var fails, reported []string
 	for _, d := range checks {
-		if d.Gate == Fails {
+		if d.Gate == gateFails {
 			fails = append(fails, d.Name)
 		}
 		if d.Report != nil {
@@ -241,11 +241,11 @@ func TestThresholdPathsGenerated(t *testing.T) {
 	t.Errorf("%s is not the Summary type's paths; run go test ./verifier/ -run TestThresholdPathsGenerated -update", file)
 }
 
-// TestUnprovenMakesInconclusive: an Inconclusive check whose Unproven gives a reason keeps the verdict
+// TestUnprovenMakesInconclusive: a gateInconclusive check whose Unproven gives a reason keeps the verdict
 // from passing (inconclusive, with the reason and a not-judged check), lets a failure stand, and
 // leaves a clean verdict alone while it gives none.
 func TestUnprovenMakesInconclusive(t *testing.T) {
-	probe := &Descriptor{Name: "probe", File: "descriptor.go", Path: "duplicates", Gate: Inconclusive,
+	probe := &descriptor{Name: "probe", File: "descriptor.go", Path: "duplicates", Gate: gateInconclusive,
 		Value: func(s *Summary) float64 { return float64(s.Duplicates) },
 		Unproven: func(s *Summary) string {
 			if s.Duplicates > 0 {

@@ -26,7 +26,7 @@ func checksTable() string {
 	var b strings.Builder
 	b.WriteString("| check (file) | definition | fails the run | witness fields |\n|---|---|---|---|\n")
 	var titles []string
-	rows := map[string][]*Descriptor{}
+	rows := map[string][]*descriptor{}
 	for _, d := range checks {
 		if d.Title == "" {
 			continue
@@ -46,13 +46,13 @@ func checksTable() string {
 				doc, wit = d.Doc, d.WitnessDoc
 			}
 			switch {
-			case d.Gate == Fails:
+			case d.Gate == gateFails:
 				f := "`" + d.Name + "`"
 				if d.FailsDoc != "" {
 					f += " " + d.FailsDoc
 				}
 				fails = append(fails, f)
-			case d.Gate == Inconclusive:
+			case d.Gate == gateInconclusive:
 				gate = "makes the run inconclusive (see exit codes)"
 			case d.FailsDoc != "":
 				gate += " " + d.FailsDoc

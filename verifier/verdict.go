@@ -52,7 +52,7 @@ func decide(s *Summary, ix *index, th threshold.List) {
 		}
 	}
 	for _, d := range checks {
-		if d.Gate != Fails || (d.Replaceable && boundedByThreshold(th, d.Path)) {
+		if d.Gate != gateFails || (d.Replaceable && boundedByThreshold(th, d.Path)) {
 			continue
 		}
 		limit, ok := d.limit(s)
@@ -93,7 +93,7 @@ func decide(s *Summary, ix *index, th threshold.List) {
 		*why = append(*why, "evidence: end.drained is false: a run that could not drain has not shown delivery")
 	}
 	for _, d := range checks {
-		if d.Gate != Inconclusive || d.Unproven == nil {
+		if d.Gate != gateInconclusive || d.Unproven == nil {
 			continue
 		}
 		if msg := d.Unproven(s); msg != "" {

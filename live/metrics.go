@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/seqgate/seqgate/ledger"
+	"github.com/seqgate/seqgate/verifier"
 )
 
 // Metrics are seqgate's own metrics of one run. Observe feeds them; they are registered on the
@@ -24,6 +25,7 @@ type Metrics struct {
 	lag       prometheus.GaugeFunc
 	faults    *prometheus.GaugeVec
 	slip      prometheus.Histogram
+	anomalies *prometheus.GaugeVec
 
 	mu       sync.Mutex
 	head     map[string]int64  // tenant -> highest seq any of its consumers received
@@ -58,13 +60,15 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 		slip: prometheus.NewHistogram(prometheus.HistogramOpts{Name: "seqgate_schedule_slip_seconds",
 			Help:    "How late each mutation was sent after the time the schedule intended (coordinated omission shows here).",
 			Buckets: []float64{0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30}}),
+		anomalies: prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "seqgate_anomalies",
+			Help: "The verifier's anomalies of the run, by kind (the witness key of its count), once the run has been verified."}, []string{"kind"}),
 		head: map[string]int64{}, cursor: map[string]int64{}, tenantOf: map[string]string{},
 		open: map[string]bool{}, active: map[string]string{},
 	}
 	// Computed when scraped, not per event: a max over every consumer.
 	m.lag = prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "seqgate_consumer_lag_events",
 		Help: "The largest consumer lag: the highest seq any consumer of its tenant received minus its own cursor, in events."}, m.maxLag)
-	for _, c := range []prometheus.Collector{m.offered, m.acked, m.failed, m.dropped, m.delivered, m.resets, m.conns, m.lag, m.faults, m.slip} {
+	for _, c := range []prometheus.Collector{m.offered, m.acked, m.failed, m.dropped, m.delivered, m.resets, m.conns, m.lag, m.faults, m.slip, m.anomalies} {
 		if err := reg.Register(c); err != nil {
 			return nil, err
 		}
@@ -86,7 +90,7 @@ func (m *Metrics) Observe(r *ledger.Record) {
 		if r.IntendedT != 0 && r.T >= r.IntendedT {
 			m.slip.Observe(float64(r.T-r.IntendedT) / 1e9)
 		}
-	case "drop": // ledger v1 additions
+	case ledger.KindDrop:
 		m.offered.Inc()
 		m.dropped.Inc()
 	case ledger.KindEv:
@@ -146,4 +150,15 @@ func (m *Metrics) maxLag() float64 {
 		worst = max(worst, m.head[m.tenantOf[c]]-cur)
 	}
 	return float64(worst)
+}
+
+// ShowVerdict shows what the verifier found in the run: each anomaly kind of its timeline with its
+// count. The metrics read the verifier's numbers, not the ledger again.
+func (m *Metrics) ShowVerdict(s *verifier.Summary) {
+	if s == nil || s.Timeline == nil {
+		return
+	}
+	for _, k := range s.Timeline.Kinds() {
+		m.anomalies.WithLabelValues(string(k)).Set(float64(s.Timeline.Total(k)))
+	}
 }

@@ -1,6 +1,7 @@
 package live
 
 import (
+	"bytes"
 	"os"
 	"strings"
 	"testing"
@@ -9,6 +10,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/seqgate/seqgate/ledger"
+	"github.com/seqgate/seqgate/verifier"
+	"github.com/seqgate/seqgate/verifier/synth"
 )
 
 func TestMetricsFollowPrometheusConventions(t *testing.T) {
@@ -21,6 +24,7 @@ func TestMetricsFollowPrometheusConventions(t *testing.T) {
 	m.Observe(&ledger.Record{K: ledger.KindMut, Res: ledger.ResTimeout, IntendedT: 1, T: 2})
 	m.Observe(&ledger.Record{K: ledger.KindReset, Reason: "initial_sync", Consumer: "c", Tenant: "a"})
 	m.Observe(&ledger.Record{K: ledger.KindFault, ID: "f", Kind: "pod_crash", Phase: "start"})
+	m.anomalies.WithLabelValues("lost").Set(1)
 	problems, err := testutil.GatherAndLint(reg)
 	if err != nil {
 		t.Fatal(err)
@@ -32,8 +36,8 @@ func TestMetricsFollowPrometheusConventions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n < 10 {
-		t.Errorf("%d series gathered, want every family (10)", n)
+	if n < 11 {
+		t.Errorf("%d series gathered, want every family (11)", n)
 	}
 	// The lint has teeth: a counter without _total is reported.
 	bad := prometheus.NewRegistry()
@@ -55,7 +59,7 @@ func TestMetricsCount(t *testing.T) {
 		{K: ledger.KindMut, Res: ledger.ResOK, IntendedT: 1e9, T: 1.5e9},
 		{K: ledger.KindMut, Res: ledger.ResOK, IntendedT: 2e9, T: 2e9},
 		{K: ledger.KindMut, Res: ledger.ResTimeout, IntendedT: 3e9, T: 3e9},
-		{K: "drop", IntendedT: 4e9},
+		{K: ledger.KindDrop, IntendedT: 4e9},
 		{K: ledger.KindEv, Consumer: "a/c1", Tenant: "a", Seq: 1},
 		{K: ledger.KindEv, Consumer: "a/c1", Tenant: "a", Seq: 2},
 		{K: ledger.KindEv, Consumer: "a/c2", Tenant: "a", Seq: 1},
@@ -121,7 +125,7 @@ func TestDocsListEveryMetric(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := map[string]bool{"seqgate_mutations_failed_total": true, "seqgate_resets_received_total": true, "seqgate_faults_active": true} // vectors with no child yet
+	names := map[string]bool{"seqgate_mutations_failed_total": true, "seqgate_resets_received_total": true, "seqgate_faults_active": true, "seqgate_anomalies": true} // vectors with no child yet
 	for _, mf := range mfs {
 		names[mf.GetName()] = true
 	}
@@ -129,5 +133,60 @@ func TestDocsListEveryMetric(t *testing.T) {
 		if !strings.Contains(string(doc), "`"+n) {
 			t.Errorf("docs/report.md does not list %s", n)
 		}
+	}
+}
+
+// TestShowVerdict: the anomaly gauges are the verifier's counts of a ledger with losses and skips;
+// a clean ledger's verdict shows none, and no verdict changes nothing.
+func TestShowVerdict(t *testing.T) {
+	verify := func(cfg synth.Config) *verifier.Summary {
+		var buf bytes.Buffer
+		w := ledger.NewWriter(&buf)
+		if _, err := synth.Generate(cfg, w); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		r, err := ledger.NewReader("synth", &buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := verifier.Verify(r, verifier.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	reg := prometheus.NewRegistry()
+	m, err := NewMetrics(reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.ShowVerdict(nil)
+	if n := testutil.CollectAndCount(m.anomalies); n != 0 {
+		t.Fatalf("no verdict yet: %d anomaly series", n)
+	}
+	s := verify(synth.Config{Seed: 3, Tenants: 3, ConsumersPerTenant: 2, Events: 2000, Lost: 2, Silent: 1, Skipped: 3})
+	m.ShowVerdict(s)
+	for _, c := range []struct {
+		kind string
+		want int64
+	}{{"lost", s.Lost}, {"silent", s.LostByReason[verifier.ReasonSilent]}, {"skipped", s.Skipped}} {
+		if c.want == 0 {
+			t.Fatalf("the ledger has no %s: the test proves nothing", c.kind)
+		}
+		if got := testutil.ToFloat64(m.anomalies.WithLabelValues(c.kind)); got != float64(c.want) {
+			t.Errorf("seqgate_anomalies{kind=%q} = %g, the verifier counts %d", c.kind, got, c.want)
+		}
+	}
+	clean := prometheus.NewRegistry()
+	mc, err := NewMetrics(clean)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mc.ShowVerdict(verify(synth.Config{Seed: 3, Tenants: 3, ConsumersPerTenant: 2, Events: 2000}))
+	if n := testutil.CollectAndCount(mc.anomalies); n != 0 {
+		t.Errorf("clean run: %d anomaly series", n)
 	}
 }

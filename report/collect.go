@@ -25,8 +25,7 @@ const (
 	defaultPending  = 1 << 20
 	noTime          = math.MinInt64
 	otherReason     = "other"
-	kindDrop        = "drop" // ledger v1 additions; the ledger package may not know it yet
-	maxBitConsumers = 64     // consumers per tenant tracked event by event
+	maxBitConsumers = 64 // consumers per tenant tracked event by event
 )
 
 // Fault is one fault of the schedule as the ledger recorded it (fault start and stop records).
@@ -48,12 +47,6 @@ type PodEvent struct {
 	Signal string
 }
 
-// Counts are the report's own event-by-event counts of the anomalies it plots over time. They follow
-// the spec's definitions; where they differ from the verifier's numbers the report says so.
-type Counts struct {
-	Lost, Skipped, Undelivered int64
-}
-
 // Data is what one pass over a ledger yields: bounded time series and the run's schedule.
 type Data struct {
 	RunID, Scenario string
@@ -67,8 +60,7 @@ type Data struct {
 	ResetReasons    []string
 	Families        []string // scraped metric families, in first-seen order
 	Counters        []bool   // Counters[i]: family i is a counter (plotted as increase per second)
-	Own             Counts
-	Lat             latHist // every first delivery of an acked event to a consumer
+	Lat             latHist  // every first delivery of an acked event to a consumer
 	// Partial, when not empty, says why the per-event series are incomplete (a bound was reached).
 	Partial []string
 	tl      *timeline
@@ -78,25 +70,9 @@ type Data struct {
 func (d *Data) BucketSeconds() float64 { return float64(d.tl.width) / 1e9 }
 
 type consumerInfo struct {
-	tenant         int32
-	bit            uint64 // 0 when the tenant has more than maxBitConsumers consumers
-	seenOpen       bool
-	sawFrame       bool
-	hasInitialSync bool
-	initialSyncSeq int64
-	lastTooOld     int64
-	hasRecord      bool
-	durable        bool
-	firstSince     int64
-	finalCursor    int64
-}
-
-func (c *consumerInfo) firstCursor() int64 {
-	fc := c.firstSince
-	if c.hasInitialSync && c.initialSyncSeq > fc {
-		fc = c.initialSyncSeq
-	}
-	return fc
+	tenant   int32
+	bit      uint64 // 0 when the tenant has more than maxBitConsumers consumers
+	seenOpen bool
 }
 
 type tenantInfo struct {
@@ -109,18 +85,15 @@ type tenantInfo struct {
 const (
 	fMut = 1 << iota
 	fOK
-	fDelivered
-	fPersisted
 )
 
-// pending is an event not yet delivered to every consumer of its tenant.
+// pending is an event not yet delivered to every consumer of its tenant: what the latency of its
+// first deliveries needs.
 type pending struct {
-	doneT    int64
-	persistT int64
-	seq      int64
-	mask     uint64
-	tenant   int32
-	flags    uint8
+	doneT  int64
+	mask   uint64
+	tenant int32
+	flags  uint8
 }
 
 // Collector builds Data from ledger records seen one at a time, in ledger order.
@@ -193,20 +166,12 @@ func (c *Collector) Observe(r *ledger.Record) {
 		}
 	case ledger.KindMut:
 		c.mut(r)
-	case kindDrop:
+	case ledger.KindDrop:
 		tl.at(r.IntendedT).n[cOffered]++
 		tl.at(r.IntendedT).n[cDropped]++
 	case ledger.KindEv:
 		c.ev(r)
 	case ledger.KindReset:
-		ci := c.consumer(r.Consumer, r.Tenant)
-		if !ci.sawFrame && r.Reason == "initial_sync" {
-			ci.hasInitialSync, ci.initialSyncSeq = true, r.Seq
-		}
-		ci.sawFrame = true
-		if r.Reason == "seq_too_old" {
-			ci.lastTooOld = r.T
-		}
 		tl.at(r.T).addReset(c.reason(r.Reason), 1)
 	case ledger.KindConn:
 		c.conn(r)
@@ -218,11 +183,6 @@ func (c *Collector) Observe(r *ledger.Record) {
 		}
 	case ledger.KindMetric:
 		c.metric(r)
-	case ledger.KindPersisted:
-		c.persisted(r)
-	case ledger.KindConsumer:
-		ci := c.consumer(r.Consumer, r.Tenant)
-		ci.hasRecord, ci.durable, ci.firstSince, ci.finalCursor = true, r.Durable, r.FirstSince, r.FinalCursor
 	case ledger.KindEnd:
 		c.d.Ended = r.Reason != "interrupted"
 		c.d.EndNs = r.T
@@ -262,14 +222,14 @@ func (c *Collector) consumer(id, tenant string) *consumerInfo {
 	}
 	ti := c.tenant(tenant)
 	t := c.tenants[ti]
-	ci := &consumerInfo{tenant: ti, lastTooOld: noTime}
+	ci := &consumerInfo{tenant: ti}
 	if t.nbits < maxBitConsumers {
 		ci.bit = 1 << t.nbits
 		t.mask |= ci.bit
 		t.nbits++
 	} else if t.nbits == maxBitConsumers {
 		t.nbits++
-		c.partial(fmt.Sprintf("tenant %s has more than %d consumers: skips and undelivered events of the later ones are not plotted", t.id, maxBitConsumers))
+		c.partial(fmt.Sprintf("tenant %s has more than %d consumers: the later ones' deliveries are not in the latency plot", t.id, maxBitConsumers))
 	}
 	t.cons = append(t.cons, ci)
 	c.cons[strings.Clone(id)] = ci
@@ -285,7 +245,7 @@ func (c *Collector) partial(msg string) {
 // insert adds p unless the pending set is full.
 func (c *Collector) insert(k uint64, p pending) {
 	if len(c.pend) >= c.maxPending {
-		c.partial(fmt.Sprintf("more than %d events were in flight or unresolved at once: later ones are not followed event by event (latency, lost, skipped and undelivered series are partial)", c.maxPending))
+		c.partial(fmt.Sprintf("more than %d events were in flight or undelivered at once: later ones are not followed event by event (the latency series is partial)", c.maxPending))
 		return
 	}
 	c.pend[k] = p
@@ -317,7 +277,7 @@ func (c *Collector) mut(r *ledger.Record) {
 	}
 	p, exists := c.pend[k]
 	if !exists {
-		c.insert(k, pending{doneT: r.DoneT, persistT: noTime, seq: -1, tenant: ti, flags: fl})
+		c.insert(k, pending{doneT: r.DoneT, tenant: ti, flags: fl})
 		return
 	}
 	// Delivered before its ack was recorded: latency 0 for each consumer that already has it.
@@ -345,44 +305,22 @@ func (c *Collector) settle(k uint64, p pending) {
 func (c *Collector) ev(r *ledger.Record) {
 	c.d.tl.at(r.T).n[cDelivered]++
 	ci := c.consumer(r.Consumer, r.Tenant)
-	ci.sawFrame = true
 	k := c.key(r.Tenant, r.Path)
 	p, exists := c.pend[k]
 	if !exists {
-		c.insert(k, pending{doneT: noTime, persistT: noTime, seq: r.Seq, mask: ci.bit, tenant: ci.tenant, flags: fDelivered})
+		c.insert(k, pending{doneT: noTime, mask: ci.bit, tenant: ci.tenant})
 		return
 	}
 	if ci.bit != 0 && p.mask&ci.bit != 0 {
 		return // a duplicate: latency counts first deliveries
 	}
 	p.mask |= ci.bit
-	p.flags |= fDelivered
-	if p.seq < 0 {
-		p.seq = r.Seq
-	}
 	if p.flags&fOK != 0 {
 		us := float64(r.T-p.doneT) / 1e3
 		c.d.tl.at(p.doneT).lat.add(us)
 		c.d.Lat.add(us)
 	}
 	c.settle(k, p)
-}
-
-func (c *Collector) persisted(r *ledger.Record) {
-	if !eventOp(r.Op) {
-		return
-	}
-	k := c.key(r.Tenant, r.Path)
-	p, exists := c.pend[k]
-	if !exists {
-		return // delivered to every consumer already, or a row no mutation of the run wrote
-	}
-	p.flags |= fPersisted
-	p.seq = r.Seq
-	if r.CreatedUnixNs != 0 && c.d.StartUnixNs != 0 {
-		p.persistT = r.CreatedUnixNs - c.d.StartUnixNs
-	}
-	c.pend[k] = p
 }
 
 func (c *Collector) reason(s string) int {
@@ -499,8 +437,8 @@ func seriesKey(r *ledger.Record) string {
 	return sb.String()
 }
 
-// Finish classifies what is still pending (lost, skipped, undelivered) and returns the Data.
-// The Collector must not be used afterwards.
+// Finish closes the series and returns the Data; the anomalies over time come from the verifier
+// (AddTimeline). The Collector must not be used afterwards.
 func (c *Collector) Finish() *Data {
 	d := c.d
 	if !d.Ended && d.EndNs == 0 {
@@ -512,44 +450,30 @@ func (c *Collector) Finish() *Data {
 			d.Faults[i].StopNs = d.EndNs
 		}
 	}
-	tl := d.tl
-	for _, p := range c.pend {
-		if p.flags&fMut != 0 && p.flags&fOK != 0 && p.flags&(fDelivered|fPersisted) == 0 && d.Ended {
-			tl.at(p.doneT).n[cLost]++
-			d.Own.Lost++
-		}
-		if p.flags&(fPersisted|fMut) != fPersisted|fMut {
-			// Not in the audit, or no mutation of the run wrote it: an entry made by a duplicate
-			// delivery after the event had reached everyone, a leak or an unexpected path.
-			continue
-		}
-		pt := p.persistT
-		if pt == noTime {
-			pt = p.doneT
-		}
-		for _, ci := range c.tenants[p.tenant].cons {
-			if !ci.durable || !ci.hasRecord || ci.bit == 0 || p.mask&ci.bit != 0 || p.seq <= ci.firstCursor() {
-				continue
-			}
-			if ci.lastTooOld != noTime && pt != noTime && ci.lastTooOld >= pt {
-				continue // reset-covered: the consumer was told to resync
-			}
-			at := pt
-			if at == noTime {
-				at = 0
-			}
-			if p.seq <= ci.finalCursor {
-				tl.at(at).n[cSkipped]++
-				d.Own.Skipped++
-			} else {
-				tl.at(at).n[cUndelivered]++
-				d.Own.Undelivered++
-			}
-		}
-	}
 	if d.EndNs > 0 {
-		tl.at(d.EndNs) // the axis reaches the end of the run
+		d.tl.at(d.EndNs) // the axis reaches the end of the run
 	}
 	c.pend = nil
 	return d
+}
+
+// anomalySeries are the verifier's anomaly kinds the report plots over time, and their counters.
+var anomalySeries = []struct {
+	kind verifier.WitnessKey
+	c    int
+}{{verifier.WitnessLost, cLost}, {verifier.WitnessSkipped, cSkipped}, {verifier.WitnessUndelivered, cUndelivered}}
+
+// AddTimeline puts the verifier's anomaly timeline on the report's time axis. Both axes start at
+// 100 ms buckets and double, so the report's buckets are widened to the verifier's when they are
+// narrower and each verifier bucket then falls in one of them.
+func (d *Data) AddTimeline(tl *verifier.Timeline) {
+	if tl == nil {
+		return
+	}
+	for d.tl.width < tl.WidthNs {
+		d.tl.coarsen()
+	}
+	for _, a := range anomalySeries {
+		tl.Each(a.kind, func(start, n int64) { d.tl.at(start).n[a.c] += n })
+	}
 }

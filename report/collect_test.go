@@ -1,11 +1,14 @@
 package report
 
 import (
+	"fmt"
+	"io"
 	"math"
 	"slices"
 	"testing"
 
 	"github.com/seqgate/seqgate/ledger"
+	"github.com/seqgate/seqgate/verifier"
 )
 
 func TestTimelineStaysBoundedAndKeepsCounts(t *testing.T) {
@@ -79,6 +82,42 @@ func collect(rs []*ledger.Record) *Data {
 	return c.Finish()
 }
 
+// sliceSource hands records to the verifier and to a collector, as BuildFrom's tee does.
+type sliceSource struct {
+	rs []*ledger.Record
+	c  *Collector
+}
+
+func (s *sliceSource) Next() (*ledger.Record, error) {
+	if len(s.rs) == 0 {
+		return nil, io.EOF
+	}
+	r := s.rs[0]
+	s.rs = s.rs[1:]
+	s.c.Observe(r)
+	return r, nil
+}
+
+// collectVerified collects rs and puts the verifier's anomaly timeline of rs on its axis.
+func collectVerified(t *testing.T, rs []*ledger.Record) *Data {
+	t.Helper()
+	src := &sliceSource{rs: rs, c: NewCollector()}
+	s, err := verifier.VerifySource(src, verifier.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := src.c.Finish()
+	d.AddTimeline(s.Timeline)
+	return d
+}
+
+// counts are the plotted anomalies.
+type counts struct{ Lost, Skipped, Undelivered int64 }
+
+func plotted(d *Data) counts {
+	return counts{total(d, cLost), total(d, cSkipped), total(d, cUndelivered)}
+}
+
 func TestCollectorCountsAndControls(t *testing.T) {
 	run := ledger.Record{K: ledger.KindRun, RunID: "r", StartUnixNs: 1e18, Tenants: []ledger.Tenant{{ID: "a"}}}
 	conn := func(c string) ledger.Record {
@@ -100,13 +139,13 @@ func TestCollectorCountsAndControls(t *testing.T) {
 	cases := []struct {
 		name  string
 		rs    []*ledger.Record
-		want  Counts
+		want  counts
 		lat   int64
 		check func(t *testing.T, d *Data)
 	}{
 		{name: "clean", rs: recs(run, conn("c1"), conn("c2"), mut("/1", "ok", 1e9), ev("c1", "/1", 1, 1.01e9), ev("c2", "/1", 1, 1.02e9),
 			pers("/1", 1), cons("c1", 1), cons("c2", 1), end), lat: 2},
-		{name: "lost", rs: recs(run, conn("c1"), mut("/1", "ok", 1e9), cons("c1", 0), end), want: Counts{Lost: 1},
+		{name: "lost", rs: recs(run, conn("c1"), mut("/1", "ok", 1e9), cons("c1", 0), end), want: counts{Lost: 1},
 			check: func(t *testing.T, d *Data) {
 				if s, e := total(d, cReqStart), total(d, cReqEnd); s != 1 || e != 1 {
 					t.Errorf("requests started %d ended %d, want 1 and 1", s, e)
@@ -120,7 +159,7 @@ func TestCollectorCountsAndControls(t *testing.T) {
 		{name: "skipped and undelivered", rs: recs(run, conn("c1"), conn("c2"),
 			mut("/1", "ok", 1e9), mut("/2", "ok", 2e9), ev("c1", "/1", 1, 1.1e9), ev("c1", "/2", 2, 2.1e9), ev("c2", "/2", 2, 2.2e9),
 			pers("/1", 1), pers("/2", 2), mut("/3", "ok", 3e9), ev("c1", "/3", 3, 3.1e9), pers("/3", 3), cons("c1", 3), cons("c2", 2), end),
-			want: Counts{Skipped: 1, Undelivered: 1}, lat: 4},
+			want: counts{Skipped: 1, Undelivered: 1}, lat: 4},
 		{name: "reset-covered is not skipped", rs: recs(run, conn("c1"), conn("c2"), mut("/1", "ok", 1e9), ev("c1", "/1", 1, 1.1e9),
 			ledger.Record{K: ledger.KindReset, Consumer: "c2", Tenant: "a", Reason: "seq_too_old", Seq: 1, T: 2e9},
 			pers("/1", 1), cons("c1", 1), cons("c2", 1), end), lat: 1},
@@ -158,9 +197,9 @@ func TestCollectorCountsAndControls(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			d := collect(tc.rs)
-			if d.Own != tc.want {
-				t.Errorf("counts %+v, want %+v", d.Own, tc.want)
+			d := collectVerified(t, tc.rs)
+			if got := plotted(d); got != tc.want {
+				t.Errorf("plotted %+v, want %+v", got, tc.want)
 			}
 			if d.Lat.count != tc.lat {
 				t.Errorf("latency samples %d, want %d", d.Lat.count, tc.lat)
@@ -205,5 +244,42 @@ func TestCollectorMetricKindByType(t *testing.T) {
 	want := []bool{false, true, false, true}
 	if !slices.Equal(d.Counters, want) {
 		t.Errorf("families %v: counters %v, want %v", d.Families, d.Counters, want)
+	}
+}
+
+// TestAddTimelineWidens: the verifier's buckets land in the report's, widened to match when the
+// verifier's are wider, with every count kept; no timeline adds nothing.
+func TestAddTimelineWidens(t *testing.T) {
+	run := ledger.Record{K: ledger.KindRun, RunID: "r", Tenants: []ledger.Tenant{{ID: "a"}}}
+	rs := recs(run, ledger.Record{K: ledger.KindConn, Consumer: "c1", Tenant: "a", Conn: "c1#1", Phase: "open", T: 1})
+	for i := range 40 {
+		at := int64(i) * 1e9
+		rs = append(rs, &ledger.Record{K: ledger.KindMut, MID: fmt.Sprint(i), Tenant: "a", Op: "write", Path: fmt.Sprint("/", i),
+			IntendedT: at, T: at, DoneT: at + 1e6, Res: ledger.ResOK})
+	}
+	rs = append(rs, &ledger.Record{K: ledger.KindEnd, T: 40e9, Drained: true})
+	d := collectVerified(t, rs)
+	if got := total(d, cLost); got != 40 {
+		t.Fatalf("plotted %d losses, want 40", got)
+	}
+	// A report axis narrower than the verifier's (a short ledger beside a long timeline).
+	d2 := collect(recs(run))
+	tl := d2.tl
+	src := &sliceSource{rs: rs, c: NewCollector()}
+	s, err := verifier.VerifySource(src, verifier.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tl.width >= s.Timeline.WidthNs {
+		t.Fatalf("control: the report's width %d is not narrower than the verifier's %d", tl.width, s.Timeline.WidthNs)
+	}
+	d2.AddTimeline(s.Timeline)
+	if d2.tl.width != s.Timeline.WidthNs || total(d2, cLost) != 40 {
+		t.Errorf("after AddTimeline: width %d (verifier %d), losses %d", d2.tl.width, s.Timeline.WidthNs, total(d2, cLost))
+	}
+	d3 := collect(recs(run))
+	d3.AddTimeline(nil)
+	if total(d3, cLost) != 0 {
+		t.Error("a nil timeline added losses")
 	}
 }

@@ -159,7 +159,7 @@ func figLatency(d *Data, _ []mark) (figure, error) {
 }
 
 func figAnomalies(d *Data, marks []mark) (figure, error) {
-	p := newTimePlot(d, "Lost, skipped and undelivered events (by the event's ack time)", "events per bucket")
+	p := newTimePlot(d, "Lost, skipped and undelivered events (lost by the ack time, the others by when the event persisted)", "events per bucket")
 	for _, s := range []struct {
 		name string
 		c    int
@@ -189,7 +189,7 @@ func figAnomalies(d *Data, marks []mark) (figure, error) {
 	}
 	fixX(p, d)
 	floorY(p, 1)
-	return render(p, "plot-anomalies", "Anomalies", "Counted event by event in the report's own pass under the spec's definitions (reset-covered events are not counted); triangles are the verifier's witnesses, each linked from its table row.", true)
+	return render(p, "plot-anomalies", "Anomalies", "The verifier's counts over time (its anomaly timeline: every instance the summary counts; reset-covered events are not plotted); triangles are the verifier's witnesses, each linked from its table row.", true)
 }
 
 func figConnections(d *Data, _ []mark) (figure, error) {

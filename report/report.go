@@ -60,8 +60,10 @@ func (t tee) Next() (*ledger.Record, error) {
 	return rec, err
 }
 
-// Build reads the ledger files of one run in a single pass. With a summary (from LoadSummary) the
-// pass only collects the series; without one (s == nil) it also verifies, in the same pass, with opts.
+// Build reads the ledger files of one run in a single pass. With a summary that carries its anomaly
+// timeline (the verifier's own, in seqgate run) the pass only collects the series; otherwise it also
+// verifies, in the same pass, with opts: without a summary (s == nil) for everything, with one read
+// from summary.json (which has no timeline) for the timeline alone.
 func Build(paths []string, s *verifier.Summary, raw map[string][]json.RawMessage, opts verifier.Options) (Input, error) {
 	r, err := ledger.Open(paths...)
 	if err != nil {
@@ -74,23 +76,29 @@ func Build(paths []string, s *verifier.Summary, raw map[string][]json.RawMessage
 // BuildFrom is Build over an open reader; source names it on the page.
 func BuildFrom(r *ledger.Reader, source string, s *verifier.Summary, raw map[string][]json.RawMessage, opts verifier.Options) (Input, error) {
 	in := Input{Summary: s, Witnesses: raw, Source: source}
-	if s != nil {
+	if s != nil && s.Timeline != nil {
 		d, err := Collect(r)
 		if err != nil {
 			return Input{}, err
 		}
+		d.AddTimeline(s.Timeline)
 		in.Data = d
 		return in, nil
 	}
 	c := NewCollector()
-	s, err := verifier.VerifySource(tee{r, c}, opts)
+	v, err := verifier.VerifySource(tee{r, c}, opts)
 	if err != nil {
 		return Input{}, err
 	}
-	for _, w := range r.Warnings() {
-		s.Warnings = append(s.Warnings, w.String())
+	in.Data = c.Finish()
+	in.Data.AddTimeline(v.Timeline)
+	if s != nil {
+		return in, nil // the summary given stands; this pass only gave its timeline
 	}
-	in.Summary, in.Data = s, c.Finish()
+	for _, w := range r.Warnings() {
+		v.Warnings = append(v.Warnings, w.String())
+	}
+	in.Summary = v
 	return in, nil
 }
 

@@ -110,37 +110,11 @@ func witnessTables(s *verifier.Summary, raw map[string][]json.RawMessage) ([]wit
 	return out, nil
 }
 
-// countOf is the summary's total for a check's witnesses, so a table can say "first 20 of 31".
+// countOf is the summary's total for a check's witnesses, so a table can say "first 20 of 31"; 0
+// for a list whose witnesses are not one per instance of a number (the busiest reconnect second).
 func countOf(s *verifier.Summary, check string) int64 {
-	switch check {
-	case "lost":
-		return s.Lost
-	case "silent":
-		return s.LostByReason[verifier.ReasonSilent]
-	case "skipped":
-		return s.Skipped
-	case "undelivered":
-		return s.Undelivered
-	case "reset_covered":
-		return s.ResetCovered
-	case "spurious_resets":
-		return s.SpuriousResets
-	case "duplicates":
-		return s.Duplicates
-	case "unexpected":
-		return s.Unexpected
-	case "leaks":
-		return s.Leaks
-	case "recovered":
-		return s.Recovered
-	case "reorder":
-		return s.Reorder.Overtaken
-	case "cold_wakeups":
-		return s.ColdWakeups
-	case verifier.CheckBatchAtomicity:
-		return s.BatchTorn
-	}
-	return 0
+	n, _ := verifier.WitnessCount(s, verifier.WitnessKey(check))
+	return n
 }
 
 // orderedObject decodes one JSON object keeping its key order; values are rendered as text (numbers
@@ -190,12 +164,12 @@ func cellText(key string, v json.RawMessage) string {
 
 // plotOf is the plot a check's witnesses are best seen on.
 func plotOf(check string) string {
-	switch check {
-	case "reconnects", "spurious_resets":
+	switch verifier.WitnessKey(check) {
+	case verifier.WitnessReconnects, verifier.WitnessSpurious:
 		return "plot-resets"
-	case "duplicates", "unexpected", "leaks", "reorder", "recovered":
+	case verifier.WitnessDuplicates, verifier.WitnessUnexpected, verifier.WitnessLeaks, verifier.WitnessReorder, verifier.WitnessRecovered:
 		return "plot-delivered"
-	case "cold_wakeups":
+	case verifier.WitnessColdWakeups:
 		return "plot-mutations"
 	}
 	return "plot-anomalies"

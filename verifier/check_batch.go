@@ -188,7 +188,7 @@ func (c *batchCheck) Finish(s *Summary) {
 		s.BatchTorn++
 		s.consumer(w.Consumer).BatchTorn++
 		s.tenant(w.Tenant).BatchTorn++
-		c.w.add(CheckBatchAtomicity, w) // the check's name: its witnesses come first where it failed
+		c.w.add(WitnessBatchAtomicity, w) // the check's name: its witnesses come first where it failed
 	}
 }
 
@@ -196,4 +196,17 @@ func (c *batchCheck) Finish(s *Summary) {
 func splitKey(k string) (tenant, batch string) {
 	tenant, batch, _ = strings.Cut(k, "\x00")
 	return tenant, batch
+}
+
+// batchCheckDesc describes batch writes a consumer saw in pieces.
+var batchCheckDesc = descriptor{
+	Name: CheckBatchAtomicity, File: "check_batch.go", Path: "batch_torn", Covers: []string{"batches"},
+	Value: func(s *Summary) float64 { return float64(s.BatchTorn) },
+	Per:   func(st *Stats) float64 { return float64(st.BatchTorn) }, PerConsumer: true,
+	Witness: WitnessBatchAtomicity, Anomaly: true, NeedsAudit: true, Gate: gateFails,
+	FailsDoc:   "when batch_torn > 0",
+	Title:      "batch atomicity",
+	Doc:        "(seed 003) a batch is the `mut` records sharing (tenant, `batch`); an event belongs to the batch its `ev` names (eventlogd's frames carry it; an event may be delivered before its mutation's record exists). Per consumer, a (consumer, batch) pair is **torn** once, either **interleaved**: an event of the batch arrives after an event outside it (an `ev` of another or no batch, a `reset(structural_change)`) that followed the batch's earlier events, with no resync reset (`seq_too_old`, `initial_sync`, `server_restart`) in between; or **incomplete**: a durable consumer got some of the batch's expected events (as for skipped) and others are skipped or undelivered (reset-covered ones are fine). `batches` counts the batches with an acked file; `batch_torn` the torn pairs, per consumer and tenant. Memory: one small entry per (consumer, batch seen)",
+	WitnessDoc: "`batch_atomicity`: consumer, tenant, batch, shape (interleaved, incomplete), delivered, expected, delivered_before_other, other_path, other_seq, other_ms (the event that came between), resumed_ms (when the batch resumed), first_ms",
+	build:      func(e *checkEnv) checker { return newBatchCheck(e.ix, e.w) },
 }

@@ -131,7 +131,19 @@ func (c *coldCheck) Finish(s *Summary) {
 		name := c.ix.tenantName(c.ix.tenant(t)) // the summary's name of the proxy's tenant
 		s.ColdWakeups++
 		s.tenant(name).ColdWakeups++
-		c.w.add("cold_wakeups", coldWitness{Tenant: name, Proxy: ct.proxy, FirstMs: ms(ct.first.t), LastMs: ms(ct.last.t),
+		c.w.add(WitnessColdWakeups, coldWitness{Tenant: name, Proxy: ct.proxy, FirstMs: ms(ct.first.t), LastMs: ms(ct.last.t),
 			Conns: dc, BytesUp: du, BytesDown: dd, FirstRiseMs: ms(ct.riseFrom), FirstRiseTo: ms(ct.riseTo)})
 	}
+}
+
+// coldCheckDesc describes cold tenants whose database was touched.
+var coldCheckDesc = descriptor{
+	Name: CheckColdWakeups, File: "check_cold.go", Path: "cold_wakeups",
+	Value:   func(s *Summary) float64 { return float64(s.ColdWakeups) },
+	Per:     func(st *Stats) float64 { return float64(st.ColdWakeups) },
+	Witness: WitnessColdWakeups, Anomaly: true, Gate: gateFails,
+	Title:      "cold wakeups",
+	Doc:        "a tenant with `cold: true` whose proxy `conns`, `bytes_up` or `bytes_down` rose between its first and last `proxy` record: one wakeup per tenant. A counter that goes down (a restarted proxy) starts a new baseline at the lower value; any later rise is a wakeup (decision of 2026-11-30)",
+	WitnessDoc: "tenant, proxy, first_ms, last_ms, conns_delta, bytes_up_delta, bytes_down_delta (the sums of the rises), first_rise_from_ms, first_rise_to_ms (the first interval that grew)",
+	build:      func(e *checkEnv) checker { return newColdCheck(e.ix, e.w) },
 }

@@ -86,3 +86,17 @@ func ProofShort(s *Summary) string {
 	}
 	return msg
 }
+
+// confidenceCheckDesc describes the upper bound of the loss fraction.
+var confidenceCheckDesc = descriptor{
+	Name: "confidence", File: "check_confidence.go", Path: "loss_upper_95", Covers: []string{"min_acked_for_budget", "budget_provable"},
+	Value:      func(s *Summary) float64 { return s.LossUpper95 },
+	NeedsAudit: true,
+	Report: func(s *Summary) string {
+		return fmt.Sprintf("loss_upper_95 %g with acked %d (budget %g; provable from acked %d with no loss)", s.LossUpper95, s.Acked, s.Budget, s.MinAckedForBudget)
+	},
+	Title:      "confidence",
+	Doc:        "Clopper-Pearson bound (regularized incomplete beta, inverted by bisection; zero losses: 1 − 0.05^(1/n) ≈ 3/n)",
+	WitnessDoc: "–",
+	build:      func(*checkEnv) checker { return newConfidenceCheck() },
+}

@@ -1,6 +1,10 @@
 package verifier
 
-import "github.com/seqgate/seqgate/ledger"
+import (
+	"fmt"
+
+	"github.com/seqgate/seqgate/ledger"
+)
 
 // DefaultMaxDroppedFraction is the spec's bound on dropped_fraction when no threshold sets one.
 const DefaultMaxDroppedFraction = 0.01
@@ -70,8 +74,8 @@ func (c *dropsCheck) Observe(r *ledger.Record) {
 			c.lastT[ti] = r.IntendedT
 		}
 		c.drops[ti]++
-		if !c.w.full("drops") {
-			c.w.add("drops", dropWitness{Tenant: c.ix.tenantName(ti), IntendedMs: ms(r.IntendedT), Block: r.Block})
+		if !c.w.full(WitnessDrops) {
+			c.w.add(WitnessDrops, dropWitness{Tenant: c.ix.tenantName(ti), IntendedMs: ms(r.IntendedT), Block: r.Block})
 		}
 		if c.ix.windows {
 			c.dropT = append(c.dropT, r.IntendedT)
@@ -97,7 +101,7 @@ func (c *dropsCheck) Finish(s *Summary) {
 	}
 	for ti := range int32(len(c.ix.tenantNames)) {
 		if n := c.drops[ti]; n > 0 {
-			c.w.add("drops_by_tenant", dropTenantWitness{Tenant: c.ix.tenantName(ti), Drops: n, FirstMs: ms(c.firstT[ti]), LastMs: ms(c.lastT[ti])})
+			c.w.add(WitnessDropsByTenant, dropTenantWitness{Tenant: c.ix.tenantName(ti), Drops: n, FirstMs: ms(c.firstT[ti]), LastMs: ms(c.lastT[ti])})
 		}
 	}
 	for _, st := range append([]*Stats{&s.Stats}, statsOf(s.PerTenant)...) {
@@ -137,4 +141,40 @@ func (c *evidenceCheck) Observe(r *ledger.Record) {
 func (c *evidenceCheck) Finish(s *Summary) {
 	s.Audit = c.a
 	s.Audit.Required = c.ix.run.Audit
+}
+
+// droppedFractionCheck describes the share of arrivals the open model did not send.
+var droppedFractionCheck = descriptor{
+	Name: CheckDroppedFraction, File: "check_drops.go", Path: "dropped_fraction",
+	Value: func(s *Summary) float64 { return s.DroppedFraction },
+	Per:   func(st *Stats) float64 { return float64(st.Drops) },
+	Gate:  gateFails, Max: func(*Summary) float64 { return DefaultMaxDroppedFraction }, Replaceable: true,
+	FailsDoc:   "when > 0.01 and no threshold bounds it",
+	Title:      "drops",
+	Doc:        "`drop` records against `mut` records: dropped_fraction = drops / (drops + mutations)",
+	WitnessDoc: "`drops`: tenant, intended_ms, block; `drops_by_tenant`: tenant, drops, first_intended_ms, last_intended_ms",
+	build:      func(e *checkEnv) checker { e.drops = newDropsCheck(e.ix, e.w); return e.drops },
+}
+
+// loadCheck describes the arrivals: sent, by answer, and dropped.
+var loadCheck = descriptor{
+	Name: "load", File: "check_drops.go", Path: "drops", Covers: []string{"mutations", "offered", "ok", "err", "timeout"},
+	Value:   func(s *Summary) float64 { return float64(s.Drops) },
+	Witness: WitnessDrops, Anomaly: true,
+	Report: func(s *Summary) string {
+		return fmt.Sprintf("mutations %d, drops %d, dropped_fraction %g", s.Mutations, s.Drops, s.DroppedFraction)
+	},
+	Title: "drops",
+}
+
+// evidenceCheckDesc describes whether the audit the run promised succeeded.
+var evidenceCheckDesc = descriptor{
+	Name: "audit", File: "check_drops.go", Path: "audit.attempts", Covers: []string{"audit.rows", "audit.tenants"},
+	Value:      func(s *Summary) float64 { return float64(s.Audit.Attempts) },
+	NeedsAudit: true, Gate: gateInconclusive,
+	Report:     func(s *Summary) string { return auditLine(s.Audit) },
+	Title:      "evidence",
+	Doc:        "the `audit` records (first success, else the last attempt) and the run record's `audit`",
+	WitnessDoc: "– (`audit` in the summary)",
+	build:      func(e *checkEnv) checker { return newEvidenceCheck(e.ix) },
 }

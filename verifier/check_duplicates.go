@@ -1,6 +1,10 @@
 package verifier
 
-import "github.com/seqgate/seqgate/ledger"
+import (
+	"fmt"
+
+	"github.com/seqgate/seqgate/ledger"
+)
 
 // duplicatesCheck counts event paths delivered more than once to the same consumer (every delivery
 // after the first is one duplicate).
@@ -30,10 +34,10 @@ func (c *duplicatesCheck) Observe(r *ledger.Record) {
 		c.perCons = append(c.perCons, 0)
 	}
 	c.perCons[c.ix.cur.cons]++
-	if c.w.full("duplicates") {
+	if c.w.full(WitnessDuplicates) {
 		return
 	}
-	c.w.add("duplicates", duplicateWitness{Consumer: r.Consumer, Conn: r.Conn, Seq: r.Seq, Path: c.ix.path(c.ix.mutationAt(c.ix.cur.id)), Ms: ms(r.T)}) // not r.Path: it may be lent
+	c.w.add(WitnessDuplicates, duplicateWitness{Consumer: r.Consumer, Conn: r.Conn, Seq: r.Seq, Path: c.ix.path(c.ix.mutationAt(c.ix.cur.id)), Ms: ms(r.T)}) // not r.Path: it may be lent
 }
 
 func (c *duplicatesCheck) Finish(s *Summary) {
@@ -43,4 +47,16 @@ func (c *duplicatesCheck) Finish(s *Summary) {
 		s.consumer(cs.id).Duplicates += n
 		s.tenant(c.ix.tenantName(cs.tenant)).Duplicates += n
 	}
+}
+
+// duplicatesCheckDesc describes deliveries of a path after its first.
+var duplicatesCheckDesc = descriptor{
+	Name: "duplicates", File: "check_duplicates.go", Path: "duplicates",
+	Value:   func(s *Summary) float64 { return float64(s.Duplicates) },
+	Witness: WitnessDuplicates, Anomaly: true,
+	Report:     func(s *Summary) string { return fmt.Sprintf("duplicates %d", s.Duplicates) },
+	Title:      "duplicates",
+	Doc:        "every delivery of a path to a consumer after its first (three deliveries = 2)",
+	WitnessDoc: "consumer, conn, seq, path, t_ms",
+	build:      func(e *checkEnv) checker { return newDuplicatesCheck(e.ix, e.w) },
 }

@@ -1,6 +1,7 @@
 package verifier
 
 import (
+	"fmt"
 	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/seqgate/seqgate/ledger"
@@ -188,4 +189,26 @@ func quantiles(h *hdrhistogram.Histogram) Quantiles {
 	q := func(p float64) float64 { return float64(h.ValueAtQuantile(p)) / 1000 }
 	return Quantiles{Count: h.TotalCount(), P50: q(50), P90: q(90), P99: q(99), P999: q(99.9),
 		Max: float64(h.Max()) / 1000}
+}
+
+// latencyCheckDesc describes first-delivery latency of acked events.
+var latencyCheckDesc = descriptor{
+	Name: "latency", File: "check_latency.go", Path: "latency_ms.p99",
+	Covers: []string{"latency_ms.*", "deliveries", "delivered_before_ack"},
+	Value:  func(s *Summary) float64 { return s.LatencyMs.P99 },
+	Report: func(s *Summary) string {
+		return quantilesLine(s.LatencyMs) + fmt.Sprintf(", delivered before ack %d", s.DeliveredBeforeAck)
+	},
+	Title:      "latency",
+	Doc:        "see `latency_ms`, `issue_latency_ms`",
+	WitnessDoc: "–",
+	build:      func(e *checkEnv) checker { e.lat = newLatencyCheck(e.ix); e.lat.slow = e.slow; return e.lat },
+}
+
+// issueLatencyCheck describes how long each write took from when the schedule wanted it sent.
+var issueLatencyCheck = descriptor{
+	Name: "issue_latency", File: "check_latency.go", Path: "issue_latency_ms.p99", Covers: []string{"issue_latency_ms.*"},
+	Value:  func(s *Summary) float64 { return s.IssueLatencyMs.P99 },
+	Report: func(s *Summary) string { return quantilesLine(s.IssueLatencyMs) },
+	Title:  "latency",
 }

@@ -34,8 +34,20 @@ func (c *leaksCheck) Finish(s *Summary) {
 		s.Leaks++
 		s.consumer(cs.id).Leaks++
 		s.tenant(ix.tenantName(cs.tenant)).Leaks++
-		c.w.add("leaks", leakWitness{Consumer: cs.id, ConsumerTenant: ix.tenantName(cs.tenant),
+		c.w.add(WitnessLeaks, leakWitness{Consumer: cs.id, ConsumerTenant: ix.tenantName(cs.tenant),
 			OwnerTenant: ix.tenantName(owner.tenant), Path: c.ix.path(owner), MID: c.ix.mid(owner), Conn: ix.connNames[o.conn],
 			Seq: o.seq, Ms: ms(o.t)})
 	})
+}
+
+// leaksCheckDesc describes deliveries of another tenant's path.
+var leaksCheckDesc = descriptor{
+	Name: CheckLeaks, File: "check_leaks.go", Path: "leaks",
+	Value: func(s *Summary) float64 { return float64(s.Leaks) },
+	Per:   func(st *Stats) float64 { return float64(st.Leaks) }, PerConsumer: true,
+	Witness: WitnessLeaks, Anomaly: true, Gate: gateFails,
+	Title:      "leaks",
+	Doc:        "an `ev` whose path matches no mutation of the consumer's tenant but one of another tenant",
+	WitnessDoc: "consumer, consumer_tenant, owner_tenant, path, mid, conn, seq, t_ms",
+	build:      func(e *checkEnv) checker { return newLeaksCheck(e.ix, e.w) },
 }

@@ -2,6 +2,7 @@ package verifier
 
 import (
 	"cmp"
+	"fmt"
 	"slices"
 	"strings"
 
@@ -123,7 +124,8 @@ func (c *lossCheck) Finish(s *Summary) {
 			// no end (or an interrupted one): not provably lost, unresolved (additions of 2026-11-30)
 			s.Unresolved++
 			ts.Unresolved++
-			c.w.add("unresolved", unresolvedWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),
+			c.w.at(WitnessUnresolved, m.doneT)
+			c.w.add(WitnessUnresolved, unresolvedWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),
 				Pod: ix.podName(m), AckMs: ms(m.doneT)})
 			continue
 		}
@@ -188,9 +190,11 @@ func (c *lossCheck) Finish(s *Summary) {
 		ts.LostByReason[why]++
 		wit := lostWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m), Pod: ix.podName(m),
 			Reason: why, IntendedMs: ms(c.ix.intended(m)), SentMs: ms(c.ix.sent(m)), AckMs: ms(m.doneT), Status: int32(m.status)}
-		c.w.add("lost", wit)
+		c.w.add(WitnessLost, wit)
+		c.w.at(WitnessLost, m.doneT)
 		if why == ReasonSilent {
-			c.w.add("silent", wit)
+			c.w.add(WitnessSilent, wit)
+			c.w.at(WitnessSilent, m.doneT)
 		}
 	}
 	// The spec's lost_by_reason always names crash and silent, so a zero is visible.
@@ -213,4 +217,44 @@ func statsOf(m map[string]*Stats) []*Stats {
 		out = append(out, st)
 	}
 	return out
+}
+
+// lossBudgetCheck describes the loss budget: the fraction of W lost.
+var lossBudgetCheck = descriptor{
+	Name: CheckLossBudget, File: "check_loss.go", Path: "event_loss_fraction",
+	Value:      func(s *Summary) float64 { return s.EventLossFraction },
+	Per:        func(st *Stats) float64 { return float64(st.Lost) },
+	NeedsAudit: true, Gate: gateFails, Max: func(s *Summary) float64 { return s.Budget },
+	FailsDoc:   "when fraction > budget",
+	Title:      "loss",
+	Doc:        "m in W not persisted. Explained first by drop counters (`*_retry_dropped_total{tenant_id,reason}` increases on the pod that acked m; each increase explains one of that pod's and tenant's losses, oldest first, reasons in the order they first rose), then by a `crash` record of that pod at or after m's ack; the rest is silent",
+	WitnessDoc: "`lost` and `silent`: mid, tenant, path, pod (that acked it), reason, intended_ms, sent_ms, ack_ms, status",
+	build:      func(e *checkEnv) checker { return newLossCheck(e.ix, e.w) },
+}
+
+// silentCheck describes losses nothing explains.
+var silentCheck = descriptor{
+	Name: CheckSilent, File: "check_loss.go", Path: "lost_by_reason.silent",
+	Value:   func(s *Summary) float64 { return float64(s.LostByReason[ReasonSilent]) },
+	Per:     func(st *Stats) float64 { return float64(st.LostByReason[ReasonSilent]) },
+	Witness: WitnessSilent, Anomaly: true, NeedsAudit: true, Gate: gateFails,
+	FailsDoc: "when any silent loss", Title: "loss",
+}
+
+// lostCheck describes every loss, explained or not: what loss_budget judges.
+var lostCheck = descriptor{
+	Name: "lost", File: "check_loss.go", Path: "lost", Covers: []string{"acked", "lost_by_reason.<key>"},
+	Value:   func(s *Summary) float64 { return float64(s.Lost) },
+	Witness: WitnessLost, Anomaly: true, NeedsAudit: true, Title: "loss",
+}
+
+// unresolvedCheck describes acked mutations a ledger with no end leaves open.
+var unresolvedCheck = descriptor{
+	Name: "unresolved", File: "check_loss.go", Path: "unresolved",
+	Value:   func(s *Summary) float64 { return float64(s.Unresolved) },
+	Witness: WitnessUnresolved, Anomaly: true, NeedsAudit: true,
+	Report:     func(s *Summary) string { return fmt.Sprintf("unresolved %d", s.Unresolved) },
+	Title:      "unresolved",
+	Doc:        "with no end (or an interrupted one), m in W not persisted",
+	WitnessDoc: "`unresolved`: mid, tenant, path, pod, ack_ms",
 }

@@ -128,7 +128,7 @@ func (c *peersCheck) frames(s *Summary, id int32, m *mutation, seq int64, otherP
 		s.SeqMismatch += int64(n)
 		s.consumer(cs.id).SeqMismatch += int64(n)
 		s.tenant(ix.tenantName(cs.tenant)).SeqMismatch += int64(n)
-		c.w.add("seq_mismatch", peerMismatchWitness{Consumer: cs.id, Tenant: ix.tenantName(ti), Seq: seq, Path: ix.path(m), MID: ix.mid(m),
+		c.w.add(WitnessSeqMismatch, peerMismatchWitness{Consumer: cs.id, Tenant: ix.tenantName(ti), Seq: seq, Path: ix.path(m), MID: ix.mid(m),
 			Other: otherPath, Source: source, Frames: n})
 	}
 	if ix.muts.evSeq(m) == seq && m.evN > 0 {
@@ -141,4 +141,11 @@ func (c *peersCheck) frames(s *Summary, id int32, m *mutation, seq int64, otherP
 			add(o.cons, 1)
 		}
 	}
+}
+
+// peersCheckDesc builds the peers' evidence first: the rows it adds to the audit are read by every
+// check after it (loss, skipped, undelivered, seq_mismatch).
+var peersCheckDesc = descriptor{
+	Name: "peers", File: "check_peers.go",
+	build: func(e *checkEnv) checker { return newPeersCheck(e.ix, e.w) },
 }

@@ -1,6 +1,10 @@
 package verifier
 
-import "github.com/seqgate/seqgate/ledger"
+import (
+	"fmt"
+
+	"github.com/seqgate/seqgate/ledger"
+)
 
 // Projection defaults (docs/ledger-v1.md, the run record's optional fields).
 const (
@@ -50,4 +54,19 @@ func (c *projectionCheck) Finish(s *Summary) {
 		p.Fraction = p.CrashesPerYear * p.UnflushedPerCrash / p.AnnualEvents
 	}
 	s.Projection = p
+}
+
+// projectionCheckDesc describes the annual loss projection.
+var projectionCheckDesc = descriptor{
+	Name: "projection", File: "check_projection.go", Path: "projection.fraction", Covers: []string{"projection.*"},
+	Value:      func(s *Summary) float64 { return s.Projection.Fraction },
+	NeedsAudit: true,
+	Report: func(s *Summary) string {
+		p := s.Projection
+		return fmt.Sprintf("%g crashes/yr x %g unflushed/crash / %g events/yr = %g", p.CrashesPerYear, p.UnflushedPerCrash, p.AnnualEvents, p.Fraction)
+	},
+	Title:      "projection",
+	Doc:        "crashes_per_year = crashes_per_pod_year (12) × pods_in_fleet (20); unflushed_per_crash = crash-explained losses / `crash` records (0 with none); annual_events = acked / (last − first `mut` send time) × 31,557,600 s; fraction = crashes_per_year × unflushed_per_crash / annual_events",
+	WitnessDoc: "–",
+	build:      func(e *checkEnv) checker { return newProjectionCheck(e.ix) },
 }

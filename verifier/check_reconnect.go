@@ -1,6 +1,7 @@
 package verifier
 
 import (
+	"fmt"
 	"slices"
 
 	"github.com/seqgate/seqgate/ledger"
@@ -51,7 +52,7 @@ func (c *reconnectCheck) Finish(s *Summary) {
 	var from int64
 	s.Reconnects.MaxPerS, from = maxPerSecond(all)
 	if s.Reconnects.Total > 0 {
-		c.w.add("reconnects", stormWitness{FromMs: ms(from), Opens: s.Reconnects.MaxPerS})
+		c.w.add(WitnessReconnects, stormWitness{FromMs: ms(from), Opens: s.Reconnects.MaxPerS})
 	}
 }
 
@@ -70,4 +71,17 @@ func maxPerSecond(ts []int64) (int64, int64) {
 		}
 	}
 	return best, at
+}
+
+// reconnectCheckDesc describes connection churn.
+var reconnectCheckDesc = descriptor{
+	Name: "reconnects", File: "check_reconnect.go", Path: "reconnects.max_per_s", Covers: []string{"reconnects.total", "reconnects.opens"},
+	Value: func(s *Summary) float64 { return float64(s.Reconnects.MaxPerS) },
+	Report: func(s *Summary) string {
+		return fmt.Sprintf("total %d, opens %d, max %d opens/s", s.Reconnects.Total, s.Reconnects.Opens, s.Reconnects.MaxPerS)
+	},
+	Title:      "reconnects",
+	Doc:        "most `conn` opens in any half-open window [t, t+1 s); total = `open` records after each consumer's first",
+	WitnessDoc: "from_ms, opens_in_1s (the busiest window, when there were reconnects)",
+	build:      func(e *checkEnv) checker { return newReconnectCheck(e.ix, e.w) },
 }

@@ -1,6 +1,10 @@
 package verifier
 
-import "github.com/seqgate/seqgate/ledger"
+import (
+	"fmt"
+
+	"github.com/seqgate/seqgate/ledger"
+)
 
 // recoveredCheck counts ambiguous mutations (res err or timeout) whose event appeared anyway. They
 // are never lost; recovered says how often an error answer still committed.
@@ -37,7 +41,19 @@ func (c *recoveredCheck) Finish(s *Summary) {
 		if m.res() == resTimeout {
 			res = ledger.ResTimeout
 		}
-		c.w.add("recovered", recoveredWitness{MID: c.ix.mid(m), Tenant: c.ix.tenantName(m.tenant), Path: c.ix.path(m),
+		c.w.add(WitnessRecovered, recoveredWitness{MID: c.ix.mid(m), Tenant: c.ix.tenantName(m.tenant), Path: c.ix.path(m),
 			Res: res, Status: int32(m.status), SentMs: ms(c.ix.sent(m)), DoneMs: ms(m.doneT)})
 	}
+}
+
+// recoveredCheckDesc describes mutations that failed but whose event appeared.
+var recoveredCheckDesc = descriptor{
+	Name: "recovered", File: "check_recovered.go", Path: "recovered",
+	Value:   func(s *Summary) float64 { return float64(s.Recovered) },
+	Witness: WitnessRecovered, Anomaly: true,
+	Report:     func(s *Summary) string { return fmt.Sprintf("recovered %d", s.Recovered) },
+	Title:      "recovered",
+	Doc:        "an event-producing mutation with `res` err/timeout whose event appeared anyway (never counted as lost)",
+	WitnessDoc: "mid, tenant, path, res, status, sent_ms, done_ms",
+	build:      func(e *checkEnv) checker { return newRecoveredCheck(e.ix, e.w) },
 }

@@ -303,3 +303,22 @@ func (c *windowCheck) windows(s *Summary, end int64) {
 		s.Windows[name] = &w
 	}
 }
+
+// recoveryCheckDesc describes each fault's recovery.
+var recoveryCheckDesc = descriptor{
+	Name: "recovery", File: "check_recovery.go", Path: "recovery_max_ms", Covers: []string{"recovery_ms.<key>"},
+	Value:      func(s *Summary) float64 { return s.RecoveryMaxMs },
+	Report:     recoveryLine,
+	FailsDoc:   "(`recovery_max_ms`, `recovery_ms.<id>`, `unrecovered_faults`, `<field>@<window>`)",
+	Title:      "faults and windows",
+	Doc:        "each `fault` start..stop span (per id; a repeated id is named `id#2`, ...). **recovery_ms**: from its stop until every durable consumer of the affected tenants had a cursor at the head seq its tenant had at the stop (the highest seq of the tenant's audit rows persisted at or before the stop). Affected tenants (seqgate's reading): the fault's `target` when it is a tenant's id or scenario name (`tenant_2`, what `seqgate run` writes), else every tenant. A consumer that never gets there leaves the fault unrecovered; its recovery runs to the end of the run. A consumer's cursor is followed until 15 s after the first frame of a mutation sent after the stop (a request can commit up to its timeout after it was sent, and the audit's `created_unix_ns` is the service's clock before the commit, whole seconds on some servers), so a row committed just after the stop that the audit dates before it does not leave a caught-up consumer \"unrecovered\". **Windows**: fault = inside a span, recovery = from a stop to the end of its recovery, steady = the rest; arrivals (mutations, drops) by `intended_t`, deliveries with their mutation",
+	WitnessDoc: "– (`faults` in the summary)",
+}
+
+// unrecoveredCheck describes faults whose consumers never caught up.
+var unrecoveredCheck = descriptor{
+	Name: "unrecovered_faults", File: "check_recovery.go", Path: "unrecovered_faults",
+	Value:   func(s *Summary) float64 { return float64(s.UnrecoveredFaults) },
+	Anomaly: true, Title: "faults and windows",
+	build: func(e *checkEnv) checker { e.win = newWindowCheck(e.ix, e.lat, e.drops); return e.win },
+}

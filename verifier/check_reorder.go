@@ -1,6 +1,10 @@
 package verifier
 
-import "github.com/seqgate/seqgate/ledger"
+import (
+	"fmt"
+
+	"github.com/seqgate/seqgate/ledger"
+)
 
 // reorderCheck finds, per consumer and in delivery order, events overtaken by an event of a mutation
 // sent after their ack (done_t): reorder_ms = the latest such send time minus the overtaken one's
@@ -173,7 +177,7 @@ func (c *reorderCheck) judge(cons int32, m *mutation, maxSend int64, maxID int32
 		p.MaxMs = d
 	}
 	om := c.ix.mutationAt(maxID)
-	c.w.add("reorder", reorderWitness{Consumer: c.ix.cons[cons].id, MID: c.ix.mid(m), Path: c.ix.path(m), Seq: seq, AckMs: ms(m.doneT),
+	c.w.add(WitnessReorder, reorderWitness{Consumer: c.ix.cons[cons].id, MID: c.ix.mid(m), Path: c.ix.path(m), Seq: seq, AckMs: ms(m.doneT),
 		DeliveredMs: ms(t), OvertakenBy: c.ix.mid(om), OvertakerPath: c.ix.path(om), OvertakerSent: ms(c.ix.sent(om)), ReorderMs: d})
 }
 
@@ -194,4 +198,18 @@ func (c *reorderCheck) Finish(s *Summary) {
 			}
 		}
 	}
+}
+
+// reorderCheckDesc describes events overtaken by later writes' events.
+var reorderCheckDesc = descriptor{
+	Name: "reorder", File: "check_reorder.go", Path: "reorder.overtaken", Covers: []string{"reorder.max_ms"},
+	Value:   func(s *Summary) float64 { return float64(s.Reorder.Overtaken) },
+	Witness: WitnessReorder, Anomaly: true,
+	Report: func(s *Summary) string {
+		return fmt.Sprintf("overtaken %d, max %g ms", s.Reorder.Overtaken, s.Reorder.MaxMs)
+	},
+	Title:      "reorder",
+	Doc:        "per consumer in delivery order, m is overtaken when an event delivered before it belongs to a mutation sent after m's `done_t`; reorder_ms = that latest send time − m's `done_t`",
+	WitnessDoc: "consumer, mid, path, seq, ack_ms, delivered_ms, overtaken_by_mid, overtaken_by_path, overtaker_sent_ms, reorder_ms",
+	build:      func(e *checkEnv) checker { return newReorderCheck(e.ix, e.w) },
 }

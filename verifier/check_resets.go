@@ -36,3 +36,12 @@ func (c *resetsCheck) Finish(s *Summary) {
 		}
 	}
 }
+
+// resetsCheckDesc describes delivered resets by reason.
+var resetsCheckDesc = descriptor{
+	Name: "resets", File: "check_resets.go", Covers: []string{"resets_by_reason.<key>"},
+	Title:      "resets",
+	Doc:        "delivered resets by reason",
+	WitnessDoc: "–",
+	build:      func(e *checkEnv) checker { return newResetsCheck(e.ix) },
+}

@@ -1,6 +1,7 @@
 package verifier
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
@@ -377,7 +378,8 @@ func (c *resyncCheck) count(s *Summary, cs *consumerState, cov *coveredSet) {
 }
 
 func (c *resyncCheck) witnessMissed(r *resyncReset, cs *consumerState, row auditRow) {
-	if c.w.full("resync_missed") {
+	c.w.at(WitnessResyncMissed, r.t)
+	if c.w.full(WitnessResyncMissed) {
 		return
 	}
 	ix := c.ix
@@ -394,11 +396,12 @@ func (c *resyncCheck) witnessMissed(r *resyncReset, cs *consumerState, row audit
 		p := ms(row.persistedT)
 		w.PersistedMs = &p
 	}
-	c.w.add("resync_missed", w)
+	c.w.add(WitnessResyncMissed, w)
 }
 
 func (c *resyncCheck) witnessUnproven(r *resyncReset, cs *consumerState, row auditRow) {
-	if c.w.full("resync_unproven") {
+	c.w.at(WitnessResyncUnproven, r.t)
+	if c.w.full(WitnessResyncUnproven) {
 		return
 	}
 	ix := c.ix
@@ -406,6 +409,51 @@ func (c *resyncCheck) witnessUnproven(r *resyncReset, cs *consumerState, row aud
 	if r.listing >= 0 {
 		why = "the listing failed: " + c.lists[r.listing].err
 	}
-	c.w.add("resync_unproven", resyncUnprovenWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Conn: ix.connNames[r.conn],
+	c.w.add(WitnessResyncUnproven, resyncUnprovenWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Conn: ix.connNames[r.conn],
 		ResetReason: r.reason, ResetSeq: r.s, ResetMs: ms(r.t), CursorBefore: r.k, Seq: row.seq, Path: ix.path(ix.mutationAt(row.id)), Why: why})
+}
+
+// resyncBuild builds the resync check before skipped: it decides which events a reset covered.
+var resyncBuild = descriptor{
+	Name: "resync", File: "check_resync.go",
+	build: func(e *checkEnv) checker { return newResyncCheck(e.ix, e.w) },
+}
+
+// resyncMissedCheck fails a run whose consumer's listing after a reset lacked an event the reset
+// passed.
+var resyncMissedCheck = descriptor{
+	Name: CheckResyncMissed, File: "check_resync.go", Path: "resync_missed",
+	Value: func(s *Summary) float64 { return float64(s.ResyncMissed) },
+	Per:   func(st *Stats) float64 { return float64(st.ResyncMissed) }, PerConsumer: true,
+	Witness: WitnessResyncMissed, Anomaly: true, NeedsAudit: true, Gate: gateFails,
+	Title:      "resync",
+	Doc:        "with `run.resync` true, for each reset r of a durable consumer c but `structural_change`: k = the highest seq c received before r (or its connection's `since`); every persisted event of c's tenant with k < seq <= seq(r) that c had not received is reset-covered, and exactly one of **resync_proven** (its path is among the `listed` entries of c's first `resync` after r on r's connection, or a delete or rename of its path or a folder above it was sent before that listing ended), **resync_missed** (the listing lacked it) or **resync_unproven** (no `ok` listing answered r before the connection closed). Without `run.resync` only `seq_too_old` covers, as before, and the three counts are 0",
+	WitnessDoc: "`resync_missed`: consumer, tenant, conn, the reset's reason, seq and time, the listing's start, end and entry count, the event's seq, path, mid and ack time. `resync_unproven`: consumer, tenant, conn, the reset and why no listing proves it",
+}
+
+// resyncProvenCheck counts the events a reset passed that the listing after it showed.
+var resyncProvenCheck = descriptor{
+	Name: "resync_proven", File: "check_resync.go", Path: "resync_proven",
+	Value:      func(s *Summary) float64 { return float64(s.ResyncProven) },
+	NeedsAudit: true, Covers: []string{"resyncs.*"},
+	Report: func(s *Summary) string {
+		r := s.Resyncs
+		return fmt.Sprintf("resync_proven %d; %d resets (%d proven, %d missed, %d unproven), %d listings (%d failed), %d entries in %.0f ms",
+			s.ResyncProven, r.Resets, r.ResetsProven, r.ResetsMissed, r.ResetsUnproven, r.Listings, r.Failed, r.Entries, r.ListingMs)
+	},
+	Title: "resync",
+}
+
+// resyncUnprovenCheck holds the verdict while a reset passed events that no ok listing answered.
+var resyncUnprovenCheck = descriptor{
+	Name: "resync_unproven", File: "check_resync.go", Path: "resync_unproven",
+	Value:   func(s *Summary) float64 { return float64(s.ResyncUnproven) },
+	Witness: WitnessResyncUnproven, Anomaly: true, NeedsAudit: true, Gate: gateInconclusive,
+	Unproven: func(s *Summary) string {
+		if s.ResyncUnproven == 0 {
+			return ""
+		}
+		return fmt.Sprintf("resync: %d events a reset passed have no ok listing after it to prove them (resync_unproven)", s.ResyncUnproven)
+	},
+	Title: "resync",
 }

@@ -1,6 +1,10 @@
 package verifier
 
-import "github.com/seqgate/seqgate/ledger"
+import (
+	"fmt"
+
+	"github.com/seqgate/seqgate/ledger"
+)
 
 // seqMismatchCheck counts deliveries of a persisted row's path in a frame whose seq is not that row's
 // seq (decision of 2026-11-30): the frame delivered the event (matching is by path) but carried the
@@ -91,7 +95,7 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 			m.evN = 0 // a second event row on the path does not count its deliveries again
 			for _, share := range c.shares(row.id, m, uint32(n)) {
 				count(share.cons, int64(share.n))
-				c.w.add("seq_mismatch", seqMismatchWitness{Consumer: ix.cons[share.cons].id, Tenant: ix.tenantName(int32(ti)), Path: c.ix.path(m),
+				c.w.add(WitnessSeqMismatch, seqMismatchWitness{Consumer: ix.cons[share.cons].id, Tenant: ix.tenantName(int32(ti)), Path: c.ix.path(m),
 					MID: c.ix.mid(m), FrameSeq: ix.muts.evSeq(m), RowSeq: row.seq, Frames: share.n})
 			}
 			return true
@@ -105,7 +109,19 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 		count(o.cons, 1)
 		m := ix.muts.at(o.id)
 		t := ms(o.t)
-		c.w.add("seq_mismatch", seqMismatchWitness{Consumer: ix.cons[o.cons].id, Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),
+		c.w.add(WitnessSeqMismatch, seqMismatchWitness{Consumer: ix.cons[o.cons].id, Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),
 			MID: c.ix.mid(m), FrameSeq: o.seq, RowSeq: rs, Frames: 1, Conn: ix.connNames[o.conn], Ms: &t})
 	}
+}
+
+// seqMismatchCheckDesc describes frames whose seq is not their row's.
+var seqMismatchCheckDesc = descriptor{
+	Name: "seq_mismatch", File: "check_seqmismatch.go", Path: "seq_mismatch",
+	Value:   func(s *Summary) float64 { return float64(s.SeqMismatch) },
+	Witness: WitnessSeqMismatch, Anomaly: true, NeedsAudit: true,
+	Report:     func(s *Summary) string { return fmt.Sprintf("seq_mismatch %d", s.SeqMismatch) },
+	Title:      "seq mismatch",
+	Doc:        "an `ev` whose path is a persisted event row's path but whose seq is not that row's. Per consumer: exact, except that when two consumers received the same wrong seq for a path first, each gets one and the first the rest (seqgate's approximation: it keeps one seq per path, not one per delivery)",
+	WitnessDoc: "consumer, tenant, path, mid, frame_seq, row_seq, frames, conn and t_ms (of a delivery that disagreed with an earlier one)",
+	build:      func(e *checkEnv) checker { return newSeqMismatchCheck(e.ix, e.w) },
 }

@@ -1,6 +1,10 @@
 package verifier
 
-import "github.com/seqgate/seqgate/ledger"
+import (
+	"fmt"
+
+	"github.com/seqgate/seqgate/ledger"
+)
 
 // skippedCheck finds expected events a durable consumer's cursor passed without delivering them and
 // without a seq_too_old reset telling it to resync (a late commit, a lost page). Events a seq_too_old
@@ -75,6 +79,7 @@ func (c *skippedCheck) Finish(s *Summary) {
 				s.Skipped++
 				cst.Skipped++
 				tst.Skipped++
+				c.w.at(WitnessSkipped, ix.persistedAt(row))
 				if len(wits)+len(c.w.byCk["skipped"]) < c.w.limit {
 					m := ix.mutationAt(row.id)
 					wits = append(wits, skippedWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Seq: row.seq,
@@ -85,7 +90,8 @@ func (c *skippedCheck) Finish(s *Summary) {
 				s.ResetCovered++
 				cst.ResetCovered++
 				tst.ResetCovered++
-				c.w.add("reset_covered", resetCoveredWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Seq: row.seq, Path: ix.path(ix.mutationAt(row.id)),
+				c.w.at(WitnessResetCovered, ix.persistedAt(row))
+				c.w.add(WitnessResetCovered, resetCoveredWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Seq: row.seq, Path: ix.path(ix.mutationAt(row.id)),
 					LastTooOldMs: ms(cs.lastTooOldT), FirstCursor: cs.firstCursor(), FinalCursor: cs.finalCursor})
 			}
 		})
@@ -96,7 +102,7 @@ func (c *skippedCheck) Finish(s *Summary) {
 			c.locate(ci, wits, witRows)
 		}
 		for _, w := range wits {
-			c.w.add("skipped", w)
+			c.w.add(WitnessSkipped, w)
 		}
 	}
 }
@@ -124,4 +130,25 @@ func (c *skippedCheck) locate(ci int, wits []skippedWitness, rows []auditRow) {
 		}
 		return left > 0
 	})
+}
+
+// skippedCheckDesc describes expected events a durable consumer's cursor passed.
+var skippedCheckDesc = descriptor{
+	Name: CheckSkipped, File: "check_skipped.go", Path: "skipped",
+	Value: func(s *Summary) float64 { return float64(s.Skipped) },
+	Per:   func(st *Stats) float64 { return float64(st.Skipped) }, PerConsumer: true,
+	Witness: WitnessSkipped, Anomaly: true, NeedsAudit: true, Gate: gateFails,
+	Title:      "skipped",
+	Doc:        "per durable consumer c: expected = audited event rows of c's tenant with seq > c's first cursor (first `since`, or its first frame's `initial_sync` seq). Not delivered (by path) is first **reset-covered** when a `seq_too_old` reset reached c after the row persisted (`created_unix_ns`, else the mutation's `done_t`), whether its seq is below or above `final_cursor` (decision of 2026-11-30); else skipped when seq ≤ `final_cursor`, else undelivered",
+	WitnessDoc: "`skipped`: consumer, tenant, seq, path, mid, conn, cursor_before, cursor_after, frame_seq, frame_kind (ev, reset, resume = a reconnect whose `since` jumped; \"unseen\" when a heartbeat moved it), frame_ms, frame_after_ack_ms (the passing frame's time minus the mutation's ack), final_cursor. `reset_covered`: consumer, tenant, seq, path, last_seq_too_old_ms, first_cursor, final_cursor",
+	build:      func(e *checkEnv) checker { return newSkippedCheck(e.ix, e.w) },
+}
+
+// resetCoveredCheck describes expected events a seq_too_old reset covered.
+var resetCoveredCheck = descriptor{
+	Name: "reset_covered", File: "check_skipped.go", Path: "reset_covered",
+	Value:   func(s *Summary) float64 { return float64(s.ResetCovered) },
+	Witness: WitnessResetCovered, Anomaly: true, NeedsAudit: true,
+	Report: func(s *Summary) string { return fmt.Sprintf("reset_covered %d", s.ResetCovered) },
+	Title:  "skipped",
 }

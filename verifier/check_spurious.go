@@ -1,6 +1,10 @@
 package verifier
 
-import "github.com/seqgate/seqgate/ledger"
+import (
+	"fmt"
+
+	"github.com/seqgate/seqgate/ledger"
+)
 
 // spuriousCheck counts seq_too_old resets sent for nothing (decision of 2026-11-30): one that moved a
 // consumer's cursor from k to s while the audit still holds a row in (k, s], or one sent when every
@@ -83,7 +87,19 @@ func (c *spuriousCheck) Finish(s *Summary) {
 		s.SpuriousResets++
 		s.consumer(cs.id).SpuriousResets++
 		s.tenant(ix.tenantName(cs.tenant)).SpuriousResets++
-		c.w.add("spurious_resets", spuriousWitness{Consumer: cs.id, Conn: ix.connNames[r.conn], ResetMs: ms(r.t),
+		c.w.add(WitnessSpurious, spuriousWitness{Consumer: cs.id, Conn: ix.connNames[r.conn], ResetMs: ms(r.t),
 			CursorBefore: r.before, ResetSeq: r.after, RowsInGap: n, NothingSwept: nothingSwept})
 	}
+}
+
+// spuriousCheckDesc describes resets that claimed rows were gone while they were not.
+var spuriousCheckDesc = descriptor{
+	Name: "spurious_resets", File: "check_spurious.go", Path: "spurious_resets",
+	Value:   func(s *Summary) float64 { return float64(s.SpuriousResets) },
+	Witness: WitnessSpurious, Anomaly: true, NeedsAudit: true,
+	Report:     func(s *Summary) string { return fmt.Sprintf("spurious_resets %d", s.SpuriousResets) },
+	Title:      "spurious resets",
+	Doc:        "a `seq_too_old` reset that moved c's cursor from k to s while the audit still holds a row in (k, s], or one sent when every acked event mutation of c's tenant acked before it is in the audit (nothing of the run was swept, so nothing could be too old; a tenant with no rows is the plain case) (decision of 2026-11-30)",
+	WitnessDoc: "consumer, conn, reset_ms, cursor_before, reset_seq, rows_still_in_audit, nothing_swept",
+	build:      func(e *checkEnv) checker { e.spurious = newSpuriousCheck(e.ix, e.w); return e.spurious },
 }

@@ -139,7 +139,7 @@ func (c *spuriousCursorCheck) Finish(s *Summary) {
 		s.SpuriousResets++
 		s.consumer(cs.id).SpuriousResets++
 		s.tenant(ix.tenantName(cs.tenant)).SpuriousResets++
-		c.w.add("spurious_resets", spuriousCursorWitness{Consumer: cs.id, Conn: ix.connNames[r.conn], Reason: r.reason, ResetMs: ms(r.t),
+		c.w.add(WitnessSpurious, spuriousCursorWitness{Consumer: cs.id, Conn: ix.connNames[r.conn], Reason: r.reason, ResetMs: ms(r.t),
 			ResetSeq: r.seq, Since: r.from.seq, SinceGivenMs: ms(r.from.t), Rule: "since was a cursor the service gave this consumer"})
 	}
 }
@@ -161,4 +161,11 @@ func (c *spuriousCursorCheck) allStillIn(ti int32, seq int64) bool {
 func (c *spuriousCursorCheck) podBetween(from, to int64) bool {
 	i := sort.Search(len(c.podT), func(i int) bool { return c.podT[i] >= from })
 	return i < len(c.podT) && c.podT[i] <= to
+}
+
+// spuriousCursorCheckDesc builds the given-cursor check after the evidence check (it needs the
+// audit's outcome); its resets count in spurious_resets.
+var spuriousCursorCheckDesc = descriptor{
+	Name: "spurious_cursor", File: "check_spurious_cursor.go",
+	build: func(e *checkEnv) checker { return newSpuriousCursorCheck(e.ix, e.w, e.spurious) },
 }

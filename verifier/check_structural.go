@@ -128,9 +128,21 @@ func (c *structuralCheck) Finish(s *Summary) {
 					continue
 				}
 				st.Missing++
-				c.w.add(CheckStructural, structuralWitness{Consumer: cs.id, Tenant: c.ix.tenantName(cs.tenant), Seq: row.seq,
+				c.w.add(WitnessStructural, structuralWitness{Consumer: cs.id, Tenant: c.ix.tenantName(cs.tenant), Seq: row.seq,
 					Op: row.op, Path: c.ix.path(c.ix.mutationAt(row.id)), FirstCursor: fc, FinalCursor: cs.finalCursor})
 			}
 		}
 	}
+}
+
+// structuralCheckDesc describes structural ops a durable consumer received in neither form.
+var structuralCheckDesc = descriptor{
+	Name: CheckStructural, File: "check_structural.go", Path: "structural.missing",
+	Covers:  []string{"structural.expected", "structural.reset", "structural.file_changed", "structural.both", "structural.reset_covered"},
+	Value:   func(s *Summary) float64 { return float64(s.Structural.Missing) },
+	Witness: WitnessStructural, Anomaly: true, NeedsAudit: true, Gate: gateFails,
+	Title:      "structural ops",
+	Doc:        "seqgate's addition for design 000 item 5: each structural row (rename, delete, mkdir, copy) of a tenant's audit above a durable consumer's first cursor must reach that consumer as `reset(structural_change)` or as the detailed `file_changed` (an `ev` with the structural op), matched by (tenant, op, path); counted per form (`structural.reset`, `structural.file_changed`, `structural.both`); one received in neither form is reset-covered after a `seq_too_old`, else missing (a failure)",
+	WitnessDoc: "consumer, tenant, seq, op, path, first_cursor, final_cursor",
+	build:      func(e *checkEnv) checker { return newStructuralCheck(e.ix, e.w) },
 }

@@ -36,6 +36,7 @@ func (c *undeliveredCheck) Finish(s *Summary) {
 				s.TenantGone++
 				cst.TenantGone++
 				tst.TenantGone++
+				c.w.at(WitnessTenantGone, ix.persistedAt(row))
 				return
 			}
 			if class != classUndelivered {
@@ -44,7 +45,8 @@ func (c *undeliveredCheck) Finish(s *Summary) {
 			s.Undelivered++
 			cst.Undelivered++
 			tst.Undelivered++
-			if c.w.full("undelivered") {
+			c.w.at(WitnessUndelivered, ix.persistedAt(row))
+			if c.w.full(WitnessUndelivered) {
 				return
 			}
 			m := ix.mutationAt(row.id)
@@ -53,7 +55,26 @@ func (c *undeliveredCheck) Finish(s *Summary) {
 			if m.flags&fHasMut != 0 {
 				w.AckMs = ms(m.doneT)
 			}
-			c.w.add("undelivered", w)
+			c.w.add(WitnessUndelivered, w)
 		})
 	}
+}
+
+// undeliveredCheckDesc describes expected events the stream never reached.
+var undeliveredCheckDesc = descriptor{
+	Name: CheckUndelivered, File: "check_undelivered.go", Path: "undelivered",
+	Value: func(s *Summary) float64 { return float64(s.Undelivered) },
+	Per:   func(st *Stats) float64 { return float64(st.Undelivered) }, PerConsumer: true,
+	Witness: WitnessUndelivered, Anomaly: true, NeedsAudit: true, Gate: gateFails,
+	Title:      "undelivered",
+	Doc:        "expected, not delivered, not reset-covered, seq > `final_cursor`: the stream never got there; when the consumer's tenant was deleted during the run (a `tenant_delete` fault, docs/ledger-v1.md §4) it is counted `tenant_gone` instead, not a failure",
+	WitnessDoc: "consumer, tenant, final_cursor, seq, path, mid, ack_ms",
+	build:      func(e *checkEnv) checker { return newUndeliveredCheck(e.ix, e.w) },
+}
+
+// tenantGoneCheck describes expected events a deleted tenant could no longer receive.
+var tenantGoneCheck = descriptor{
+	Name: "tenant_gone", File: "check_undelivered.go", Path: "tenant_gone",
+	Value:   func(s *Summary) float64 { return float64(s.TenantGone) },
+	Anomaly: true, Title: "undelivered",
 }

@@ -1,6 +1,10 @@
 package verifier
 
-import "github.com/seqgate/seqgate/ledger"
+import (
+	"fmt"
+
+	"github.com/seqgate/seqgate/ledger"
+)
 
 // unexpectedCheck counts deliveries whose path matches no mutation at all (of any tenant): events the
 // harness never caused.
@@ -34,7 +38,19 @@ func (c *unexpectedCheck) Finish(s *Summary) {
 		s.Unexpected++
 		s.consumer(cs.id).Unexpected++
 		s.tenant(ix.tenantName(cs.tenant)).Unexpected++
-		c.w.add("unexpected", unexpectedWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Conn: ix.connNames[o.conn],
+		c.w.add(WitnessUnexpected, unexpectedWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), Conn: ix.connNames[o.conn],
 			Seq: o.seq, Path: ix.path(ix.muts.at(o.id)), Ms: ms(o.t)})
 	})
+}
+
+// unexpectedCheckDesc describes deliveries of a path no mutation wrote.
+var unexpectedCheckDesc = descriptor{
+	Name: "unexpected", File: "check_unexpected.go", Path: "unexpected",
+	Value:   func(s *Summary) float64 { return float64(s.Unexpected) },
+	Witness: WitnessUnexpected, Anomaly: true,
+	Report:     func(s *Summary) string { return fmt.Sprintf("unexpected %d", s.Unexpected) },
+	Title:      "unexpected",
+	Doc:        "an `ev` whose path matches no mutation of any tenant",
+	WitnessDoc: "consumer, tenant, conn, seq, path, t_ms",
+	build:      func(e *checkEnv) checker { return newUnexpectedCheck(e.ix, e.w) },
 }

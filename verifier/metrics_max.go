@@ -132,3 +132,10 @@ func seriesKey(r *ledger.Record) string {
 	}
 	return b.String()
 }
+
+// metricsCheck describes the metric summary: a family the scenario names with no sample makes the
+// verdict inconclusive (decide's metrics_exported).
+var metricsCheck = descriptor{
+	Name: CheckMetricsExported, File: "metrics_max.go", Covers: []string{"metrics.*"}, Gate: gateInconclusive,
+	build: func(e *checkEnv) checker { return newMetricsSummary(e.ix) },
+}

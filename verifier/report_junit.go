@@ -82,30 +82,21 @@ func WriteJUnit(w io.Writer, s *Summary) error {
 	return err
 }
 
-// reportOnly lists the properties that are reported but gate nothing unless a threshold says so.
+// reportOnly lists the properties that are reported but gate nothing unless a threshold says so:
+// the checks with a Report line, in the order of the list of checks.
 func reportOnly(s *Summary) [][2]string {
-	q := func(x Quantiles) string {
-		return fmt.Sprintf("count %d, p50 %g ms, p90 %g ms, p99 %g ms, p99.9 %g ms, max %g ms", x.Count, x.P50, x.P90, x.P99, x.P999, x.Max)
+	var out [][2]string
+	for _, d := range checks {
+		if d.Report != nil {
+			out = append(out, [2]string{d.Name, d.Report(s)})
+		}
 	}
-	p := s.Projection
-	return [][2]string{
-		{"confidence", fmt.Sprintf("loss_upper_95 %g with acked %d (budget %g; provable from acked %d with no loss)", s.LossUpper95, s.Acked, s.Budget, s.MinAckedForBudget)},
-		{"recovered", fmt.Sprintf("recovered %d", s.Recovered)},
-		{"reset_covered", fmt.Sprintf("reset_covered %d", s.ResetCovered)},
-		{"spurious_resets", fmt.Sprintf("spurious_resets %d", s.SpuriousResets)},
-		{"duplicates", fmt.Sprintf("duplicates %d", s.Duplicates)},
-		{"unexpected", fmt.Sprintf("unexpected %d", s.Unexpected)},
-		{"seq_mismatch", fmt.Sprintf("seq_mismatch %d", s.SeqMismatch)},
-		{"unresolved", fmt.Sprintf("unresolved %d", s.Unresolved)},
-		{"load", fmt.Sprintf("mutations %d, drops %d, dropped_fraction %g", s.Mutations, s.Drops, s.DroppedFraction)},
-		{"audit", auditLine(s.Audit)},
-		{"recovery", recoveryLine(s)},
-		{"latency", q(s.LatencyMs) + fmt.Sprintf(", delivered before ack %d", s.DeliveredBeforeAck)},
-		{"issue_latency", q(s.IssueLatencyMs)},
-		{"reorder", fmt.Sprintf("overtaken %d, max %g ms", s.Reorder.Overtaken, s.Reorder.MaxMs)},
-		{"reconnects", fmt.Sprintf("total %d, opens %d, max %d opens/s", s.Reconnects.Total, s.Reconnects.Opens, s.Reconnects.MaxPerS)},
-		{"projection", fmt.Sprintf("%g crashes/yr x %g unflushed/crash / %g events/yr = %g", p.CrashesPerYear, p.UnflushedPerCrash, p.AnnualEvents, p.Fraction)},
-	}
+	return out
+}
+
+// quantilesLine is a latency's quantiles in one line.
+func quantilesLine(x Quantiles) string {
+	return fmt.Sprintf("count %d, p50 %g ms, p90 %g ms, p99 %g ms, p99.9 %g ms, max %g ms", x.Count, x.P50, x.P90, x.P99, x.P999, x.Max)
 }
 
 func auditLine(a Audit) string {

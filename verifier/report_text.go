@@ -118,27 +118,13 @@ func WriteText(w io.Writer, s *Summary) error {
 
 // breakdown names the tenants or consumers a failed spec check comes from, e.g. " (t1/c1 5, t2/c1 3)".
 func breakdown(s *Summary, check string) string {
-	scopes := s.PerTenant
-	var get func(st *Stats) float64
-	switch check {
-	case CheckSkipped:
-		scopes, get = s.PerConsumer, func(st *Stats) float64 { return float64(st.Skipped) }
-	case CheckUndelivered:
-		scopes, get = s.PerConsumer, func(st *Stats) float64 { return float64(st.Undelivered) }
-	case CheckLeaks:
-		scopes, get = s.PerConsumer, func(st *Stats) float64 { return float64(st.Leaks) }
-	case CheckBatchAtomicity:
-		scopes, get = s.PerConsumer, func(st *Stats) float64 { return float64(st.BatchTorn) }
-	case CheckSilent:
-		get = func(st *Stats) float64 { return float64(st.LostByReason[ReasonSilent]) }
-	case CheckLossBudget:
-		get = func(st *Stats) float64 { return float64(st.Lost) }
-	case CheckColdWakeups:
-		get = func(st *Stats) float64 { return float64(st.ColdWakeups) }
-	case CheckDroppedFraction:
-		get = func(st *Stats) float64 { return float64(st.Drops) }
-	default:
+	d := descriptorOf(check)
+	if d == nil || d.Per == nil {
 		return ""
+	}
+	scopes, get := s.PerTenant, d.Per
+	if d.PerConsumer {
+		scopes = s.PerConsumer
 	}
 	var parts []string
 	for _, id := range slices.Sorted(maps.Keys(scopes)) {

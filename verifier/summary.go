@@ -58,6 +58,9 @@ type Summary struct {
 	Windows map[string]*WindowStats `json:"windows,omitempty"`
 
 	Witnesses map[string][]any `json:"witnesses"`
+	// Timeline is when the anomalies happened (timeline.go). It is not part of the summary JSON: a
+	// Summary read back from JSON has none.
+	Timeline *Timeline `json:"-"`
 	// SlowestDeliveries are the slowest first deliveries of acked events (Options.SlowestDeliveries,
 	// default 10), slowest first: the latency tail by name.
 	SlowestDeliveries []SlowDelivery `json:"slowest_deliveries"`

@@ -54,17 +54,12 @@ func decide(s *Summary, ix *index, th threshold.List) {
 			s.Failures = append(s.Failures, Failure{Check: name, Measured: measured, Limit: limit})
 		}
 	}
-	add(CheckLossBudget, s.EventLossFraction, fmt.Sprintf("<= %g", s.Budget), s.EventLossFraction <= s.Budget, true)
-	add(CheckSilent, float64(s.LostByReason[ReasonSilent]), "== 0", s.LostByReason[ReasonSilent] == 0, true)
-	add(CheckSkipped, float64(s.Skipped), "== 0", s.Skipped == 0, true)
-	add(CheckLeaks, float64(s.Leaks), "== 0", s.Leaks == 0, false)
-	add(CheckUndelivered, float64(s.Undelivered), "== 0", s.Undelivered == 0, true)
-	add(CheckColdWakeups, float64(s.ColdWakeups), "== 0", s.ColdWakeups == 0, false)
-	add(CheckStructural, float64(s.Structural.Missing), "== 0", s.Structural.Missing == 0, true)
-	add(CheckBatchAtomicity, float64(s.BatchTorn), "== 0", s.BatchTorn == 0, true)
-	add(CheckResyncMissed, float64(s.ResyncMissed), "== 0", s.ResyncMissed == 0, true)
-	if !boundsDropped(th) {
-		add(CheckDroppedFraction, s.DroppedFraction, fmt.Sprintf("<= %g", DefaultMaxDroppedFraction), s.DroppedFraction <= DefaultMaxDroppedFraction, false)
+	for _, d := range checks {
+		if d.Gate != gateFails || (d.Replaceable && boundedByThreshold(th, d.Path)) {
+			continue
+		}
+		limit, ok := d.limit(s)
+		add(d.Name, d.Value(s), limit, ok, d.NeedsAudit)
 	}
 	if len(th) > 0 {
 		doc := summaryDoc(s)
@@ -102,11 +97,17 @@ func decide(s *Summary, ix *index, th threshold.List) {
 		}
 		*why = append(*why, msg+")")
 	}
-	if s.ResyncUnproven > 0 {
-		*why = append(*why, fmt.Sprintf("resync: %d events a reset passed have no ok listing after it to prove them (resync_unproven)", s.ResyncUnproven))
-	}
 	if ix.ended && !ix.interrupted && !ix.drained {
 		*why = append(*why, "evidence: end.drained is false: a run that could not drain has not shown delivery")
+	}
+	for _, d := range checks {
+		if d.Gate != gateInconclusive || d.Unproven == nil {
+			continue
+		}
+		if msg := d.Unproven(s); msg != "" {
+			s.Checks = append(s.Checks, Check{Name: d.Name, Measured: d.Value(s), Limit: "== 0", NotJudged: msg})
+			*why = append(*why, msg)
+		}
 	}
 	switch {
 	case len(s.FailedChecks) > 0:
@@ -157,24 +158,11 @@ func metricFamily(field string) (string, bool) {
 	return "", false
 }
 
-// boundsDropped reports whether a threshold bounds dropped_fraction of the whole run or of a window:
-// it then replaces the spec's default bound.
-func boundsDropped(th threshold.List) bool {
+// boundedByThreshold reports whether a threshold bounds path over the whole run or a window: it
+// then replaces the bound of a Replaceable check (the spec's default bound of dropped_fraction).
+func boundedByThreshold(th threshold.List, path string) bool {
 	for _, t := range th {
-		if t.Scope == "" && t.Field == "dropped_fraction" {
-			return true
-		}
-	}
-	return false
-}
-
-// needsAudit reports whether a summary number is computed from the audit (persisted rows): without
-// the audit the run promised, a threshold on it is not judged.
-func needsAudit(field string) bool {
-	for _, p := range []string{"lost", "event_loss_fraction", "loss_upper_95", "skipped", "undelivered", "reset_covered",
-		"spurious_resets", "seq_mismatch", "unresolved", "projection", "audit", "structural", "batch_torn",
-		"resync_proven", "resync_missed", "resync_unproven", "resyncs.resets"} {
-		if field == p || strings.HasPrefix(field, p+".") || strings.HasPrefix(field, p+"_by_reason") {
+		if t.Scope == "" && t.Field == path {
 			return true
 		}
 	}

@@ -55,40 +55,9 @@ type checker interface {
 	Finish(s *Summary)
 }
 
-// checkers is the explicit list of properties the verdict is composed from.
+// checkers builds the checkers of the list of checks (checks.go), in its order.
 func checkers(ix *index, w *witnessSet, slow *slowest) []checker {
-	lat := newLatencyCheck(ix)
-	lat.slow = slow
-	drops := newDropsCheck(ix, w)
-	spurious := newSpuriousCheck(ix, w)
-	return []checker{
-		newPeersCheck(ix, w), // first: the rows its peers' evidence adds are read by the checks below
-		newLossCheck(ix, w),
-		newRecoveredCheck(ix, w),
-		newConfidenceCheck(),
-		newResyncCheck(ix, w), // before skipped: it decides which events a reset covered
-		newSkippedCheck(ix, w),
-		newUndeliveredCheck(ix, w),
-		newStructuralCheck(ix, w),
-		spurious,
-		drops,
-		newEvidenceCheck(ix),
-		newSpuriousCursorCheck(ix, w, spurious), // after evidence: it needs the audit's outcome
-		newDuplicatesCheck(ix, w),
-		newSeqMismatchCheck(ix, w),
-		newUnexpectedCheck(ix, w),
-		newLeaksCheck(ix, w),
-		newBatchCheck(ix, w),
-		lat,
-		newReorderCheck(ix, w),
-		newResetsCheck(ix),
-		newReconnectCheck(ix, w),
-		newColdCheck(ix, w),
-		newProjectionCheck(ix),
-		newWindowCheck(ix, lat, drops),
-		newMetricsSummary(ix),
-		&slowestReport{ix: ix, slow: slow}, // after the windows: it names the faults of each delivery
-	}
+	return checkersOf(&checkEnv{ix: ix, w: w, slow: slow})
 }
 
 // Verify judges the ledger r reads and adds the reader's warnings (torn last line, unknown kinds) to
@@ -165,6 +134,7 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	}
 	s.Thresholds = mergeThresholds(ix.run.Thresholds, opts.Thresholds)
 	s.Witnesses = w.lists()
+	s.Timeline = w.tl
 	s.Warnings = append(s.Warnings, ix.warnings...)
 	decide(s, ix, th)
 	return s, nil

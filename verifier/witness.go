@@ -5,7 +5,8 @@ import "math"
 // witnessSet keeps the first N instances of each anomaly, per check name, in the order found.
 type witnessSet struct {
 	limit int
-	byCk  map[string][]any
+	byCk  map[WitnessKey][]any
+	tl    *Timeline // every instance of the timeline's kinds, at its time
 }
 
 func newWitnessSet(n int) *witnessSet {
@@ -15,24 +16,28 @@ func newWitnessSet(n int) *witnessSet {
 	if n < 0 {
 		n = 0
 	}
-	return &witnessSet{limit: n, byCk: map[string][]any{}}
+	return &witnessSet{limit: n, byCk: map[WitnessKey][]any{}, tl: newTimeline()}
 }
 
-// add records v as a witness of check unless check already has its N.
-func (w *witnessSet) add(check string, v any) {
-	if len(w.byCk[check]) < w.limit {
-		w.byCk[check] = append(w.byCk[check], v)
+// add records v as a witness under key unless key already has its N.
+func (w *witnessSet) add(key WitnessKey, v any) {
+	if len(w.byCk[key]) < w.limit {
+		w.byCk[key] = append(w.byCk[key], v)
 	}
 }
 
-// full reports whether check has all the witnesses it may keep (so callers can skip building more).
-func (w *witnessSet) full(check string) bool { return len(w.byCk[check]) >= w.limit }
+// at counts one instance of key at run time t (ns) in the anomaly timeline: every instance, not
+// only the first N kept as witnesses.
+func (w *witnessSet) at(key WitnessKey, t int64) { w.tl.add(key, t) }
+
+// full reports whether key has all the witnesses it may keep (so callers can skip building more).
+func (w *witnessSet) full(key WitnessKey) bool { return len(w.byCk[key]) >= w.limit }
 
 func (w *witnessSet) lists() map[string][]any {
 	out := make(map[string][]any, len(w.byCk))
 	for k, v := range w.byCk {
 		if len(v) > 0 {
-			out[k] = v
+			out[string(k)] = v
 		}
 	}
 	return out

@@ -12,15 +12,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
-	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/live"
 )
 
 // serveLive serves seqgate's own metrics of the run at http://addr/metrics until stop is called. The
-// returned observe feeds them every ledger record (run.Options.Observe).
-func serveLive(addr string, stderr io.Writer) (observe func(*ledger.Record), stop func(), err error) {
+// returned Metrics' Observe feeds them every ledger record (run.Options.Observe), and its ShowVerdict
+// adds the verifier's anomalies once the run is verified.
+func serveLive(addr string, stderr io.Writer) (m *live.Metrics, stop func(), err error) {
 	reg := prometheus.NewRegistry()
-	m, err := live.NewMetrics(reg)
+	m, err = live.NewMetrics(reg)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -45,5 +45,5 @@ func serveLive(addr string, stderr io.Writer) (observe func(*ledger.Record), sto
 		_ = srv.Shutdown(ctx)
 		<-done
 	}
-	return m.Observe, stop, nil
+	return m, stop, nil
 }

@@ -12,13 +12,13 @@ import (
 
 func TestServeLive(t *testing.T) {
 	var stderr bytes.Buffer
-	observe, stop, err := serveLive("127.0.0.1:0", &stderr)
+	m, stop, err := serveLive("127.0.0.1:0", &stderr)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
-	observe(&ledger.Record{K: ledger.KindMut, Res: ledger.ResOK, IntendedT: 1, T: 2})
-	observe(&ledger.Record{K: ledger.KindFault, ID: "f1", Kind: "meta_db_down", Phase: "start"})
+	m.Observe(&ledger.Record{K: ledger.KindMut, Res: ledger.ResOK, IntendedT: 1, T: 2})
+	m.Observe(&ledger.Record{K: ledger.KindFault, ID: "f1", Kind: "meta_db_down", Phase: "start"})
 	url := strings.TrimSpace(strings.TrimPrefix(stderr.String(), "seqgate: live metrics at "))
 	resp, err := http.Get(url)
 	if err != nil {

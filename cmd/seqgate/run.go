@@ -18,6 +18,7 @@ import (
 	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/harness/target"
 	"github.com/seqgate/seqgate/ledger"
+	"github.com/seqgate/seqgate/live"
 	"github.com/seqgate/seqgate/verifier"
 )
 
@@ -153,13 +154,14 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	opts := run.Options{Scenario: sc, Dir: dir, DSN: f.dsn, ProvisionToken: os.Getenv("SEQGATE_PROVISION_TOKEN"), Infra: f.infra, Target: f.target, APIKey: f.apiKey, TenantID: f.tenantID,
 		Profile: target.Options{Profile: f.profile, AuditDB: f.auditDB, TenantColumn: f.tenantCol}, ReadyTimeout: f.ready, Replay: f.replay, Toxiproxy: f.toxiproxy,
 		Log: stderr, Progress: stderr, Terminal: isTerminal(stderr), Shard: sh, RunID: runID}
+	var liveMetrics *live.Metrics
 	if f.metrics != "" {
-		observe, stopLive, err := serveLive(f.metrics, stderr)
+		m, stopLive, err := serveLive(f.metrics, stderr)
 		if err != nil {
 			return &exitError{exitUnusable, err}
 		}
 		defer stopLive()
-		opts.Observe = observe
+		opts.Observe, liveMetrics = m.Observe, m
 	}
 	if f.target == "" {
 		bin, how, err := run.FindEventlogd(f.eventlogd)
@@ -182,6 +184,9 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	s, err := verifyRun(res, f)
 	if err != nil {
 		return &exitError{exitUnusable, err}
+	}
+	if liveMetrics != nil {
+		liveMetrics.ShowVerdict(s)
 	}
 	if err := verifier.WriteText(stdout, s); err != nil {
 		return &exitError{exitUnusable, err}

@@ -22,11 +22,25 @@ func For(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 	}
 }
 
+// ForEvery is For with a fixed period between two looks, for a cond that is costly or that itself
+// drives the system (a query to Prometheus, a write per look): the period paces that work.
+func ForEvery(t testing.TB, timeout, period time.Duration, what string, cond func() bool) {
+	t.Helper()
+	if !poll(timeout, period, period, cond) {
+		t.Fatalf("timed out after %v waiting for %s", timeout, what)
+	}
+}
+
 // Until polls cond until it holds or timeout passes, and reports whether it held. For a test that
 // decides itself what a timeout means.
 func Until(timeout time.Duration, cond func() bool) bool {
+	return poll(timeout, time.Millisecond, maxPoll, cond)
+}
+
+// poll looks at cond, first after pause, doubling it up to most, until it holds (true) or timeout
+// passed (false).
+func poll(timeout, pause, most time.Duration, cond func() bool) bool {
 	deadline := time.Now().Add(timeout)
-	pause := time.Millisecond
 	for {
 		if cond() {
 			return true
@@ -36,7 +50,7 @@ func Until(timeout time.Duration, cond func() bool) bool {
 			return false
 		}
 		time.Sleep(min(pause, left))
-		pause = min(2*pause, maxPoll)
+		pause = min(2*pause, most)
 	}
 }
 

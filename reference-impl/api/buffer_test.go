@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -83,7 +84,7 @@ func TestInsertFailureBufferedFlushedDeliveredCrossPod(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.durable {
-				waitFor(t, 20*time.Second, "flush", func() bool {
+				wait.For(t, 20*time.Second, "flush", func() bool {
 					return counter(t, a, "drive9_sse_event_retry_flush_total", map[string]string{"result": "ok"}) == 1
 				})
 				if n := counter(t, a, "eventlogd_event_retry_buffer_residency_seconds", nil); n != 1 {
@@ -145,7 +146,7 @@ func TestFlushReResolvesClosedStoreAndDropsGoneTenant(t *testing.T) {
 				t.Fatal(err)
 			}
 			if gone {
-				waitFor(t, 20*time.Second, "tenant_gone drop", func() bool {
+				wait.For(t, 20*time.Second, "tenant_gone drop", func() bool {
 					return counter(t, a, "drive9_sse_event_retry_dropped_total", map[string]string{"tenant_id": tenant, "reason": "tenant_gone"}) == 1
 				})
 				if d := a.srv.Buffer().Depth(); d != 0 {
@@ -275,7 +276,7 @@ func TestDeletedTenantsBufferedEventsDropAsTenantGone(t *testing.T) {
 			if err := e.proxies["ded"].Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 20*time.Second, "the buffer to empty", func() bool { return a.srv.Buffer().Depth() == 0 })
+			wait.For(t, 20*time.Second, "the buffer to empty", func() bool { return a.srv.Buffer().Depth() == 0 })
 			gone := counter(t, a, "drive9_sse_event_retry_dropped_total", map[string]string{"tenant_id": tenant, "reason": "tenant_gone"})
 			rows := fsEventsCount(t, e, "ded", "/buffered")
 			if deleted && (gone != 1 || rows != 0) {
@@ -396,7 +397,7 @@ func TestTenantDeletionUnderLoad(t *testing.T) {
 	}
 	<-done
 	for _, p := range []*pod{a, b} {
-		waitFor(t, 20*time.Second, "the retry buffer to empty", func() bool { return p.srv.Buffer().Depth() == 0 })
+		wait.For(t, 20*time.Second, "the retry buffer to empty", func() bool { return p.srv.Buffer().Depth() == 0 })
 	}
 	var gone, flushed float64
 	for _, p := range []*pod{a, b} {

@@ -412,18 +412,6 @@ func mustWithin(t testing.TB, d time.Duration, what string, fn func()) {
 	}
 }
 
-// waitFor polls cond until it holds (fails the test after timeout).
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // countingProxy is a TCP relay that counts the bytes clients send to the DB: any query a pod
 // issues against the DB behind it shows up here.
 type countingProxy struct {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -246,7 +247,7 @@ func TestJoinedMutationCommitsWithItsEvent(t *testing.T) {
 				t.Fatal(err)
 			}
 			if !joined {
-				waitFor(t, 20*time.Second, "the flush", func() bool { return p.srv.Buffer().Depth() == 0 })
+				wait.For(t, 20*time.Second, "the flush", func() bool { return p.srv.Buffer().Depth() == 0 })
 			}
 			want := map[bool]int{false: 1, true: 0}[joined]
 			if n := fsEventsCount(t, e, "ded", "/cut"); n != want {

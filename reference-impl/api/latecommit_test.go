@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -178,7 +179,7 @@ func holdInsert(t *testing.T, e *env, p *pod, tenant, k string, ordered bool) *h
 // awaitWaiting waits until the service's insert of /second waits on the sequence row (GuardLock).
 func (h *heldInsert) awaitWaiting(t *testing.T) {
 	t.Helper()
-	waitFor(t, 10*time.Second, "the second insert to wait on the sequence row", func() bool {
+	wait.For(t, 10*time.Second, "the second insert to wait on the sequence row", func() bool {
 		var n int
 		_ = h.direct.QueryRow(`SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND INFO LIKE 'INSERT INTO fs_event_seq_lock%'`).Scan(&n)
 		return n > 0

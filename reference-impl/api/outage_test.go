@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
@@ -25,7 +26,7 @@ func TestMetaOutageNeverFailsMutationAndHintsCatchUp(t *testing.T) {
 	e.metaProxy.Stop()
 	time.Sleep(100 * time.Millisecond) // the cached key is past its TTL: the stale entry must serve
 	a.write(t, k, "/during-outage", "x")
-	waitFor(t, 10*time.Second, "a failed outbox insert", func() bool {
+	wait.For(t, 10*time.Second, "a failed outbox insert", func() bool {
 		return counter(t, a, "eventlogd_outbox_inserts_total", map[string]string{"result": "error"}) >= 1
 	})
 	if err := e.metaProxy.Start(); err != nil {
@@ -113,7 +114,7 @@ func TestDeletedTenantKeyStopsWorkingAfterRevalidation(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(100 * time.Millisecond)
-	waitFor(t, 10*time.Second, "the deleted tenant's key to be refused", func() bool {
+	wait.For(t, 10*time.Second, "the deleted tenant's key to be refused", func() bool {
 		code, _ := p.do(t, "PUT", "/v1/fs/b", k, strings.NewReader("x"), nil)
 		return code == 401
 	})
@@ -159,7 +160,7 @@ func TestDrainErrorBackoffRetriesUntilTheDBRecovers(t *testing.T) {
 	if err := p.srv.Meta().InsertNotify(ctx, "another-pod", []string{tenant}); err != nil { // one wake, read fails
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "a failed stream read", func() bool {
+	wait.For(t, 10*time.Second, "a failed stream read", func() bool {
 		return counter(t, p, "eventlogd_tenant_db_event_queries_total", map[string]string{"op": "events_since"}) >= 3
 	})
 	if err := e.proxies["ded"].Start(); err != nil {
@@ -187,7 +188,7 @@ func TestStalledTenantDBRequestIsBounded(t *testing.T) {
 	if err := px.Toxics.RemoveToxic(testCtx(t), "stall"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "writes to work again", func() bool {
+	wait.For(t, 10*time.Second, "writes to work again", func() bool {
 		code, _ := p.do(t, "PUT", "/v1/fs/after", k, strings.NewReader("x"), nil)
 		return code == 200
 	})

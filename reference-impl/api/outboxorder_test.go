@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
@@ -30,7 +31,7 @@ func TestOutboxHintCommittedLateIsNotSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "b's poller to be idle", func() bool { return b.srv.SignalIdle(ctx) })
+	wait.For(t, 10*time.Second, "b's poller to be idle", func() bool { return b.srv.SignalIdle(ctx) })
 	c0 := b.srv.Poller().Cursor()
 
 	meta := b.srv.Meta()

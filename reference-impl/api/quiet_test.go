@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -43,7 +44,7 @@ func TestQuietTenantDBSeesNoQuery(t *testing.T) {
 			}
 			// Settle: the write's lazy sweep and one maintenance pass over the then-active tenant.
 			qctx := testCtx(t)
-			waitFor(t, 10*time.Second, "signals", func() bool {
+			wait.For(t, 10*time.Second, "signals", func() bool {
 				return a.srv.SignalIdle(qctx) && b.srv.SignalIdle(qctx)
 			})
 			// Settled means the quiet DB's byte count stopped moving (a pass over the then-active

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -74,7 +75,7 @@ func TestQuietTenantReplaysWholeBacklog(t *testing.T) {
 			t.Logf("%d writes (mutation + event insert) at %.0f/s over HTTP, 8 writers", backlog, rate)
 
 			qctx := testCtx(t)
-			waitFor(t, 10*time.Second, "wakes to settle", func() bool { return p.srv.SignalIdle(qctx) })
+			wait.For(t, 10*time.Second, "wakes to settle", func() bool { return p.srv.SignalIdle(qctx) })
 			time.Sleep(100 * time.Millisecond) // a wake already on the bus reaches no stream yet
 			start := time.Now()
 			sub := p.subscribe(t, k, 1).start() // the tenant stays quiet from here on

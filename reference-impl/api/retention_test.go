@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -66,11 +67,11 @@ func TestLazySweepIsBatchedAndThrottled(t *testing.T) {
 		t.Fatalf("pruned %v before any due sweep", pruned())
 	}
 	p.write(t, k, "/trigger1", "x") // due: one sweep of at most 2 batches of 2 rows
-	waitFor(t, 10*time.Second, "first lazy sweep", func() bool { return pruned() == 4 })
+	wait.For(t, 10*time.Second, "first lazy sweep", func() bool { return pruned() == 4 })
 	p.write(t, k, "/throttled", "x") // within the interval: no sweep
 	time.Sleep(350 * time.Millisecond)
 	p.write(t, k, "/trigger2", "x")
-	waitFor(t, 10*time.Second, "second lazy sweep", func() bool { return pruned() == 8 })
+	wait.For(t, 10*time.Second, "second lazy sweep", func() bool { return pruned() == 8 })
 	if n := counter(t, p, "eventlogd_fs_events_sweeps_total", map[string]string{"kind": "lazy", "result": "ok"}); n != 3 {
 		t.Fatalf("lazy sweeps %v, want 3 (first write, trigger1, trigger2)", n)
 	}
@@ -84,7 +85,7 @@ func TestSharedPoolSweepIsClaimedOncePerInterval(t *testing.T) {
 	_, k1 := a.provision(t, "shared")
 	_, k2 := a.provision(t, "shared")
 	a.write(t, k1, "/t1", "x") // pod a claims the pool's sweep (nothing to delete yet)
-	waitFor(t, 10*time.Second, "pod a's shared sweep", func() bool {
+	wait.For(t, 10*time.Second, "pod a's shared sweep", func() bool {
 		return counter(t, a, "eventlogd_fs_events_sweeps_total", map[string]string{"kind": "shared"}) == 1
 	})
 	b.write(t, k2, "/t2", "x") // pod b's pre-filter lets it try, the cluster-wide claim refuses
@@ -144,7 +145,7 @@ func TestMaintenanceBackstopSweepsActiveTenants(t *testing.T) {
 	}
 	time.Sleep(1100 * time.Millisecond)
 	p.write(t, k, "/recent", "x") // marks the tenant active; the lazy sweep is throttled
-	waitFor(t, 10*time.Second, "the maintenance sweep", func() bool {
+	wait.For(t, 10*time.Second, "the maintenance sweep", func() bool {
 		return counter(t, p, "drive9_fs_events_pruned_total", nil) == 5
 	})
 	if n := counter(t, p, "eventlogd_fs_events_sweeps_total", map[string]string{"kind": "maintenance", "result": "ok"}); n < 1 {

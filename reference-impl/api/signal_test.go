@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 )
@@ -68,13 +69,13 @@ func TestStalePodSweepDeletesItsCursor(t *testing.T) {
 	if _, err := meta.Exec(`INSERT INTO tenant_outbox_cursor (pod_id, last_id, updated_at) VALUES ('dead', 0, ?)`, old); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "stale pod sweep", func() bool {
+	wait.For(t, 30*time.Second, "stale pod sweep", func() bool {
 		var pods, cursors int
 		_ = meta.QueryRow(`SELECT COUNT(*) FROM pods WHERE pod_id = 'dead'`).Scan(&pods)
 		_ = meta.QueryRow(`SELECT COUNT(*) FROM tenant_outbox_cursor WHERE pod_id = 'dead'`).Scan(&cursors)
 		return pods == 0 && cursors == 0
 	})
-	waitFor(t, 30*time.Second, "the live pod's cursor and registry row", func() bool {
+	wait.For(t, 30*time.Second, "the live pod's cursor and registry row", func() bool {
 		var pods, cursors int
 		_ = meta.QueryRow(`SELECT COUNT(*) FROM pods WHERE pod_id = 'a'`).Scan(&pods)
 		_ = meta.QueryRow(`SELECT COUNT(*) FROM tenant_outbox_cursor WHERE pod_id = 'a'`).Scan(&cursors)
@@ -106,7 +107,7 @@ func TestStalledPodCannotPinOutbox(t *testing.T) {
 				t.Fatal(err)
 			}
 			// "a" polls too; wait until its cursor reached the head so only "stalled" can pin.
-			waitFor(t, 10*time.Second, "pod a's cursor", func() bool {
+			wait.For(t, 10*time.Second, "pod a's cursor", func() bool {
 				c, ok, _ := meta.Cursor(ctx, "a")
 				return ok && c >= head
 			})
@@ -143,7 +144,7 @@ func TestStalledPollerPinsOutboxOnlyUnderDefect(t *testing.T) {
 			s := e.pod("s", mod)
 			_, k := w.provision(t, "")
 			qctx := testCtx(t)
-			waitFor(t, 10*time.Second, "pod s's cursor", func() bool {
+			wait.For(t, 10*time.Second, "pod s's cursor", func() bool {
 				_, ok, _ := s.srv.Meta().Cursor(qctx, "s")
 				return ok
 			})

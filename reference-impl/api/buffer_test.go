@@ -388,10 +388,10 @@ func TestTenantDeletionUnderLoad(t *testing.T) {
 			if code, m, err := p.try("PUT", fmt.Sprintf("/v1/fs/y/%d", i), ky, strings.NewReader("y"), nil); err != nil || code != 200 {
 				t.Errorf("write y/%d: %d %v %v", i, code, m, err)
 			}
-			time.Sleep(25 * time.Millisecond)
+			time.Sleep(25 * time.Millisecond) // paces the load
 		}
 	}()
-	time.Sleep(500 * time.Millisecond)
+	wait.For(t, 20*time.Second, "X writes acknowledged before the deletion", func() bool { return ackedX.Load() >= 8 })
 	if code, _ := a.do(t, "DELETE", "/v1/admin/tenants/"+x, "", nil, nil); code != 200 {
 		t.Fatalf("delete tenant: %d", code)
 	}

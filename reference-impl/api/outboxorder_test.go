@@ -49,10 +49,7 @@ func TestOutboxHintCommittedLateIsNotSkipped(t *testing.T) {
 	}()
 	// Give b's poller the chance to read Y's row above X's uncommitted id (it does, without the
 	// in-order commit); not an assertion: in-order commits keep the cursor where it is.
-	deadline := time.Now().Add(3 * time.Second)
-	for b.srv.Poller().Cursor() == c0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.Until(3*time.Second, func() bool { return b.srv.Poller().Cursor() != c0 })
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
@@ -109,9 +106,9 @@ func TestOutboxOrderUnderOnePodsSlowMetaConnection(t *testing.T) {
 	const n = 5
 	for i := 0; i < n; i++ {
 		a.write(t, kx, fmt.Sprintf("/x/%d", i), "x")
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // paces the load
 	}
-	time.Sleep(time.Second) // b keeps committing while a's last hint is in flight
+	time.Sleep(time.Second) // paces the load: b keeps committing while a's last hint is in flight
 	close(stopY)
 	<-yDone
 	last := fmt.Sprintf("/x/%d", n-1)

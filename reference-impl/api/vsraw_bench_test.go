@@ -23,6 +23,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/seqgate/seqgate/internal/eventstream"
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
@@ -552,14 +553,11 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns, w
 		n += len(a)
 	}
 	// Every acked event within 60 s (the frames come long before on a healthy pod).
-	for wait := time.Now().Add(60 * time.Second); time.Now().Before(wait); time.Sleep(20 * time.Millisecond) {
+	wait.Until(60*time.Second, func() bool {
 		mu.Lock()
-		got := len(arrived)
-		mu.Unlock()
-		if got >= n {
-			break
-		}
-	}
+		defer mu.Unlock()
+		return len(arrived) >= n
+	})
 	stop()
 	srv.StopStreams()
 	sw.Wait()

@@ -105,13 +105,13 @@ func TestUnboundedSweepDefect(t *testing.T) {
 					cfg.Defects = defect.Set{defect.UnboundedSweep: true}
 				}
 			})
-			_, k := p.provision(t, "ded")
+			tenant, k := p.provision(t, "ded")
 			for i := 0; i < 10; i++ { // the first write's sweep finds nothing; the rest are throttled
 				p.write(t, k, fmt.Sprintf("/old/%d", i), "x")
 			}
 			pruned := func() float64 { return counter(t, p, "drive9_fs_events_pruned_total", nil) }
 			wait.For(t, 10*time.Second, "the first write's sweep", func() bool { return !p.srv.Sweeper().Busy() })
-			time.Sleep(1100 * time.Millisecond) // the ten rows age past the retention
+			waitAged(t, p, tenant, time.Second) // the ten rows age past the retention
 			p.write(t, k, "/trigger", "x")
 			if c.defect {
 				// Read right after the response: the sweep ran inside the write, not beside it.

@@ -36,7 +36,7 @@ func TestFanoutLagClosesNothing(t *testing.T) {
 			}
 			b.srv.Poller().Stall(time.Minute)
 			a.write(t, k, "/x", "1")
-			time.Sleep(signal.LagAfter + 300*time.Millisecond) // the condition under test, not a timed assertion
+			time.Sleep(signal.LagAfter + 300*time.Millisecond) // holds the fault: the stall outlasting LagAfter is the condition under test
 			b.srv.Poller().Resume()
 			wait.For(t, 10*time.Second, "pod b's lagged read", func() bool {
 				return counter(t, b, "eventlogd_fanout_lag_total", map[string]string{"reason": "poll_gap"}) >= 1

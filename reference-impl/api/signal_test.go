@@ -151,7 +151,7 @@ func TestStalledPollerPinsOutboxOnlyUnderDefect(t *testing.T) {
 			s.srv.Poller().Stall(time.Minute)
 			for i := 0; i < 15; i++ {
 				w.write(t, k, "/x", "1")
-				time.Sleep(100 * time.Millisecond)
+				time.Sleep(100 * time.Millisecond) // paces the load: 15 writes over 1.5 s age the outbox
 			}
 			var rows int
 			_ = w.srv.Meta().DB.QueryRow(`SELECT COUNT(*) FROM tenant_notify_outbox`).Scan(&rows)

@@ -26,9 +26,14 @@ func For(t testing.TB, timeout time.Duration, what string, cond func() bool) {
 // drives the system (a query to Prometheus, a write per look): the period paces that work.
 func ForEvery(t testing.TB, timeout, period time.Duration, what string, cond func() bool) {
 	t.Helper()
-	if !poll(timeout, period, period, cond) {
+	if !UntilEvery(timeout, period, cond) {
 		t.Fatalf("timed out after %v waiting for %s", timeout, what)
 	}
+}
+
+// UntilEvery is Until with a fixed period between two looks (see ForEvery).
+func UntilEvery(timeout, period time.Duration, cond func() bool) bool {
+	return poll(timeout, period, period, cond)
 }
 
 // Until polls cond until it holds or timeout passes, and reports whether it held. For a test that

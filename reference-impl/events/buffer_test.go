@@ -411,7 +411,7 @@ func TestConcurrencyCapAndHungTenantIsolation(t *testing.T) {
 		running++
 		peak = max(peak, running)
 		mu.Unlock()
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // an insert's service time: the load that overlaps flushes
 		mu.Lock()
 		running--
 		done++

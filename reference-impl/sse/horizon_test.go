@@ -129,7 +129,7 @@ func TestHorizonReadersNeverPassAnInsertInFlight(t *testing.T) {
 				}
 				if n = k; held {
 					n = -1 // not done while held
-					time.Sleep(time.Millisecond)
+					time.Sleep(time.Millisecond) // paces the reader's retry while the horizon holds
 				}
 			} else {
 				evs, err := st.EventsSince(ctx, cursor, 1000)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/internal/eventstream"
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/metrics"
 	"github.com/seqgate/seqgate/reference-impl/signal"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -163,19 +165,14 @@ func serve(t *testing.T, s *Streamer, st *store.TenantStore, since int64) (w *sy
 // fails with the frames seen after 10 s.
 func waitFrames(t *testing.T, w *syncWriter, what string, pred func(got) bool) []got {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		fs := w.frames()
-		for _, f := range fs {
-			if pred(f) {
-				return fs
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; frames %v", what, fs)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var fs []got
+	if !wait.Until(10*time.Second, func() bool {
+		fs = w.frames()
+		return slices.ContainsFunc(fs, pred)
+	}) {
+		t.Fatalf("timed out waiting for %s; frames %v", what, fs)
 	}
+	return fs
 }
 
 func newTestStreamer(cfg Config, bus *signal.Bus) *Streamer {

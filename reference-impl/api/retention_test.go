@@ -68,7 +68,7 @@ func TestLazySweepIsBatchedAndThrottled(t *testing.T) {
 	}
 	p.write(t, k, "/trigger1", "x") // due: one sweep of at most 2 batches of 2 rows
 	wait.For(t, 10*time.Second, "first lazy sweep", func() bool { return pruned() == 4 })
-	p.write(t, k, "/throttled", "x") // within the interval: no sweep
+	p.write(t, k, "/throttled", "x")   // within the interval: no sweep
 	time.Sleep(350 * time.Millisecond) // the clock is the condition: the 300 ms sweep interval passes
 	p.write(t, k, "/trigger2", "x")
 	wait.For(t, 10*time.Second, "second lazy sweep", func() bool { return pruned() == 8 })

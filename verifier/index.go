@@ -92,11 +92,11 @@ const (
 // and silent ops.
 func classifyOp(op string) opClass {
 	switch op {
-	case "write", "create", "symlink", "hardlink", "upload_complete":
+	case ledger.OpWrite, ledger.OpCreate, ledger.OpSymlink, ledger.OpHardlink, ledger.OpUploadComplete:
 		return opEvent
-	case "rename", "delete", "mkdir", "copy":
+	case ledger.OpRename, ledger.OpDelete, ledger.OpMkdir, ledger.OpCopy:
 		return opStructural
-	case "chmod":
+	case ledger.OpChmod:
 		return opSilent
 	}
 	return opUnknown

@@ -71,8 +71,8 @@ type Kind struct {
 	Targets   TargetClass
 	Timing    Timing
 
-	// resource names what two faults must not hold at once (db, pod, consumers), see conflict.
-	resource string
+	// resource names what two faults must not hold at once, see conflict.
+	resource fault.Resource
 	params   []ParamDoc
 	defaults Params
 	// decodeYAML decodes and validates a scenario's params node (nil = defaults).
@@ -139,6 +139,9 @@ func register[P any](def fault.Def[P]) Kind {
 	docs, err := paramDocs(def.Defaults)
 	if err == nil {
 		err = checkParams(&def.Defaults, docs)
+	}
+	if err == nil && !def.Resource.Valid() {
+		err = fmt.Errorf("resource %q is not one of %v", def.Resource, fault.Resources)
 	}
 	if err != nil {
 		panic(fmt.Sprintf("faults: kind %s: %v", def.Name, err))

@@ -72,13 +72,13 @@ var numbers = []string{"acked", "lost", "lost_by_reason.silent", "skipped", "und
 
 // Options say what Run measures, how it runs one scenario and where it writes.
 type Options struct {
-	Matrix    *Matrix   // the defect matrix the selection comes from (its scenarios are read from its directory)
-	Selection Selection // the defects and controls to measure
-	Seeds     int       // seeds per arm, at least 1 (a control with its own seeds runs those)
-	Sets      []string  // key=value overrides applied to every run's scenario (--set)
-	Out       string    // the directory every run is written under
+	Matrix    *Matrix    // the defect matrix the selection comes from (its scenarios are read from its directory)
+	Selection Selection  // the defects and controls to measure
+	Seeds     int        // seeds per arm, at least 1 (a control with its own seeds runs those)
+	Sets      []string   // key=value overrides applied to every run's scenario (--set)
+	Out       string     // the directory every run is written under
 	Run       child.Func // runs one scenario file into its directory (a `seqgate run` child)
-	Progress  io.Writer // one line per finished run
+	Progress  io.Writer  // one line per finished run
 }
 
 // Run measures o.Selection over o.Seeds seeds, writing every run under o.Out. A run that cannot be

@@ -19,8 +19,8 @@ const (
 	KindPersisted = "persisted"
 	KindConsumer  = "consumer"
 	KindEnd       = "end"
-	KindDrop      = "drop"  // an arrival the open model did not send (additions of 2026-11-30)
-	KindAudit     = "audit" // one attempt of the after-run audit (additions of 2026-11-30)
+	KindDrop      = "drop"  // an arrival the open model did not send
+	KindAudit     = "audit" // one attempt of the after-run audit
 )
 
 // Mutation results (mut.res).

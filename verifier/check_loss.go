@@ -120,7 +120,7 @@ func (c *lossCheck) Finish(s *Summary) {
 			continue
 		}
 		if partial {
-			// no end (or an interrupted one): not provably lost, unresolved (additions of 2026-11-30)
+			// no end (or an interrupted one): not provably lost, unresolved
 			s.Unresolved++
 			ts.Unresolved++
 			c.w.add("unresolved", unresolvedWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),

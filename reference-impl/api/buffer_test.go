@@ -251,7 +251,7 @@ func failpointCase(t *testing.T, commit string, drop bool) {
 	}
 }
 
-// TestDeletedTenantsBufferedEventsDropAsTenantGone (issue 10 bug 6): deleting a tenant drops its
+// TestDeletedTenantsBufferedEventsDropAsTenantGone: deleting a tenant drops its
 // buffered events as tenant_gone although the flusher's cached store is still open: the event is
 // never inserted into the deleted tenant's DB. Negative control: a live tenant's buffered event
 // is flushed through the same cached store.
@@ -315,7 +315,7 @@ func TestFlushDuringMetaOutageUsesTheCachedStore(t *testing.T) {
 	}
 }
 
-// TestGlobalCapEvictsTheFloodingTenantsNotTheVictim (issue 19 item 2): tenants flooding the retry
+// TestGlobalCapEvictsTheFloodingTenantsNotTheVictim: tenants flooding the retry
 // buffer past its global cap lose their own entries; the victim's one buffered event (the oldest
 // entry in the buffer) stays. Before the fix the global cap evicted the oldest entry of any tenant:
 // the victim's.

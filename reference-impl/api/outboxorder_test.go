@@ -10,7 +10,7 @@ import (
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
-// TestOutboxHintCommittedLateIsNotSkipped (issue 10 bug 3): an outbox id is taken at INSERT and
+// TestOutboxHintCommittedLateIsNotSkipped: an outbox id is taken at INSERT and
 // visible at COMMIT. A hint for tenant X whose transaction is held open while another hint (tenant
 // Y) is written must still wake X's stream once it commits: the poller reads id > cursor, so the
 // outbox must commit in id order (the same care as fs_events' sequence-row lock). X's event is in

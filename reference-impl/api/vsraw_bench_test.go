@@ -28,7 +28,7 @@ import (
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
-// BenchmarkVsRawInsert measures eventlogd beside the server it runs on (issue 14): the raw rate of
+// BenchmarkVsRawInsert measures eventlogd beside the server it runs on: the raw rate of
 // single-row autocommit INSERTs into fs_events with C connections, then eventlogd's acked events/s
 // with C tenant-DB connections and W closed-loop writers, each event delivered to a subscriber of
 // its tenant, for one hot tenant (a dedicated pool) and for 16 tenants (a shared pool), under each

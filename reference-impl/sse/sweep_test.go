@@ -191,7 +191,7 @@ func render(fs []got) string {
 	return b.String()
 }
 
-// TestSweepMidReplayResetsAndKeepsReplaying (issue 10 bug 4): a sweep between two replay pages turns
+// TestSweepMidReplayResetsAndKeepsReplaying: a sweep between two replay pages turns
 // the swept range into seq_too_old, and the replay goes on from the mark: the rows above it are
 // sent before the stream-current heartbeat, never left behind a heartbeat that claims the stream
 // is current.
@@ -220,7 +220,7 @@ func TestSweepMidReplayResetsAndKeepsReplaying(t *testing.T) {
 	}
 }
 
-// TestFlushedRowOlderThanRetentionIsNeverSkipped (issue 10 bug 5): a retried event is inserted with
+// TestFlushedRowOlderThanRetentionIsNeverSkipped: a retried event is inserted with
 // its original created_at, which can already be past the sweep cutoff (retention shorter than the
 // retry max age); when a sweep deletes it before a live stream whose last event is recent reads
 // past it, the stream says seq_too_old instead of jumping over the seq.

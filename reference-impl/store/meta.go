@@ -34,7 +34,7 @@ type Tenant struct {
 type Meta struct {
 	DB *sql.DB
 	// UnorderedOutbox is the unordered-outbox defect: outbox transactions skip the order-row lock,
-	// as before issue 10's fix, so outbox ids can become visible out of order.
+	// as eventlogd did before it took that lock, so outbox ids can become visible out of order.
 	UnorderedOutbox bool
 	// Retries counts this Meta's conflict retries (nil: not counted); see RetryCount.
 	Retries *RetryCount

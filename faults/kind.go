@@ -83,9 +83,6 @@ type Kind struct {
 	wrap func(v any) (Params, error)
 }
 
-// ParamDocs returns the kind's parameters with their types, defaults, units and meaning.
-func (k Kind) ParamDocs() []ParamDoc { return append([]ParamDoc(nil), k.params...) }
-
 // Defaults returns the parameters of a fault of this kind that gives none.
 func (k Kind) Defaults() Params { return k.defaults }
 

@@ -96,7 +96,7 @@ faults:
 			t.Errorf("proxy %s: %d toxics, enabled %v after the run", name, n, p.Enabled)
 		}
 	}
-	if a := r.Active(); len(a) != 0 {
+	if a := r.activeIDs(); len(a) != 0 {
 		t.Errorf("active after Run: %v", a)
 	}
 }
@@ -117,8 +117,8 @@ func TestRunnerHealAllOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	faultstest.Eventually(5*time.Second, func() bool { return len(r.Active()) > 0 })
-	if got := r.Active(); !slices.Equal(got, []string{"f001"}) {
+	faultstest.Eventually(5*time.Second, func() bool { return len(r.activeIDs()) > 0 })
+	if got := r.activeIDs(); !slices.Equal(got, []string{"f001"}) {
 		t.Fatalf("active %v, want [f001]", got)
 	}
 	// Progress lines name an active fault by kind and target (its stable name when it has one).
@@ -188,7 +188,7 @@ func TestRunnerFailures(t *testing.T) {
 		t.Errorf("f001 records %v, want a stop with its error", got)
 	}
 	// f002's clean-up heal (resume) got the same 404, so it stays active too.
-	if got := r.Active(); !slices.Equal(got, []string{"f001", "f002"}) {
+	if got := r.activeIDs(); !slices.Equal(got, []string{"f001", "f002"}) {
 		t.Errorf("a failed heal must stay active for a retry, got %v", got)
 	}
 }
@@ -243,7 +243,7 @@ func TestRunnerInterruptedInject(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("an interrupted inject was reported as a failure: %v", err)
 	}
-	if got := r.Active(); !slices.Equal(got, []string{"f001"}) {
+	if got := r.activeIDs(); !slices.Equal(got, []string{"f001"}) {
 		t.Fatalf("active %v, want [f001] left for HealAll", got)
 	}
 	if err := r.HealAll(context.Background()); err != nil {

@@ -134,7 +134,7 @@ func TestShippedMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range m.Entries {
-		if _, err := scenario.ReadFile(m.ScenarioPath(e)); err != nil {
+		if _, err := scenario.ReadFile(m.scenarioPath(e.Scenario)); err != nil {
 			t.Errorf("%s: %v", e.Defect, err)
 		}
 	}
@@ -144,7 +144,7 @@ func TestShippedMatrix(t *testing.T) {
 		t.Errorf("controls %+v: want the gate over at least 5 seeds", all.Controls)
 	}
 	for _, c := range all.Controls {
-		if _, err := scenario.ReadFile(m.ScenarioPath(Entry{Scenario: c.Scenario})); err != nil {
+		if _, err := scenario.ReadFile(m.scenarioPath(c.Scenario)); err != nil {
 			t.Errorf("control %s: %v", c.Name, err)
 		}
 	}

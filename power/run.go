@@ -186,7 +186,7 @@ func controlSeeds(c Control, seeds int) int {
 
 // readScenario returns a matrix scenario's text and its own seed (the first seed power runs).
 func readScenario(m *Matrix, name string) ([]byte, int64, error) {
-	path := filepath.Join(m.dir, name)
+	path := m.scenarioPath(name)
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, 0, err

@@ -106,8 +106,8 @@ func TestResumeWithCursor(t *testing.T) {
 		t.Errorf("records = %v, want %v", got, want)
 	}
 	sum := c.Summary()
-	if sum.FinalCursor != 5 || sum.FirstSince != 0 || !sum.Durable || sum.ToT < sum.FromT || c.Heartbeats() != 1 {
-		t.Errorf("summary %+v heartbeats %d", sum, c.Heartbeats())
+	if sum.FinalCursor != 5 || sum.FirstSince != 0 || !sum.Durable || sum.ToT < sum.FromT || c.heartbeats.Load() != 1 {
+		t.Errorf("summary %+v heartbeats %d", sum, c.heartbeats.Load())
 	}
 	for _, r := range s.Records() {
 		if r.K == ledger.KindEv && (r.Pod != "pod-1" || r.Conn != "c1.1" || r.Tenant != "ten") {
@@ -256,7 +256,7 @@ func TestNewClientSetsReceiveBuffer(t *testing.T) {
 			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 				c, err := dial(ctx, network, addr)
 				if err == nil {
-					n, err := ReceiveBuffer(c.(*net.TCPConn))
+					n, err := receiveBuffer(c.(*net.TCPConn))
 					if err != nil {
 						t.Error(err)
 					}

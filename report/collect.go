@@ -25,8 +25,7 @@ const (
 	defaultPending  = 1 << 20
 	noTime          = math.MinInt64
 	otherReason     = "other"
-	kindDrop        = "drop" // ledger v1 additions; the ledger package may not know it yet
-	maxBitConsumers = 64     // consumers per tenant tracked event by event
+	maxBitConsumers = 64 // consumers per tenant tracked event by event
 )
 
 // Fault is one fault of the schedule as the ledger recorded it (fault start and stop records).
@@ -193,7 +192,7 @@ func (c *Collector) Observe(r *ledger.Record) {
 		}
 	case ledger.KindMut:
 		c.mut(r)
-	case kindDrop:
+	case ledger.KindDrop:
 		tl.at(r.IntendedT).n[cOffered]++
 		tl.at(r.IntendedT).n[cDropped]++
 	case ledger.KindEv:

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/ledger"
 
 	"github.com/seqgate/seqgate/faults/internal/faultstest"
@@ -117,7 +118,7 @@ func TestRunnerHealAllOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	faultstest.Eventually(5*time.Second, func() bool { return len(r.activeIDs()) > 0 })
+	wait.Until(5*time.Second, func() bool { return len(r.activeIDs()) > 0 })
 	if got := r.activeIDs(); !slices.Equal(got, []string{"f001"}) {
 		t.Fatalf("active %v, want [f001]", got)
 	}
@@ -170,10 +171,10 @@ func TestRunnerFailures(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	faultstest.Eventually(5*time.Second, func() bool { return !pod.Running() })
+	wait.Until(5*time.Second, func() bool { return !pod.Running() })
 	pod.FailRestart(errors.New("no capacity"))
 	// f002 fails at once and is done; f001 waits for its hour until the cancel.
-	faultstest.Eventually(5*time.Second, func() bool { return len(rec.phases("f002")) >= 2 })
+	wait.Until(5*time.Second, func() bool { return len(rec.phases("f002")) >= 2 })
 	cancel()
 	runErr := <-done
 	var fe *Error
@@ -238,7 +239,7 @@ func TestRunnerInterruptedInject(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	faultstest.Eventually(5*time.Second, func() bool { return len(rec.phases("f001")) > 0 })
+	wait.Until(5*time.Second, func() bool { return len(rec.phases("f001")) > 0 })
 	cancel() // during the 500ms grace: the start that follows sees a cancelled context
 	if err := <-done; err != nil {
 		t.Fatalf("an interrupted inject was reported as a failure: %v", err)

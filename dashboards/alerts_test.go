@@ -17,6 +17,7 @@ import (
 
 	"github.com/seqgate/seqgate/harness/pods"
 	"github.com/seqgate/seqgate/internal/dbserver"
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -149,14 +150,14 @@ func TestDropAlertFiresDuringOverflowAndResolves(t *testing.T) {
 	// all, pending included, over the whole phase.
 	victim, key := s.provision(t)
 	_, otherKey := s.provision(t)
-	waitUntil(t, time.Minute, "insert attempts recorded", func() bool {
+	wait.ForEvery(t, time.Minute, 250*time.Millisecond, "insert attempts recorded", func() bool {
 		s.writes(t, key, "clean", 4)
 		s.writes(t, otherKey, "clean", 4)
 		r := p.query(t, `eventlogd:events_attempted:rate5m`)
 		return len(r) == 1 && r[0].float() > 0
 	})
-	waitUntil(t, time.Minute, "both pods scraped", func() bool { return len(p.query(t, `up{job="eventlogd"} == 1`)) == 2 })
-	waitUntil(t, time.Minute, "five evaluations on clean data", func() bool {
+	wait.ForEvery(t, time.Minute, 250*time.Millisecond, "both pods scraped", func() bool { return len(p.query(t, `up{job="eventlogd"} == 1`)) == 2 })
+	wait.ForEvery(t, time.Minute, 250*time.Millisecond, "five evaluations on clean data", func() bool {
 		return len(p.query(t, `count_over_time(eventlogd:events_attempted:rate5m[1m]) >= 5`)) == 1
 	})
 	if r := p.query(t, `count_over_time(ALERTS[10m])`); len(r) != 0 {
@@ -173,7 +174,7 @@ func TestDropAlertFiresDuringOverflowAndResolves(t *testing.T) {
 	s.failInserts(t, victim, time.Minute)
 	s.writes(t, key, "fault", 40) // 20 per pod well within the 10 s first retry: 15 over each pod's cap
 	s.writes(t, otherKey, "fault", 10)
-	waitUntil(t, time.Minute, "EventlogdRetryBufferDrop firing for the victim", func() bool {
+	wait.ForEvery(t, time.Minute, 250*time.Millisecond, "EventlogdRetryBufferDrop firing for the victim", func() bool {
 		return firing(p.alerts(t), "EventlogdRetryBufferDrop", map[string]string{"tenant_id": victim, "reason": "tenant_cap", "severity": "page"})
 	})
 	drops := p.query(t, `sum by (tenant_id) (drive9_sse_event_retry_dropped_total)`)
@@ -184,7 +185,7 @@ func TestDropAlertFiresDuringOverflowAndResolves(t *testing.T) {
 
 	// Heal: the other tenant's writes keep flowing; the drop alert resolves one window later.
 	s.failInserts(t, victim, 0)
-	waitUntil(t, 2*time.Minute, "EventlogdRetryBufferDrop resolved", func() bool {
+	wait.ForEvery(t, 2*time.Minute, 250*time.Millisecond, "EventlogdRetryBufferDrop resolved", func() bool {
 		s.writes(t, otherKey, "after", 2)
 		for _, a := range p.alerts(t) {
 			if a.Labels["alertname"] == "EventlogdRetryBufferDrop" {

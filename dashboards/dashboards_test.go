@@ -252,7 +252,7 @@ func TestQueriesNameRegisteredMetrics(t *testing.T) {
 			used[n] = true
 		}
 	}
-	// The SLIs of issue 13 are all on a dashboard or in a rule.
+	// The service's SLIs are all on a dashboard or in a rule.
 	for _, m := range []string{"eventlogd_event_insert_results_total", "drive9_sse_event_retry_buffer_depth",
 		"drive9_sse_event_retry_flush_total", "drive9_sse_event_retry_dropped_total", "drive9_sse_resets_sent_total",
 		"drive9_tenant_outbox_backlog_oldest_age_seconds", "eventlogd_event_retry_buffer_residency_seconds_bucket",

@@ -20,6 +20,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/seqgate/seqgate/internal/dbserver"
+	"github.com/seqgate/seqgate/internal/wait"
 )
 
 // testWindow replaces every range and offset of the rules in the copy a live Prometheus loads, and
@@ -133,7 +134,7 @@ func startPrometheusConfig(t *testing.T, cfg map[string]any) *prom {
 			t.Logf("prometheus log:\n%s", log)
 		}
 	})
-	waitUntil(t, 60*time.Second, "prometheus ready", func() bool {
+	wait.ForEvery(t, 60*time.Second, 250*time.Millisecond, "prometheus ready", func() bool {
 		resp, err := p.client.Get(p.base + "/-/ready")
 		if err != nil {
 			return false
@@ -217,18 +218,6 @@ func firing(as []promAlert, name string, want map[string]string) bool {
 		}
 	}
 	return false
-}
-
-// waitUntil polls cond every 250 ms until it holds or timeout passes (then the test fails).
-func waitUntil(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(250 * time.Millisecond)
-	}
 }
 
 // buildBinary builds a main package of this module into dir (tests run from dashboards/).

@@ -19,6 +19,7 @@ import (
 
 	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/internal/toxiserver"
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -157,7 +158,7 @@ func TestComposeTopologyWithoutDocker(t *testing.T) {
 		startProcess(t, logs, name, eventlogd, args, env)
 	}
 	for _, a := range targets {
-		waitUntil(t, time.Minute, "eventlogd on "+a, func() bool {
+		wait.ForEvery(t, time.Minute, 250*time.Millisecond, "eventlogd on "+a, func() bool {
 			resp, err := client.Get("http://" + a + "/healthz")
 			if err != nil {
 				return false
@@ -187,7 +188,7 @@ func TestComposeTopologyWithoutDocker(t *testing.T) {
 		}
 	}
 	prom := startPrometheusConfig(t, pc)
-	waitUntil(t, time.Minute, "prometheus scraping the three pods", func() bool {
+	wait.ForEvery(t, time.Minute, 250*time.Millisecond, "prometheus scraping the three pods", func() bool {
 		return len(prom.query(t, `up{job="eventlogd"} == 1`)) == 3
 	})
 

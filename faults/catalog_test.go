@@ -19,7 +19,7 @@ func TestCatalog(t *testing.T) {
 		if !strings.Contains(out, "\n"+k.Name+"\n") {
 			t.Errorf("kind %s missing", k.Name)
 		}
-		for _, p := range k.ParamDocs() {
+		for _, p := range k.params {
 			if !strings.Contains(out, paramLine(p)) {
 				t.Errorf("kind %s: param line %q missing", k.Name, paramLine(p))
 			}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/harness/pods"
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/ledger"
 
 	"github.com/seqgate/seqgate/faults/internal/faultstest"
@@ -135,8 +136,8 @@ func TestRunnerWithHarnessPods(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
 	// While f001 and f002 are active: pod-1 is stopped (state T), pod-2's poller is stalled.
-	faultstest.Eventually(time.Second, func() bool { return len(r.Active()) >= 2 })
-	if got := r.Active(); slices.Equal(got, []string{"f001", "f002"}) {
+	wait.Until(time.Second, func() bool { return len(r.activeIDs()) >= 2 })
+	if got := r.activeIDs(); slices.Equal(got, []string{"f001", "f002"}) {
 		if !faultstest.WaitProcState(t, fleet.Get("pod-1").PID(), 'T') {
 			t.Error("pod-1 not stopped during pod_pause")
 		}

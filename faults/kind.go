@@ -73,8 +73,8 @@ type Kind struct {
 	Targets   TargetClass
 	Timing    Timing
 
-	// resource names what two faults must not hold at once (db, pod, consumers), see conflict.
-	resource string
+	// resource names what two faults must not hold at once, see conflict.
+	resource fault.Resource
 	params   []ParamDoc
 	defaults Params
 	// decodeYAML decodes and validates a scenario's params node (nil = defaults).
@@ -84,9 +84,6 @@ type Kind struct {
 	// wrap checks that v is the kind's parameter struct and binds it to the kind.
 	wrap func(v any) (Params, error)
 }
-
-// ParamDocs returns the kind's parameters with their types, defaults, units and meaning.
-func (k Kind) ParamDocs() []ParamDoc { return append([]ParamDoc(nil), k.params...) }
 
 // Defaults returns the parameters of a fault of this kind that gives none.
 func (k Kind) Defaults() Params { return k.defaults }
@@ -141,6 +138,9 @@ func register[P any](def fault.Def[P]) Kind {
 	docs, err := paramDocs(def.Defaults)
 	if err == nil {
 		err = checkParams(&def.Defaults, docs)
+	}
+	if err == nil && !def.Resource.Valid() {
+		err = fmt.Errorf("resource %q is not one of %v", def.Resource, fault.Resources)
 	}
 	if err != nil {
 		panic(fmt.Sprintf("faults: kind %s: %v", def.Name, err))

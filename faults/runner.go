@@ -184,8 +184,8 @@ func (r *Runner) HealAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// Active returns the ids of the faults injected and not yet healed.
-func (r *Runner) Active() []string {
+// activeIDs returns the ids of the faults injected and not yet healed.
+func (r *Runner) activeIDs() []string {
 	var ids []string
 	for _, it := range r.items {
 		if it.fault.active() {

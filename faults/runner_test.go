@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/ledger"
 
 	"github.com/seqgate/seqgate/faults/internal/faultstest"
@@ -96,7 +97,7 @@ faults:
 			t.Errorf("proxy %s: %d toxics, enabled %v after the run", name, n, p.Enabled)
 		}
 	}
-	if a := r.Active(); len(a) != 0 {
+	if a := r.activeIDs(); len(a) != 0 {
 		t.Errorf("active after Run: %v", a)
 	}
 }
@@ -117,8 +118,8 @@ func TestRunnerHealAllOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	faultstest.Eventually(5*time.Second, func() bool { return len(r.Active()) > 0 })
-	if got := r.Active(); !slices.Equal(got, []string{"f001"}) {
+	wait.Until(5*time.Second, func() bool { return len(r.activeIDs()) > 0 })
+	if got := r.activeIDs(); !slices.Equal(got, []string{"f001"}) {
 		t.Fatalf("active %v, want [f001]", got)
 	}
 	// Progress lines name an active fault by kind and target (its stable name when it has one).
@@ -170,10 +171,10 @@ func TestRunnerFailures(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	faultstest.Eventually(5*time.Second, func() bool { return !pod.Running() })
+	wait.Until(5*time.Second, func() bool { return !pod.Running() })
 	pod.FailRestart(errors.New("no capacity"))
 	// f002 fails at once and is done; f001 waits for its hour until the cancel.
-	faultstest.Eventually(5*time.Second, func() bool { return len(rec.phases("f002")) >= 2 })
+	wait.Until(5*time.Second, func() bool { return len(rec.phases("f002")) >= 2 })
 	cancel()
 	runErr := <-done
 	var fe *Error
@@ -188,7 +189,7 @@ func TestRunnerFailures(t *testing.T) {
 		t.Errorf("f001 records %v, want a stop with its error", got)
 	}
 	// f002's clean-up heal (resume) got the same 404, so it stays active too.
-	if got := r.Active(); !slices.Equal(got, []string{"f001", "f002"}) {
+	if got := r.activeIDs(); !slices.Equal(got, []string{"f001", "f002"}) {
 		t.Errorf("a failed heal must stay active for a retry, got %v", got)
 	}
 }
@@ -238,12 +239,12 @@ func TestRunnerInterruptedInject(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- r.Run(ctx) }()
-	faultstest.Eventually(5*time.Second, func() bool { return len(rec.phases("f001")) > 0 })
+	wait.Until(5*time.Second, func() bool { return len(rec.phases("f001")) > 0 })
 	cancel() // during the 500ms grace: the start that follows sees a cancelled context
 	if err := <-done; err != nil {
 		t.Fatalf("an interrupted inject was reported as a failure: %v", err)
 	}
-	if got := r.Active(); !slices.Equal(got, []string{"f001"}) {
+	if got := r.activeIDs(); !slices.Equal(got, []string{"f001"}) {
 		t.Fatalf("active %v, want [f001] left for HealAll", got)
 	}
 	if err := r.HealAll(context.Background()); err != nil {

@@ -318,7 +318,7 @@ func resources(in Instance) []string {
 	k, _ := Lookup(in.Kind)
 	out := make([]string, len(in.Targets))
 	for i, t := range in.Targets {
-		out[i] = k.resource + ":" + t
+		out[i] = string(k.resource) + ":" + t
 	}
 	return out
 }

@@ -9,7 +9,7 @@ import (
 const connLine = `{"k":"conn","consumer":"c1","tenant":"t1","conn":"x","t":5,"phase":"fail","pod":"p0","since":0}`
 
 // TestUnknownFieldsArePerKind: a field a kind does not define is ignored whatever its type, even when
-// another kind defines the same name with another type (decision of 2026-11-30); on the kind that
+// another kind defines the same name with another type (the spec's decisions); on the kind that
 // defines it, the wrong type is still an error (the negative control).
 func TestUnknownFieldsArePerKind(t *testing.T) {
 	withConn := func(extra string) string {
@@ -50,8 +50,7 @@ func TestUnknownFieldsArePerKind(t *testing.T) {
 	}
 }
 
-// TestAdditionsDecode: the drop and audit kinds and the run's audit and profile fields (additions of
-// 2026-11-30), the shapes the spec leaves open, and their errors.
+// TestAdditionsDecode: the drop and audit kinds and the run's audit and profile fields, the shapes the spec leaves open, and their errors.
 func TestAdditionsDecode(t *testing.T) {
 	runNoBudget := strings.Replace(runLine, `"budget":0.0001,`, ``, 1)
 	tests := []struct {
@@ -156,8 +155,7 @@ func TestAdditionsDecode(t *testing.T) {
 }
 
 // TestInvalidLastLineWithNewlineIsUnusable: only a last line without its newline is torn (a warning);
-// an invalid last line that ends in a newline was written whole and is an error (decision of
-// 2026-11-30).
+// an invalid last line that ends in a newline was written whole and is an error.
 func TestInvalidLastLineWithNewlineIsUnusable(t *testing.T) {
 	_, warns, err := readString(t, "ledger.jsonl", runLine+"\n"+evLine[:40]+"\n")
 	if err == nil || !strings.HasPrefix(err.Error(), "ledger.jsonl:2: invalid JSON") {

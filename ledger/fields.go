@@ -194,7 +194,7 @@ var kinds = map[string]*kindSpec{
 	KindConsumer: {required: setOf(fConsumer, fTenant, fFromT, fToT, fFirstSince, fFinalCursor, fDurable),
 		postRun: true},
 	KindEnd: {required: setOf(fT, fDrained), postRun: true},
-	// Additions of 2026-11-30. A drop is written when its arrival was due, among the run's records;
+	// The drop and audit kinds. A drop is written when its arrival was due, among the run's records;
 	// audit attempts come after the run, with persisted.
 	KindDrop:  {required: setOf(fTenant, fIntendedT), anywhere: true},
 	KindAudit: {required: setOf(fT, fOK, fTenantCount, fRows), anywhere: true},

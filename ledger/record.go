@@ -19,8 +19,8 @@ const (
 	KindPersisted = "persisted"
 	KindConsumer  = "consumer"
 	KindEnd       = "end"
-	KindDrop      = "drop"   // an arrival the open model did not send (additions of 2026-11-30)
-	KindAudit     = "audit"  // one attempt of the after-run audit (additions of 2026-11-30)
+	KindDrop      = "drop"   // an arrival the open model did not send
+	KindAudit     = "audit"  // one attempt of the after-run audit
 	KindResync    = "resync" // a consumer's listing after a reset, written when the listing ended
 	KindListed    = "listed" // one entry of that listing, just before its resync record
 	KindTenant    = "tenant" // a tenant of the run, right after the run record (instead of run.tenants)

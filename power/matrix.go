@@ -103,8 +103,8 @@ func ReadMatrix(path string) (*Matrix, error) {
 	return &m, nil
 }
 
-// ScenarioPath is where e's scenario file is.
-func (m *Matrix) ScenarioPath(e Entry) string { return filepath.Join(m.dir, e.Scenario) }
+// scenarioPath is where the matrix scenario file name is.
+func (m *Matrix) scenarioPath(name string) string { return filepath.Join(m.dir, name) }
 
 // Selection is what one power run measures: defects (each with and without its defect) and
 // controls (correct build only).

@@ -134,7 +134,7 @@ func TestShippedMatrix(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, e := range m.Entries {
-		if _, err := scenario.ReadFile(m.ScenarioPath(e)); err != nil {
+		if _, err := scenario.ReadFile(m.scenarioPath(e.Scenario)); err != nil {
 			t.Errorf("%s: %v", e.Defect, err)
 		}
 	}
@@ -144,7 +144,7 @@ func TestShippedMatrix(t *testing.T) {
 		t.Errorf("controls %+v: want the gate over at least 5 seeds", all.Controls)
 	}
 	for _, c := range all.Controls {
-		if _, err := scenario.ReadFile(m.ScenarioPath(Entry{Scenario: c.Scenario})); err != nil {
+		if _, err := scenario.ReadFile(m.scenarioPath(c.Scenario)); err != nil {
 			t.Errorf("control %s: %v", c.Name, err)
 		}
 	}
@@ -219,7 +219,7 @@ func TestRunTabulates(t *testing.T) {
 		return child.Result{Exit: o.exit}, nil
 	}
 	var progress bytes.Buffer
-	res, err := Run(context.Background(), m, Selection{Defects: m.Entries}, 2, nil, out, run, &progress)
+	res, err := Run(context.Background(), Options{Matrix: m, Selection: Selection{Defects: m.Entries}, Seeds: 2, Out: out, Run: run, Progress: &progress})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func TestControlsCountAsCorrectRuns(t *testing.T) {
 				os.WriteFile(filepath.Join(runDir, "summary.json"), js, 0o644)
 				return child.Result{Exit: exit}, nil
 			}
-			res, err := Run(context.Background(), m, sel, 1, nil, out, run, io.Discard)
+			res, err := Run(context.Background(), Options{Matrix: m, Selection: sel, Seeds: 1, Out: out, Run: run, Progress: io.Discard})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -70,15 +70,26 @@ func (r *Result) Pass() bool {
 var numbers = []string{"acked", "lost", "lost_by_reason.silent", "skipped", "undelivered", "leaks", "cold_wakeups",
 	"spurious_resets", "duplicates", "latency_ms.p99"}
 
-// Run measures the selection over seeds seeds (a control with its own seeds runs those), writing
-// every run under out. progress gets one line per finished run. A run that cannot be started stops
-// the whole measurement (the matrix would be incomplete); a run that ends with exit 3 is recorded
-// (for a correct arm it is a false alarm).
-func Run(ctx context.Context, m *Matrix, sel Selection, seeds int, sets []string, out string, run child.Func, progress io.Writer) (*Result, error) {
+// Options say what Run measures, how it runs one scenario and where it writes.
+type Options struct {
+	Matrix    *Matrix    // the defect matrix the selection comes from (its scenarios are read from its directory)
+	Selection Selection  // the defects and controls to measure
+	Seeds     int        // seeds per arm, at least 1 (a control with its own seeds runs those)
+	Sets      []string   // key=value overrides applied to every run's scenario (--set)
+	Out       string     // the directory every run is written under
+	Run       child.Func // runs one scenario file into its directory (a `seqgate run` child)
+	Progress  io.Writer  // one line per finished run
+}
+
+// Run measures o.Selection over o.Seeds seeds, writing every run under o.Out. A run that cannot be
+// started stops the whole measurement (the matrix would be incomplete); a run that ends with exit 3
+// is recorded (for a correct arm it is a false alarm).
+func Run(ctx context.Context, o Options) (*Result, error) {
+	m, sel, seeds, progress := o.Matrix, o.Selection, o.Seeds, o.Progress
 	if seeds < 1 {
 		return nil, fmt.Errorf("--seeds %d: need at least 1", seeds)
 	}
-	res := &Result{Seeds: seeds, Sets: sets} // sets are checked by Variant before the first run
+	res := &Result{Seeds: seeds, Sets: o.Sets} // sets are checked by Variant before the first run
 	total, done := Runs(sel, seeds), 0
 	step := func(name string, seed int64, arm Arm) {
 		done++
@@ -113,7 +124,7 @@ func Run(ctx context.Context, m *Matrix, sel Selection, seeds int, sets []string
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
-				arm, err := runArm(ctx, src, seed, defect, e.Defect, e.Scenario, sets, out, run)
+				arm, err := runArm(ctx, armSpec{src: src, scenario: e.Scenario, name: e.Defect, seed: seed, defect: defect}, o)
 				if err != nil {
 					return nil, fmt.Errorf("%s seed %d: %w", e.Defect, seed, err)
 				}
@@ -139,7 +150,7 @@ func Run(ctx context.Context, m *Matrix, sel Selection, seeds int, sets []string
 				return nil, err
 			}
 			seed := first + int64(i)
-			arm, err := runArm(ctx, src, seed, "", c.Name, c.Scenario, sets, out, run)
+			arm, err := runArm(ctx, armSpec{src: src, scenario: c.Scenario, name: c.Name, seed: seed}, o)
 			if err != nil {
 				return nil, fmt.Errorf("%s seed %d: %w", c.Name, seed, err)
 			}
@@ -175,7 +186,7 @@ func controlSeeds(c Control, seeds int) int {
 
 // readScenario returns a matrix scenario's text and its own seed (the first seed power runs).
 func readScenario(m *Matrix, name string) ([]byte, int64, error) {
-	path := filepath.Join(m.dir, name)
+	path := m.scenarioPath(name)
 	src, err := os.ReadFile(path)
 	if err != nil {
 		return nil, 0, err
@@ -189,27 +200,36 @@ func readScenario(m *Matrix, name string) ([]byte, int64, error) {
 	return src, head.Seed, nil
 }
 
-// runArm runs src with sets, seed and defect (empty: the correct build) into out/name/seed-N/{defect,correct}.
+// armSpec is one run of the measurement: a matrix scenario's text, the seed and the defect.
+type armSpec struct {
+	src      []byte // the scenario's text
+	scenario string // its file name in the matrix directory, for errors
+	name     string // the defect or control the run belongs to: its directory under Options.Out
+	seed     int64
+	defect   string // the defect switched on; empty for the correct build
+}
+
+// runArm runs a's scenario with o.Sets, its seed and defect into o.Out/name/seed-N/{defect,correct}.
 // A correct arm is OK when it passed; the caller judges a defect arm.
-func runArm(ctx context.Context, src []byte, seed int64, defect, name, scenarioName string, sets []string, out string, run child.Func) (Arm, error) {
-	arm := Arm{Seed: seed, Defect: defect}
+func runArm(ctx context.Context, a armSpec, o Options) (Arm, error) {
+	arm := Arm{Seed: a.seed, Defect: a.defect}
 	label := "correct"
-	if defect != "" {
+	if a.defect != "" {
 		label = "defect"
 	}
-	arm.Dir = filepath.Join(out, name, fmt.Sprintf("seed-%d", seed), label)
+	arm.Dir = filepath.Join(o.Out, a.name, fmt.Sprintf("seed-%d", a.seed), label)
 	if err := os.MkdirAll(filepath.Dir(arm.Dir), 0o755); err != nil {
 		return arm, err
 	}
-	v, err := Variant(src, seed, defect, sets...)
+	v, err := Variant(a.src, a.seed, a.defect, o.Sets...)
 	if err != nil {
-		return arm, fmt.Errorf("%s: %w", scenarioName, err)
+		return arm, fmt.Errorf("%s: %w", a.scenario, err)
 	}
 	scen := arm.Dir + ".yaml"
 	if err := os.WriteFile(scen, v, 0o644); err != nil {
 		return arm, err
 	}
-	cr, err := run(ctx, scen, arm.Dir)
+	cr, err := o.Run(ctx, scen, arm.Dir)
 	if err != nil {
 		return arm, err
 	}
@@ -218,7 +238,7 @@ func runArm(ctx context.Context, src []byte, seed int64, defect, name, scenarioN
 		arm.Verdict = "none"
 		arm.Error = err.Error()
 	}
-	arm.OK = defect == "" && arm.Exit == 0 && arm.Verdict == "pass"
+	arm.OK = a.defect == "" && arm.Exit == 0 && arm.Verdict == "pass"
 	return arm, nil
 }
 

@@ -69,22 +69,11 @@ func WriteMarkdown(w io.Writer, s *verifier.Summary, d *Data, link string) error
 	if link != "" {
 		// A path, not a link: a relative link breaks where summary.md is pasted (a CI job summary).
 		fmt.Fprintf(&b, "Full report: %s in the run directory %s (plots with every fault as a band, witnesses, per-tenant and per-consumer tables; keep the run directory as the job's artifact to open it).\n",
-			codeSpan(link), codeSpan(filepath.Dir(link)+"/"))
+			mdCode(link, false), mdCode(filepath.Dir(link)+"/", false))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
-
-// codeSpan is s as a Markdown code span, whatever backquotes s holds.
-func codeSpan(s string) string {
-	if strings.Contains(s, "`") {
-		return "`` " + s + " ``"
-	}
-	return "`" + s + "`"
-}
-
-// mdCell keeps a value from breaking a Markdown table.
-func mdCell(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
 
 func fmtNum(v float64) string {
 	if v == float64(int64(v)) && v < 1e15 && v > -1e15 {

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"fmt"
 	"strings"
 
 	"github.com/seqgate/seqgate/internal/printable"
@@ -68,26 +67,4 @@ func mdCode(s string, cell bool) string {
 		s = " " + s + " "
 	}
 	return fence + s + fence
-}
-
-// mdLinkDest makes s a link destination: as it is when it has only letters, digits and ._/-:, else
-// in angle brackets, which may hold any character but a newline, < or >: those (and spaces,
-// backslashes, control characters) are percent-encoded.
-func mdLinkDest(s string) string {
-	if s != "" && !strings.ContainsFunc(s, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._/-:", r))
-	}) {
-		return s // a plain file name or address needs no brackets
-	}
-	var b strings.Builder
-	b.WriteByte('<')
-	for _, c := range []byte(s) {
-		if c <= ' ' || c == '<' || c == '>' || c == '\\' || c == 0x7f {
-			fmt.Fprintf(&b, "%%%02X", c)
-		} else {
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('>')
-	return b.String()
 }

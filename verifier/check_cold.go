@@ -9,7 +9,7 @@ import (
 // coldCheck counts wakeups of cold tenants' databases: a cold tenant whose proxy's conns, bytes_up or
 // bytes_down grew between its first and last proxy record is one wakeup (the spec counts tenants, not
 // intervals). A counter that goes down (a restarted proxy) starts a new baseline at the lower value;
-// any later rise is a wakeup (decision of 2026-11-30). The deltas are the sums of the rises; the
+// any later rise is a wakeup. The deltas are the sums of the rises; the
 // witness also names the first interval in which a counter rose.
 //
 // A rise in an interval between two samples, at most coldListingInterval long, that overlaps a

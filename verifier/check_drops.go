@@ -118,7 +118,7 @@ func fraction(n, of int64) float64 {
 }
 
 // evidenceCheck summarises the audit records: whether an audit that the run record says is part of
-// the run succeeded (additions of 2026-11-30). The first successful attempt rules; without one, the
+// the run succeeded. The first successful attempt rules; without one, the
 // last attempt is shown with its error.
 type evidenceCheck struct {
 	ix *index

@@ -121,7 +121,7 @@ func (c *lossCheck) Finish(s *Summary) {
 			continue
 		}
 		if partial {
-			// no end (or an interrupted one): not provably lost, unresolved (additions of 2026-11-30)
+			// no end (or an interrupted one): not provably lost, unresolved
 			s.Unresolved++
 			ts.Unresolved++
 			c.w.at(WitnessUnresolved, m.doneT)

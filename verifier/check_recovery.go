@@ -16,7 +16,7 @@ import (
 // 10 s by default) plus a second of audit timestamp skew or rounding.
 const recoveryGrace = int64(15 * time.Second)
 
-// windowCheck follows the faults (additions of 2026-11-30): each fault's span, its recovery_ms (from
+// windowCheck follows the faults: each fault's span, its recovery_ms (from
 // its stop until every durable consumer of the affected tenants had a cursor at the head seq the
 // tenant had at the stop) and, when a threshold names one, the numbers of each window: fault (inside
 // some fault's span), recovery (from a stop until its recovery ended) and steady (the rest).

@@ -8,7 +8,7 @@ import (
 
 // reorderCheck finds, per consumer and in delivery order, events overtaken by an event of a mutation
 // sent after their ack (done_t): reorder_ms = the latest such send time minus the overtaken one's
-// done_t. There is no time horizon (decision of 2026-11-30): an event delivered before its own mut
+// done_t. There is no time horizon: an event delivered before its own mut
 // record (delivered before the ack) has no send time until that record arrives, however late. Memory
 // stays bounded without a horizon: a later delivery waits for such a pending one only when it could be
 // overtaken by it, that is when it was acked before the pending one was delivered (a mutation is sent

@@ -7,7 +7,7 @@ import (
 )
 
 // seqMismatchCheck counts deliveries of a persisted row's path in a frame whose seq is not that row's
-// seq (decision of 2026-11-30): the frame delivered the event (matching is by path) but carried the
+// seq: the frame delivered the event (matching is by path) but carried the
 // wrong position. Counted per consumer with witnesses; a failure only where a threshold says so.
 type seqMismatchCheck struct {
 	ix *index

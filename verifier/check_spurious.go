@@ -6,7 +6,7 @@ import (
 	"github.com/seqgate/seqgate/ledger"
 )
 
-// spuriousCheck counts seq_too_old resets sent for nothing (decision of 2026-11-30): one that moved a
+// spuriousCheck counts seq_too_old resets sent for nothing: one that moved a
 // consumer's cursor from k to s while the audit still holds a row in (k, s], or one sent when every
 // acked mutation of the tenant persisted before the reset is still in the audit (nothing of the run
 // was swept, so nothing could be too old; a tenant with no rows at all is the plain case).

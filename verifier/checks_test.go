@@ -94,7 +94,7 @@ func TestCheckers(t *testing.T) {
 		{name: "reset too old before persisting covers nothing", verdict: VerdictFail,
 			edit: edit{drop: []string{"evA1"}, after: map[string][]string{
 				"openB": {`{"k":"reset","consumer":"cA","tenant":"A","conn":"c1","t":500000,"seq":0,"reason":"seq_too_old"}`}}},
-			// nothing of A was acked yet, let alone swept: the reset is spurious (decision of 2026-11-30)
+			// nothing of A was acked yet, let alone swept: the reset is spurious
 			want: map[string]float64{"skipped": 1, "spurious_resets": 1}, failed: []string{CheckSkipped}},
 		{name: "undelivered", verdict: VerdictFail,
 			edit: edit{drop: []string{"evA2"}, replace: map[string]string{
@@ -215,7 +215,7 @@ func TestCheckers(t *testing.T) {
 				"persA2": {`{"k":"persisted","tenant":"A","seq":3,"op":"delete","path":"/x/A/m1"}`}}},
 			want:   map[string]float64{"structural.expected": 1, "structural.missing": 1},
 			failed: []string{CheckStructural}},
-		// Issue 16 point 1: matching is by (tenant, path), never by seq.
+		// Matching is by (tenant, path), never by seq.
 		{name: "frame at a row's seq with a path no mutation wrote does not deliver it", verdict: VerdictFail,
 			edit:   edit{replace: map[string]string{"evA1": `{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":3000000,"seq":1,"op":"write","path":"/x/A/ghost","pod":"p1"}`}},
 			want:   map[string]float64{"skipped": 1, "unexpected": 1},
@@ -247,7 +247,7 @@ func TestCheckers(t *testing.T) {
 				"evA2": {`{"k":"ev","consumer":"cA2","tenant":"A","conn":"c7","t":3000000,"seq":2,"op":"write","path":"/x/A/m2","pod":"p1"}`}},
 				replace: map[string]string{"evA1": `{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":3000000,"seq":1,"op":"write","path":"/x/A/m1","pod":"p1"}`}},
 			want: map[string]float64{"seq_mismatch": 1, "per_consumer.cA2.seq_mismatch": 1, "per_consumer.cA.seq_mismatch": 0}},
-		// Issue 16 point 2: budget 0 is zero tolerance; an absent budget is 1e-4.
+		// Budget 0 is zero tolerance; an absent budget is 1e-4.
 		{name: "budget 0: one explained loss fails", verdict: VerdictFail,
 			edit: edit{drop: []string{"evA2", "persA2"}, replace: map[string]string{"run": run0Line},
 				after: map[string][]string{"mutA2": {`{"k":"pod","pod":"p1","phase":"crash","t":7000000}`}}},
@@ -258,10 +258,10 @@ func TestCheckers(t *testing.T) {
 		{name: "no budget is 1e-4", verdict: VerdictPass,
 			edit: edit{replace: map[string]string{"run": runNoBudgetLine}},
 			want: map[string]float64{"budget": 1e-4}},
-		// Issue 16 point 3: a field another kind defines with another type is ignored on this kind.
+		// A field another kind defines with another type is ignored on this kind.
 		{name: "conn with a string code", verdict: VerdictPass,
 			edit: edit{after: map[string][]string{"evA2": {`{"k":"conn","consumer":"cA","tenant":"A","conn":"c1","t":6500000,"phase":"fail","pod":"p1","since":2,"code":"ECONNRESET","err":"read: connection reset"}`}}}},
-		// Decisions of 2026-11-30.
+		// The spec's decisions.
 		{name: "reset-covered is decided first, above the final cursor too", verdict: VerdictPass,
 			edit: edit{drop: []string{"evA2"}, replace: map[string]string{
 				"consA": `{"k":"consumer","consumer":"cA","tenant":"A","from_t":0,"to_t":9000000,"first_since":0,"final_cursor":1,"durable":true}`},
@@ -308,7 +308,7 @@ func TestCheckers(t *testing.T) {
 					"end": `{"k":"end","t":800000000000,"drained":true}`}},
 			want: map[string]float64{"reorder.overtaken": 1, "reorder.max_ms": 1, "acked": 5, "delivered_before_ack": 1},
 			wit:  map[string]map[string]any{"reorder": {"mid": "m2", "overtaken_by_mid": "m9", "reorder_ms": 1.0}}},
-		// Additions of 2026-11-30: unresolved, drops, evidence.
+		// Unresolved, drops, evidence.
 		{name: "no end record: an acked mutation neither persisted nor delivered is unresolved, not lost", verdict: VerdictInconclusive,
 			edit: edit{drop: []string{"end", "evA2", "persA2"}},
 			want: map[string]float64{"unresolved": 1, "per_tenant.A.unresolved": 1, "lost": 0, "acked": 3},

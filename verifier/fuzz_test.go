@@ -23,7 +23,7 @@ func FuzzVerify(f *testing.F) {
 		{drop: []string{"evA1"}, after: map[string][]string{"mutA2": {`{"k":"reset","consumer":"cA","tenant":"A","conn":"c1","t":5500000,"seq":2,"reason":"seq_too_old"}`}}},
 		{after: map[string][]string{"evA2": {`{"k":"ev","consumer":"cB","tenant":"B","conn":"c2","t":7000000,"seq":1,"op":"write","path":"/x/A/m1","pod":"p1"}`}}},
 		{drop: []string{"evA1"}, after: map[string][]string{"openB": {`{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":1500000,"seq":1,"op":"write","path":"/x/A/m1","pod":"p1"}`}}},
-		// the additions of 2026-11-30: faults and windows, drops, the audit, a seq mismatch
+		// faults and windows, drops, the audit, a seq mismatch
 		{replace: map[string]string{"run": withThresholds(`{"latency_ms.p99@steady":["< 5"],"per_tenant.A.seq_mismatch":["== 0"]}`),
 			"evA2": `{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":6000000,"seq":1,"op":"write","path":"/x/A/m2","pod":"p1"}`},
 			after: map[string][]string{"evB3": {`{"k":"fault","id":"f1","kind":"k","target":"A","phase":"start","t":2500000}`, `{"k":"drop","tenant":"A","intended_t":3000000}`},

@@ -96,11 +96,11 @@ const (
 // and silent ops.
 func classifyOp(op string) opClass {
 	switch op {
-	case "write", "create", "symlink", "hardlink", "upload_complete":
+	case ledger.OpWrite, ledger.OpCreate, ledger.OpSymlink, ledger.OpHardlink, ledger.OpUploadComplete:
 		return opEvent
-	case "rename", "delete", "mkdir", "copy":
+	case ledger.OpRename, ledger.OpDelete, ledger.OpMkdir, ledger.OpCopy:
 		return opStructural
-	case "chmod":
+	case ledger.OpChmod:
 		return opSilent
 	}
 	return opUnknown
@@ -315,7 +315,7 @@ func (ix *index) intern(tenant, path string) int32 {
 }
 
 // consumer returns the state of consumer id, creating it on first sight. A consumer id seen with two
-// tenants is unusable input (decision of 2026-11-30): its deliveries could not be judged.
+// tenants is unusable input: its deliveries could not be judged.
 func (ix *index) consumer(id, tenant string, t int64) (*consumerState, error) {
 	if i, ok := ix.consIDs[id]; ok {
 		c := ix.cons[i]

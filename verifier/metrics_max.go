@@ -16,7 +16,7 @@ const (
 
 // Metrics summarises the scraped `metric` records so thresholds can address them. A family is a
 // counter or a gauge by the TYPE its pods exported (the metric records' type); a record without one
-// (ledgers before 2026-12-01, or an untyped family) is a counter when its name ends in _total, the
+// (a ledger written before metric records carried it, or an untyped family) is a counter when its name ends in _total, the
 // Prometheus naming convention, else a gauge.
 type Metrics struct {
 	// Types says, per family sampled, whether it was summarised as a counter or a gauge.

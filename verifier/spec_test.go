@@ -21,7 +21,7 @@ func withThresholds(th string) string {
 	return strings.Replace(baseLedger[0].json, `"target":"eventlogd"}`, `"target":"eventlogd","thresholds":`+th+`}`, 1)
 }
 
-// TestPerScopeThresholds (issue 16 point 5): per_tenant.<id>.<field> and per_consumer.<id>.<field>
+// TestPerScopeThresholds: per_tenant.<id>.<field> and per_consumer.<id>.<field>
 // are accepted and judged on that scope only; an id the ledger lacks is unusable input.
 func TestPerScopeThresholds(t *testing.T) {
 	dupA := map[string][]string{"evA2": {`{"k":"ev","consumer":"cA","tenant":"A","conn":"c1","t":6500000,"seq":2,"op":"write","path":"/x/A/m2","pod":"p1"}`}}
@@ -78,7 +78,7 @@ func feedChecks(t *testing.T, text string, ix *index, cs ...checker) {
 	}
 }
 
-// TestReorderMemoryBoundedWithoutHorizon (issue 16 point 4): with no horizon, a delivery whose mut
+// TestReorderMemoryBoundedWithoutHorizon: with no horizon, a delivery whose mut
 // never comes (an unexpected event) holds back only the deliveries acked before it arrived; the
 // thousand after it are judged on arrival. The control: an early delivery that is acked late holds
 // the ones acked before its delivery, and they are judged once it resolves.
@@ -118,7 +118,7 @@ func TestReorderMemoryBoundedWithoutHorizon(t *testing.T) {
 }
 
 // TestConsumerOfTwoTenantsIsUnusable: a consumer id used by two tenants is unusable input, named
-// (decision of 2026-11-30); the control is the same ledger with distinct ids.
+// (the spec's decision); the control is the same ledger with distinct ids.
 func TestConsumerOfTwoTenantsIsUnusable(t *testing.T) {
 	bad := edit{after: map[string][]string{"evB3": {`{"k":"ev","consumer":"cA","tenant":"B","conn":"c2","t":4500000,"seq":1,"op":"write","path":"/x/B/m3","pod":"p1"}`}}}.build()
 	r, _ := newTestReader(bad)
@@ -133,7 +133,7 @@ func TestConsumerOfTwoTenantsIsUnusable(t *testing.T) {
 	}
 }
 
-// TestMoreThan65536Tenants (issue 19 item 10): tenant indices are wide, so the audit rows of tenant
+// TestMoreThan65536Tenants: tenant indices are wide, so the audit rows of tenant
 // 65,536 are not charged to tenant 0 (whose durable consumer would then miss them: a false fail).
 // The control drops that tenant's row and delivery: a real loss, which must fail.
 func TestMoreThan65536Tenants(t *testing.T) {
@@ -173,7 +173,7 @@ func TestMoreThan65536Tenants(t *testing.T) {
 	}
 }
 
-// TestTimeDifferencesSaturate (issue 19 item 10): done_t - intended_t of extreme times does not wrap
+// TestTimeDifferencesSaturate: done_t - intended_t of extreme times does not wrap
 // to a negative latency; the control is an ordinary difference.
 func TestTimeDifferencesSaturate(t *testing.T) {
 	cases := []struct{ a, b, want int64 }{
@@ -192,7 +192,7 @@ func TestTimeDifferencesSaturate(t *testing.T) {
 	}
 }
 
-// TestFaultWindowsAndRecovery (additions of 2026-11-30): a fault's span, its recovery_ms (until the
+// TestFaultWindowsAndRecovery: a fault's span, its recovery_ms (until the
 // consumers of the affected tenants reach the head seq at the stop), the windowed numbers, and
 // thresholds on them; each with its control.
 func TestFaultWindowsAndRecovery(t *testing.T) {

@@ -31,7 +31,7 @@ type Summary struct {
 	Batches    int64      `json:"batches"`
 	Projection Projection `json:"projection"`
 
-	// Audit is what the after-run audit attempts say (additions of 2026-11-30): the last attempt, or
+	// Audit is what the after-run audit attempts say: the last attempt, or
 	// the first that succeeded. Required is the run record's audit field.
 	Audit Audit `json:"audit"`
 	// InconclusiveBecause says why the verdict is not pass when nothing failed (and, beside a fail,

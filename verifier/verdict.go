@@ -22,7 +22,7 @@ const (
 	// CheckBatchAtomicity: no consumer saw a batch write in pieces (batch_torn == 0; seed 003).
 	CheckBatchAtomicity = "batch_atomicity"
 	// CheckDroppedFraction bounds dropped_fraction by DefaultMaxDroppedFraction unless a threshold on
-	// dropped_fraction replaces it (additions of 2026-11-30).
+	// dropped_fraction replaces it.
 	CheckDroppedFraction = "dropped_fraction"
 	// CheckResyncMissed: in a run whose consumers resync, every event a reset passed is in the
 	// consumer's next listing (resync_missed == 0; check_resync.go).
@@ -38,7 +38,7 @@ const EndReasonInterrupted = "interrupted"
 
 // decide applies the spec's verdict rules and the thresholds. Fail when any check fails; else
 // inconclusive when the ledger lacks what a pass needs (an end record, an acked event, the audit the
-// run record promised, a drain); else pass. Fail beats inconclusive (decision of 2026-11-30). Without
+// run record promised, a drain); else pass. Fail beats inconclusive. Without
 // the promised audit, the checks that need it (loss, skips, stalls, and thresholds on their numbers)
 // are listed but not judged: the verdict is inconclusive unless a check that needs no audit fails.
 func decide(s *Summary, ix *index, th threshold.List) {

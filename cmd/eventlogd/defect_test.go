@@ -8,7 +8,7 @@ import (
 	"testing"
 )
 
-// TestDefectsNeedTheTestFlag is issue 19 item 6: a seeded defect is never switched on by the
+// TestDefectsNeedTheTestFlag: a seeded defect is never switched on by the
 // environment alone; with --test-defects on the command line it is, and the pod says so loudly.
 func TestDefectsNeedTheTestFlag(t *testing.T) {
 	for _, tc := range []struct {

@@ -75,7 +75,7 @@ func TestStreamReadsFairAcrossTenants(t *testing.T) {
 				defer close(noiseDone)
 				for i := 0; i < 60 && ctx.Err() == nil; i++ {
 					f.write(t, noisy, fmt.Sprintf("/n/%d", i))
-					time.Sleep(10 * time.Millisecond)
+					time.Sleep(10 * time.Millisecond) // paces the noisy load
 				}
 			}()
 			noisyLat := f.latencies(t, quiet, quietEvents, "noise", 10)
@@ -167,7 +167,7 @@ func (f *fairness) stream(t *testing.T, ctx context.Context, wg *sync.WaitGroup,
 				if ctx.Err() != nil {
 					return
 				}
-				time.Sleep(50 * time.Millisecond)
+				time.Sleep(50 * time.Millisecond) // paces the reconnects (a subscriber's backoff)
 				if resp, err = f.subscribe(ctx, tn, cursor); err == nil {
 					break
 				}
@@ -255,7 +255,7 @@ func (f *fairness) latencies(t *testing.T, tn fairTenant, events <-chan string, 
 			}
 		}
 		out = append(out, time.Since(start))
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond) // paces the quiet tenant's writes
 	}
 	return out
 }

@@ -48,7 +48,7 @@ type options struct {
 }
 
 // testDefectsFlag must be on the command line for --defect to be honoured; it is never read from
-// the environment, so an inherited EVENTLOGD_DEFECT alone cannot break a pod (issue 19 item 6).
+// the environment, so an inherited EVENTLOGD_DEFECT alone cannot break a pod.
 const testDefectsFlag = "test-defects"
 
 // defectList collects repeated --defect flags (each may also be a comma-separated list).

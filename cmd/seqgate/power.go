@@ -103,7 +103,8 @@ func runPower(ctx context.Context, stdout, stderr io.Writer, f powerFlags) error
 	defer stop()
 	fmt.Fprintf(stderr, "power: %d defect(s) x %d seed(s) x 2 builds and %d control(s) = %d runs into %s\n",
 		len(sel.Defects), f.seeds, len(sel.Controls), power.Runs(sel, f.seeds), out)
-	res, err := power.Run(ctx, m, sel, f.seeds, f.sets, out, child.Seqgate(bin), stderr)
+	res, err := power.Run(ctx, power.Options{Matrix: m, Selection: sel, Seeds: f.seeds, Sets: f.sets, Out: out,
+		Run: child.Seqgate(bin), Progress: stderr})
 	if err != nil {
 		return &exitError{exitUnusable, err}
 	}

@@ -5,6 +5,7 @@ package fault
 
 import (
 	"context"
+	"slices"
 	"time"
 )
 
@@ -41,6 +42,25 @@ const (
 	TimingInstant Timing = "instant"
 )
 
+// Resource is what a fault holds on its target while it lasts; two faults on the same resource of
+// the same target may not overlap.
+type Resource string
+
+// Resources a fault kind may hold.
+const (
+	ResourceDB        Resource = "db"        // a DB proxy (a tenant's DB or the meta DB), or a pod's link to it
+	ResourcePod       Resource = "pod"       // an eventlogd pod process
+	ResourceConsumers Resource = "consumers" // a tenant's SSE consumers
+	ResourceEvents    Resource = "events"    // a tenant's event inserts
+	ResourceTenant    Resource = "tenant"    // the tenant itself (its record in the meta DB)
+)
+
+// Resources is every Resource, in the order error messages list them.
+var Resources = []Resource{ResourceDB, ResourcePod, ResourceConsumers, ResourceEvents, ResourceTenant}
+
+// Valid reports whether r is one of Resources.
+func (r Resource) Valid() bool { return slices.Contains(Resources, r) }
+
 // Def declares one fault kind with its typed parameter struct P. P's fields carry the tags the
 // machinery reads: `yaml` (the key), `help` (one line, printed by `seqgate faults`) and, for strings,
 // `enum` (the allowed values, comma-separated). Field types are time.Duration, string, int or bool.
@@ -50,9 +70,10 @@ type Def[P any] struct {
 	Mechanism string      // how it is made (toxiproxy toxic, signal, admin hook) and how Heal undoes it
 	Targets   TargetClass // what its target names
 	Timing    Timing      // span or instant
-	// Resource names what two faults must not hold at once on the same target (db, pod, consumers,
-	// events): the schedule refuses (timeline) or skips (nemesis) overlapping faults on it.
-	Resource string
+	// Resource names what two faults must not hold at once on the same target: the schedule refuses
+	// (timeline) or skips (nemesis) overlapping faults on it. One of Resources: registering a kind
+	// with any other panics, so a typo cannot turn the conflict check off.
+	Resource Resource
 	// Defaults are the parameters of a fault that gives none; a scenario's params override them key by key.
 	Defaults P
 	// Build binds the kind to one concrete target (a name of class Targets) with validated params;

@@ -28,7 +28,7 @@ func ConsumerDisconnect() fault.Def[ConsumerDisconnectParams] {
 		Mechanism: "the harness closes each chosen consumer's current connection concurrently; the consumers reconnect by their own policy; instant (no `for`)",
 		Targets:   fault.TargetTenant,
 		Timing:    fault.TimingInstant,
-		Resource:  "consumers",
+		Resource:  fault.ResourceConsumers,
 		Build: func(env fault.Env, target string, _ time.Duration, p ConsumerDisconnectParams) (fault.Fault, error) {
 			cs, err := pickConsumers(env, target, p.Count)
 			if err != nil {

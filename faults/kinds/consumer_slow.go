@@ -27,7 +27,7 @@ func ConsumerSlow() fault.Def[ConsumerSlowParams] {
 		Mechanism: "the harness's consumer waits read_delay before reading each frame (TCP backpressure reaches the server); Heal sets the delay back to 0",
 		Targets:   fault.TargetTenant,
 		Timing:    fault.TimingSpan,
-		Resource:  "consumers",
+		Resource:  fault.ResourceConsumers,
 		Defaults:  ConsumerSlowParams{ReadDelay: 200 * time.Millisecond},
 		Build: func(env fault.Env, target string, _ time.Duration, p ConsumerSlowParams) (fault.Fault, error) {
 			cs, err := pickConsumers(env, target, p.Count)

@@ -23,7 +23,7 @@ func EventInsertFail() fault.Def[EventInsertFailParams] {
 		Mechanism: "eventlogd's test-only admin failpoint (--admin) on every pod: POST /v1/admin/failpoint/event-insert?for=FOR&tenant=ID (hot-path event inserts of that tenant fail at once without touching the DB; retry flushes are unaffected); Heal posts for=0s. A pod holds one failpoint: schedule one event_insert_fail at a time and not with target all (a second one replaces the first). A pod restarted during the fault comes back without it",
 		Targets:   fault.TargetTenant,
 		Timing:    fault.TimingSpan,
-		Resource:  "events",
+		Resource:  fault.ResourceEvents,
 		Build:     buildEventInsertFail,
 	}
 }

@@ -17,7 +17,7 @@ func MetaDBDown() fault.Def[DownParams] {
 		Mechanism: "as tenant_db_down, on the meta DB's proxy",
 		Targets:   fault.TargetMeta,
 		Timing:    fault.TimingSpan,
-		Resource:  "db",
+		Resource:  fault.ResourceDB,
 		Build: func(env fault.Env, _ string, _ time.Duration, _ DownParams) (fault.Fault, error) {
 			px, err := env.MetaProxy()
 			if err != nil {

@@ -17,7 +17,7 @@ func MetaDBLatency() fault.Def[LatencyParams] {
 		Mechanism: "as tenant_db_latency, on the meta DB's proxy",
 		Targets:   fault.TargetMeta,
 		Timing:    fault.TimingSpan,
-		Resource:  "db",
+		Resource:  fault.ResourceDB,
 		Defaults:  latencyDefaults,
 		Build: func(env fault.Env, _ string, _ time.Duration, p LatencyParams) (fault.Fault, error) {
 			px, err := env.MetaProxy()

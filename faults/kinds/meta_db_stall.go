@@ -17,7 +17,7 @@ func MetaDBStall() fault.Def[StallParams] {
 		Mechanism: "as tenant_db_stall, on the meta DB's proxy",
 		Targets:   fault.TargetMeta,
 		Timing:    fault.TimingSpan,
-		Resource:  "db",
+		Resource:  fault.ResourceDB,
 		Defaults:  stallDefaults,
 		Build: func(env fault.Env, _ string, _ time.Duration, p StallParams) (fault.Fault, error) {
 			px, err := env.MetaProxy()

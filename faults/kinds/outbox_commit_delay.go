@@ -26,7 +26,7 @@ func OutboxCommitDelay() fault.Def[OutboxCommitDelayParams] {
 		Mechanism: "eventlogd's test-only admin failpoint (--admin) on the pod: POST /v1/admin/failpoint/outbox-hold?delay=DELAY&for=FOR (each outbox transaction waits delay after its outbox insert, before its commit); Heal posts for=0s. The request carries the span, so the pod disarms by itself if the harness dies; a pod restarted during the fault comes back without it",
 		Targets:   fault.TargetPod,
 		Timing:    fault.TimingSpan,
-		Resource:  "pod",
+		Resource:  fault.ResourcePod,
 		Defaults:  OutboxCommitDelayParams{Delay: 300 * time.Millisecond},
 		Build: func(env fault.Env, target string, span time.Duration, p OutboxCommitDelayParams) (fault.Fault, error) {
 			if p.Delay <= 0 || p.Delay > time.Minute {

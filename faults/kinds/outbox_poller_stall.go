@@ -22,7 +22,7 @@ func OutboxPollerStall() fault.Def[PollerStallParams] {
 		Mechanism: "eventlogd's test-only admin hook (--admin): POST /v1/admin/poller/stall?for=FOR; Heal POSTs /v1/admin/poller/resume",
 		Targets:   fault.TargetPod,
 		Timing:    fault.TimingSpan,
-		Resource:  "pod",
+		Resource:  fault.ResourcePod,
 		Build: func(env fault.Env, target string, span time.Duration, _ PollerStallParams) (fault.Fault, error) {
 			a, err := adminOf(env, target)
 			if err != nil {

@@ -29,7 +29,7 @@ func PodCrash() fault.Def[PodCrashParams] {
 		Mechanism: "SIGKILL to the pod's process group, then wait for the exit; Heal starts the pod again (restart: true)",
 		Targets:   fault.TargetPod,
 		Timing:    fault.TimingSpan,
-		Resource:  "pod",
+		Resource:  fault.ResourcePod,
 		Defaults:  PodCrashParams{Restart: true},
 		Build: func(env fault.Env, target string, _ time.Duration, p PodCrashParams) (fault.Fault, error) {
 			pod, err := env.Pod(target)

@@ -19,7 +19,7 @@ func PodMetaDBLatency() fault.Def[LatencyParams] {
 		Mechanism: "as tenant_db_latency, on the pod's own meta DB proxy (harness-run pods reach the meta DB through one proxy each, chained in front of the shared meta proxy that meta_db_* faults act on)",
 		Targets:   fault.TargetPod,
 		Timing:    fault.TimingSpan,
-		Resource:  "db",
+		Resource:  fault.ResourceDB,
 		Defaults:  latencyDefaults,
 		Build: func(env fault.Env, target string, _ time.Duration, p LatencyParams) (fault.Fault, error) {
 			m, ok := env.(fault.PodMetaProxies)

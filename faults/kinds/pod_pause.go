@@ -23,7 +23,7 @@ func PodPause() fault.Def[PodPauseParams] {
 		Mechanism: "SIGSTOP to the pod's process group; Heal sends SIGCONT",
 		Targets:   fault.TargetPod,
 		Timing:    fault.TimingSpan,
-		Resource:  "pod",
+		Resource:  fault.ResourcePod,
 		Build: func(env fault.Env, target string, _ time.Duration, _ PodPauseParams) (fault.Fault, error) {
 			pod, err := env.Pod(target)
 			if err != nil {

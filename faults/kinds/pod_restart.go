@@ -25,7 +25,7 @@ func PodRestart() fault.Def[PodRestartParams] {
 		Mechanism: "Pod.Stop: SIGTERM to the pod's process group, SIGKILL if it has not exited after grace (recorded as an exit, not a crash); then Pod.Restart; instant (no `for`)",
 		Targets:   fault.TargetPod,
 		Timing:    fault.TimingInstant,
-		Resource:  "pod",
+		Resource:  fault.ResourcePod,
 		Defaults:  PodRestartParams{Grace: 30 * time.Second},
 		Build: func(env fault.Env, target string, _ time.Duration, p PodRestartParams) (fault.Fault, error) {
 			pod, err := env.Pod(target)

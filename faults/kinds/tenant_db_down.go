@@ -22,7 +22,7 @@ func TenantDBDown() fault.Def[DownParams] {
 		Mechanism: "toxiproxy Proxy.Stop (closes the listener and every connection); Heal is Proxy.Start on the same address",
 		Targets:   fault.TargetTenant,
 		Timing:    fault.TimingSpan,
-		Resource:  "db",
+		Resource:  fault.ResourceDB,
 		Build: func(env fault.Env, target string, _ time.Duration, _ DownParams) (fault.Fault, error) {
 			px, err := env.TenantProxy(target)
 			if err != nil {

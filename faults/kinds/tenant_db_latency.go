@@ -30,7 +30,7 @@ func TenantDBLatency() fault.Def[LatencyParams] {
 		Mechanism: "a toxiproxy `latency` toxic (jitter 0, so it replays exactly) per chosen stream; removing it delivers anything in flight without delay",
 		Targets:   fault.TargetTenant,
 		Timing:    fault.TimingSpan,
-		Resource:  "db",
+		Resource:  fault.ResourceDB,
 		Defaults:  latencyDefaults,
 		Build: func(env fault.Env, target string, _ time.Duration, p LatencyParams) (fault.Fault, error) {
 			px, err := env.TenantProxy(target)

@@ -37,7 +37,7 @@ func TenantDBStall() fault.Def[StallParams] {
 		Mechanism: "then=reset: a toxiproxy `timeout` toxic with timeout 0 on both streams (data is dropped, nothing closes); removing it closes every connection through the proxy. then=resume: a `latency` toxic of 24h on both streams (data is held in order); removing it delivers the held bytes and the connections live on",
 		Targets:   fault.TargetTenant,
 		Timing:    fault.TimingSpan,
-		Resource:  "db",
+		Resource:  fault.ResourceDB,
 		Defaults:  stallDefaults,
 		Build: func(env fault.Env, target string, _ time.Duration, p StallParams) (fault.Fault, error) {
 			px, err := env.TenantProxy(target)

@@ -11,6 +11,7 @@ import (
 	"github.com/seqgate/seqgate/faults/fault"
 	"github.com/seqgate/seqgate/faults/internal/faultstest"
 	"github.com/seqgate/seqgate/faults/kinds"
+	"github.com/seqgate/seqgate/internal/wait"
 )
 
 var markSeq atomic.Int64
@@ -31,7 +32,7 @@ func hasMark(t *testing.T, db *sql.DB, id string) bool {
 // rowAppearsWithin polls the server directly (no proxy) for the mark for up to d.
 func rowAppearsWithin(t *testing.T, db *sql.DB, id string, d time.Duration) bool {
 	t.Helper()
-	return faultstest.Eventually(d, func() bool { return hasMark(t, db, id) })
+	return wait.Until(d, func() bool { return hasMark(t, db, id) })
 }
 
 func waitErr(t *testing.T, ch <-chan error, what string) error {

@@ -25,7 +25,7 @@ func TenantDelete() fault.Def[TenantDeleteParams] {
 		Mechanism: "eventlogd's test-only admin endpoint (--admin): DELETE /v1/admin/tenants/ID on the first pod that answers (the deletion is in the shared meta DB, so one pod is enough); instant (no `for`), never undone. The harness then stops waiting for the tenant's consumers in the drain, and the verifier does not count what they could no longer receive as undelivered (docs/ledger-v1.md)",
 		Targets:   fault.TargetTenant,
 		Timing:    fault.TimingInstant,
-		Resource:  "tenant",
+		Resource:  fault.ResourceTenant,
 		Build:     buildTenantDelete,
 	}
 }

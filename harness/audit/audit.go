@@ -181,17 +181,6 @@ func (t Table) Check(ctx context.Context) error {
 	return nil
 }
 
-// Head returns the tenant's highest fs_events seq (0 when it has none) in a database that names
-// tenants in a tenant_id column (eventlogd's layout).
-func Head(ctx context.Context, db *sql.DB, tenant string) (int64, error) {
-	return Table{DB: db, TenantColumn: "tenant_id"}.Head(ctx, tenant)
-}
-
-// Tenant is Table.Rows for a database that names tenants in a tenant_id column (eventlogd's layout).
-func Tenant(ctx context.Context, db *sql.DB, tenant, prefix string, sink ledger.Sink) (int, error) {
-	return Table{DB: db, TenantColumn: "tenant_id"}.Rows(ctx, tenant, prefix, sink)
-}
-
 // likePrefix escapes a LIKE pattern's wildcards in prefix and appends %.
 func likePrefix(prefix string) string {
 	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)

@@ -46,7 +46,7 @@ func TestAuditReadsOnlyTheRunsRows(t *testing.T) {
 	}
 	for _, tc := range tests {
 		s := &ledger.Memory{}
-		n, err := Tenant(ctx, db, tc.tenant, "/seqgate/r_1/", s)
+		n, err := eventlogdRows(ctx, db, tc.tenant, "/seqgate/r_1/", s)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestAuditReadsOnlyTheRunsRows(t *testing.T) {
 				t.Errorf("%s: seqs %v, want %v", tc.tenant, seqs, tc.seqs)
 			}
 		}
-		h, err := Head(ctx, db, tc.tenant)
+		h, err := eventlogdHead(ctx, db, tc.tenant)
 		if err != nil || h != tc.head {
 			t.Errorf("%s head = %d, %v; want %d", tc.tenant, h, err, tc.head)
 		}
@@ -77,4 +77,16 @@ func TestAuditReadsOnlyTheRunsRows(t *testing.T) {
 	if Wait(ctx, 20*time.Millisecond, time.Millisecond, func(context.Context) bool { return false }) {
 		t.Error("Wait on an unreachable condition returned true")
 	}
+}
+
+// eventlogdHead is Table.Head for a database that names tenants in a tenant_id column (eventlogd's
+// layout).
+func eventlogdHead(ctx context.Context, db *sql.DB, tenant string) (int64, error) {
+	return Table{DB: db, TenantColumn: "tenant_id"}.Head(ctx, tenant)
+}
+
+// eventlogdRows is Table.Rows for a database that names tenants in a tenant_id column (eventlogd's
+// layout).
+func eventlogdRows(ctx context.Context, db *sql.DB, tenant, prefix string, sink ledger.Sink) (int, error) {
+	return Table{DB: db, TenantColumn: "tenant_id"}.Rows(ctx, tenant, prefix, sink)
 }

@@ -61,7 +61,7 @@ func TestBacklogWritesOldRowsTheAuditIgnores(t *testing.T) {
 	}
 	for _, tenant := range []string{"t_1", "t_3"} {
 		s := &ledger.Memory{}
-		if n, err := Tenant(ctx, db, tenant, "/seqgate/r1/", s); err != nil || n != 0 {
+		if n, err := eventlogdRows(ctx, db, tenant, "/seqgate/r1/", s); err != nil || n != 0 {
 			t.Fatalf("audit of %s read %d rows (%v): a backlog row is not the run's", tenant, n, err)
 		}
 	}

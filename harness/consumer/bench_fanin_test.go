@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/internal/helperproc"
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -72,19 +73,14 @@ func BenchmarkSSEFanIn(b *testing.B) {
 					wg.Add(1)
 					go func() { defer wg.Done(); cs[i].Run(ctx) }()
 				}
-				deadline := time.Now().Add(60 * time.Second)
-				for {
-					done := 0
+				wait.Until(60*time.Second, func() bool {
 					for _, c := range cs {
-						if c.Events() >= events {
-							done++
+						if c.Events() < events {
+							return false
 						}
 					}
-					if done == n || time.Now().After(deadline) {
-						break
-					}
-					time.Sleep(5 * time.Millisecond)
-				}
+					return true
+				})
 				el := time.Since(start)
 				var got int64
 				for _, c := range cs {

@@ -148,9 +148,6 @@ func (c *Consumer) Settled() bool { return c.frames.Load() > 0 && !c.listing.Loa
 // Durable reports whether the consumer keeps a durable cursor.
 func (c *Consumer) Durable() bool { return c.cfg.Durable }
 
-// Heartbeats returns how many heartbeats were received (they are not ledger records).
-func (c *Consumer) Heartbeats() int64 { return c.heartbeats.Load() }
-
 // SetReadDelay makes the consumer wait d after each frame (0 = full speed).
 func (c *Consumer) SetReadDelay(d time.Duration) { c.readDelay.Store(int64(d)) }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/ledger"
 	"go.uber.org/goleak"
 )
@@ -73,10 +74,7 @@ func run(t *testing.T, eps []Endpoint, cfg Config, until func(*Consumer) bool) (
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
 	go func() { c.Run(ctx); close(done) }()
-	deadline := time.Now().Add(10 * time.Second)
-	for !until(c) && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	wait.Until(10*time.Second, func() bool { return until(c) })
 	cancel()
 	<-done
 	return c, s
@@ -108,8 +106,8 @@ func TestResumeWithCursor(t *testing.T) {
 		t.Errorf("records = %v, want %v", got, want)
 	}
 	sum := c.Summary()
-	if sum.FinalCursor != 5 || sum.FirstSince != 0 || !sum.Durable || sum.ToT < sum.FromT || c.Heartbeats() != 1 {
-		t.Errorf("summary %+v heartbeats %d", sum, c.Heartbeats())
+	if sum.FinalCursor != 5 || sum.FirstSince != 0 || !sum.Durable || sum.ToT < sum.FromT || c.heartbeats.Load() != 1 {
+		t.Errorf("summary %+v heartbeats %d", sum, c.heartbeats.Load())
 	}
 	for _, r := range s.Records() {
 		if r.K == ledger.KindEv && (r.Pod != "pod-1" || r.Conn != "c1.1" || r.Tenant != "ten") {
@@ -202,10 +200,12 @@ func TestLateConsumerResumesFromSavedCursor(t *testing.T) {
 			sc := &script{frames: [][]string{{ev2, hb5}}, hold: true}
 			srv := httptest.NewServer(sc)
 			defer srv.Close()
-			gate := make(chan struct{})
+			gate, waiting := make(chan struct{}), make(chan struct{})
 			var connsBeforeGate int
+			var atGate, once sync.Once
 			wait := func(ctx context.Context) bool {
 				connsBeforeGate = len(sc.sinces())
+				atGate.Do(func() { close(waiting) })
 				select {
 				case <-gate:
 					return true
@@ -213,9 +213,12 @@ func TestLateConsumerResumesFromSavedCursor(t *testing.T) {
 					return false
 				}
 			}
-			var once sync.Once
 			c, _ := run(t, []Endpoint{{"p", srv.URL}}, Config{Durable: true, Resume: tc.resume, Since: 1, Wait: wait}, func(c *Consumer) bool {
-				once.Do(func() { time.Sleep(20 * time.Millisecond); close(gate) })
+				select {
+				case <-waiting: // the consumer is at its start gate: open it
+					once.Do(func() { close(gate) })
+				default:
+				}
 				return c.Cursor() == 5
 			})
 			if connsBeforeGate != 0 {
@@ -253,7 +256,7 @@ func TestNewClientSetsReceiveBuffer(t *testing.T) {
 			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
 				c, err := dial(ctx, network, addr)
 				if err == nil {
-					n, err := ReceiveBuffer(c.(*net.TCPConn))
+					n, err := receiveBuffer(c.(*net.TCPConn))
 					if err != nil {
 						t.Error(err)
 					}

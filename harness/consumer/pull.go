@@ -215,7 +215,7 @@ func (c *Consumer) deliver(ctx context.Context, pg pullPage, conn string, ep End
 	for _, e := range pg.Events {
 		seq := *e.Seq
 		t := c.now()
-		if isStructural(e.Op) {
+		if ledger.IsStructural(e.Op) {
 			c.resets.Add(1)
 			_ = c.cfg.Sink.Write(&ledger.Record{K: ledger.KindReset, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn,
 				T: t, Seq: seq, Reason: "structural_change", Path: e.Path, Op: e.Op})
@@ -246,13 +246,4 @@ func (c *Consumer) advance(seq int64) {
 			return
 		}
 	}
-}
-
-// isStructural reports the ops a stream sends as reset(structural_change).
-func isStructural(op string) bool {
-	switch op {
-	case "rename", "delete", "mkdir", "copy":
-		return true
-	}
-	return false
 }

@@ -22,7 +22,7 @@ const SmallMSS = 536
 // advertises and the server's send buffer both stay small and a slow reader pushes back on the
 // server's own send queue after some tens of KB (loopback autotuning would otherwise let the kernels
 // absorb megabytes). Linux doubles the value for its bookkeeping and raises
-// it to its minimum (SOCK_MIN_RCVBUF, 4,608 bytes on this kernel); ReceiveBuffer reads what it became.
+// it to its minimum (SOCK_MIN_RCVBUF, 4,608 bytes on this kernel); receiveBuffer reads what it became.
 func NewClient(rcvbuf int) *http.Client {
 	d := &net.Dialer{Timeout: 10 * time.Second}
 	if rcvbuf > 0 {
@@ -64,8 +64,8 @@ func (c chunkReader) Read(p []byte) (int, error) {
 	return c.r.Read(p)
 }
 
-// ReceiveBuffer returns the kernel's SO_RCVBUF of a TCP connection (after Linux's doubling).
-func ReceiveBuffer(c *net.TCPConn) (int, error) {
+// receiveBuffer returns the kernel's SO_RCVBUF of a TCP connection (after Linux's doubling).
+func receiveBuffer(c *net.TCPConn) (int, error) {
 	rc, err := c.SyscallConn()
 	if err != nil {
 		return 0, err

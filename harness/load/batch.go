@@ -27,7 +27,7 @@ func (d *Driver) sendBatch(t Tenant, timeout time.Duration, mid string, size int
 	recs := make([]ledger.Record, size)
 	for i := range recs {
 		fm := mid + "." + strconv.Itoa(i)
-		recs[i] = ledger.Record{K: ledger.KindMut, MID: fm, Tenant: t.ID, Op: "write", Path: d.Path(t.ID, fm),
+		recs[i] = ledger.Record{K: ledger.KindMut, MID: fm, Tenant: t.ID, Op: ledger.OpWrite, Path: d.Path(t.ID, fm),
 			IntendedT: due.Sub(d.cfg.Start).Nanoseconds(), Batch: mid}
 		body.Files = append(body.Files, file{recs[i].Path, "seqgate " + fm + "\n"})
 	}

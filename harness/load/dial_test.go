@@ -3,6 +3,7 @@ package load
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"net/http"
 	"sync"
@@ -11,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/seqgate/seqgate/internal/wait"
 )
 
 // TestDialLimiter: at most n dials in progress per address; another address dials meanwhile (a
@@ -53,19 +56,11 @@ func TestDialLimiter(t *testing.T) {
 				}()
 			}
 			// The hung address's slots fill: wait until n of its dials are in progress.
-			deadline := time.Now().Add(10 * time.Second)
-			for {
+			wait.For(t, 10*time.Second, fmt.Sprintf("%d dials in progress to the hung address", c.wantMaxAtOnce), func() bool {
 				mu.Lock()
-				got := inProgress["hung:1"]
-				mu.Unlock()
-				if got == c.wantMaxAtOnce {
-					break
-				}
-				if time.Now().After(deadline) {
-					t.Fatalf("%d dials in progress to the hung address, want %d", got, c.wantMaxAtOnce)
-				}
-				time.Sleep(time.Millisecond)
-			}
+				defer mu.Unlock()
+				return inProgress["hung:1"] == c.wantMaxAtOnce
+			})
 			if _, err := l.DialContext(context.Background(), "tcp", "other:1"); err == nil || err.Error() != "test dial" {
 				t.Fatalf("another address while the first hangs: %v, want its own dial", err)
 			}

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/ledger"
 	"go.uber.org/goleak"
 )
@@ -162,9 +163,7 @@ func TestDriverOpenModelDropsWhenSaturated(t *testing.T) {
 		d.Run(context.Background(), time.Now(), []Block{{Load: l, Tenants: []Tenant{{ID: "t", Key: "k", Index: 1}}}})
 		close(done)
 	}()
-	for d.Stats.Offered.Load() < 20 {
-		time.Sleep(10 * time.Millisecond)
-	}
+	wait.For(t, 10*time.Second, "20 arrivals offered", func() bool { return d.Stats.Offered.Load() >= 20 })
 	close(release)
 	<-done
 	if d.Stats.Sent.Load() != 1 || d.Stats.Dropped.Load() != 19 {
@@ -196,7 +195,7 @@ func TestDriverRecordsTimeoutAndError(t *testing.T) {
 			w.WriteHeader(503)
 			return
 		}
-		time.Sleep(300 * time.Millisecond)
+		time.Sleep(300 * time.Millisecond) // a slow answer (the load's service time), far past the 50 ms timeout
 	}))
 	defer srv.Close()
 	s := &ledger.Memory{}
@@ -251,9 +250,7 @@ func TestStalledTenantDoesNotStarveItsBlock(t *testing.T) {
 				close(done)
 			}()
 			// Bounded wait for the whole schedule to be offered, then let the hung requests go.
-			for i := 0; i < 1000 && d.Stats.Offered.Load() < 2*offered; i++ {
-				time.Sleep(10 * time.Millisecond)
-			}
+			wait.For(t, 10*time.Second, "the whole schedule offered", func() bool { return d.Stats.Offered.Load() >= 2*offered })
 			close(release)
 			<-done
 			drops := d.DroppedByTenant()

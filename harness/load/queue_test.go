@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -26,7 +27,7 @@ func TestQueueOffersEachArrivalOnce(t *testing.T) {
 		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			_, i, _ := strings.Cut(r.URL.Path, ".b1.")
 			if n, _ := strconv.Atoi(i); tc.slowStart && n < 10 {
-				time.Sleep(50 * time.Millisecond)
+				time.Sleep(50 * time.Millisecond) // paces the load: a slow start holds the first answers back
 			}
 			_, _ = w.Write([]byte(`{"revision":1,"status":"ok"}`))
 		}))
@@ -120,9 +121,7 @@ func TestQueueCancel(t *testing.T) {
 				defer close(done)
 				d.Run(ctx, start, []Block{{Load: l, Tenants: []Tenant{{ID: "t", Key: "k", Index: 1}}}})
 			}()
-			for d.Stats.Offered.Load() < tc.minOffer {
-				time.Sleep(5 * time.Millisecond)
-			}
+			wait.For(t, 10*time.Second, "the minimum arrivals offered", func() bool { return d.Stats.Offered.Load() >= tc.minOffer })
 			cancel()
 			<-done
 			if got := int64(len(s.Records())); got != d.Stats.Offered.Load() {

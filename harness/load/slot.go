@@ -63,35 +63,35 @@ func (s *slot) send(a arrival) {
 	}
 	var src string
 	switch op {
-	case "rename", "delete":
+	case ledger.OpRename, ledger.OpDelete:
 		src = d.take(t.ID, a.pick, true)
-	case "copy", "chmod":
+	case ledger.OpCopy, ledger.OpChmod:
 		src = d.take(t.ID, a.pick, false)
 	}
-	if src == "" && op != "write" && op != "mkdir" && op != "write_unicode" && op != "write_invalid_utf8" {
-		op = "write"
+	if src == "" && op != ledger.OpWrite && op != ledger.OpMkdir && op != "write_unicode" && op != "write_invalid_utf8" {
+		op = ledger.OpWrite
 	}
 	method, query, header, body := http.MethodPut, "", "", io.Reader(nil)
 	rawSuffix := "" // sent after the escaped path, not part of the ledger's path
 	switch op {
-	case "write":
+	case ledger.OpWrite:
 		body = strings.NewReader("seqgate " + mid + "\n")
 	case "write_unicode": // a valid non-ASCII path: stored and delivered byte for byte
-		op, path = "write", path+UnicodeSuffix
+		op, path = ledger.OpWrite, path+UnicodeSuffix
 		body = strings.NewReader("seqgate " + mid + "\n")
 	case "write_invalid_utf8": // an invalid UTF-8 path: the service must refuse it (4xx), never ack it
-		op, rawSuffix = "write", InvalidUTF8Suffix
+		op, rawSuffix = ledger.OpWrite, InvalidUTF8Suffix
 		path += InvalidUTF8Suffix // the ledger's path is the escaped form (a ledger string is UTF-8)
 		body = strings.NewReader("seqgate " + mid + "\n")
-	case "mkdir":
+	case ledger.OpMkdir:
 		method, query = http.MethodPost, "?mkdir"
-	case "rename":
+	case ledger.OpRename:
 		method, query, header = http.MethodPost, "?rename", "X-Dat9-Rename-Source"
-	case "copy":
+	case ledger.OpCopy:
 		method, query, header = http.MethodPost, "?copy", "X-Dat9-Copy-Source"
-	case "chmod": // silent op on an existing file: its path is that file's
+	case ledger.OpChmod: // silent op on an existing file: its path is that file's
 		method, query, path, src = http.MethodPost, "?chmod&mode=0600", src, ""
-	case "delete":
+	case ledger.OpDelete:
 		method, path, src = http.MethodDelete, src, ""
 	}
 	// The sink copies what it keeps: one record per slot serves every send.
@@ -124,7 +124,7 @@ func (s *slot) send(a arrival) {
 	d.answer(ctx, rec, req, &s.body)
 	if rec.Res == ledger.ResOK {
 		switch op {
-		case "write", "copy", "rename":
+		case ledger.OpWrite, ledger.OpCopy, ledger.OpRename:
 			d.keep(t.ID, path)
 		}
 	}

@@ -183,7 +183,7 @@ func TestE2EPodKilledMidRun(t *testing.T) {
 		if err := p.Wait(ctx); err != nil {
 			return err
 		}
-		time.Sleep(time.Second)
+		time.Sleep(time.Second) // holds the fault: pod-2 stays down a second, so its consumers fail over
 		return p.Restart(ctx)
 	}}
 	_, s, recs := runE2E(t, []Hook{hook}, context.Background())

@@ -182,7 +182,7 @@ func (v *validator) check(s *Scenario) error {
 	sort.Strings(flagNames)
 	for _, name := range flagNames {
 		// A key is a flag name and nothing else: "meta-dsn=DSN" or "-pod" would otherwise slip past
-		// the reserved names below and override what the harness set (issue 19 item 9).
+		// the reserved names below and override what the harness set.
 		if !flagName.MatchString(name) {
 			return v.err("pods.eventlogd.flags."+name, v.at("pods", "eventlogd", "flags", name), []string{"[a-z0-9][a-z0-9-]* (a flag name without --)"},
 				"%q is not a flag name", name)

@@ -155,9 +155,6 @@ func (p *Profile) setTemplate(tmpl string) error {
 	return nil
 }
 
-// Database returns the database that holds tenant's events.
-func (p *Profile) Database(t Tenant) (string, error) { return p.database(t) }
-
 // Layout describes, for messages and the log, where the profile looks for events.
 func (p *Profile) Layout() string {
 	col := "no tenant column (one tenant per database)"

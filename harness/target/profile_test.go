@@ -50,7 +50,7 @@ func TestNewProfiles(t *testing.T) {
 				}
 				return
 			}
-			if db, err := p.Database(tn); err != nil || db != tc.db {
+			if db, err := p.database(tn); err != nil || db != tc.db {
 				t.Errorf("Database = %q, %v; want %q", db, err, tc.db)
 			}
 		})
@@ -88,7 +88,7 @@ func FuzzTemplate(f *testing.F) {
 		if err := p.setTemplate(tmpl); err != nil {
 			return
 		}
-		name, err := p.Database(Tenant{ID: id, Pool: "p"})
+		name, err := p.database(Tenant{ID: id, Pool: "p"})
 		if err != nil {
 			return
 		}

@@ -20,6 +20,7 @@ import (
 	_ "github.com/go-sql-driver/mysql" // the test server's driver
 
 	"github.com/seqgate/seqgate/internal/dbserver"
+	"github.com/seqgate/seqgate/internal/wait"
 )
 
 // ProvisionToken is the provisioning token Start gives eventlogd (EVENTLOGD_PROVISION_TOKEN) unless
@@ -70,20 +71,18 @@ func start(t testing.TB, bin string, env []string, args ...string) string {
 		}
 	})
 	url := "http://" + addr
-	for i := 0; ; i++ {
-		resp, err := http.Get(url + "/healthz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return url
-			}
+	if !wait.UntilEvery(20*time.Second, 50*time.Millisecond, func() bool {
+		var resp *http.Response
+		if resp, err = http.Get(url + "/healthz"); err != nil {
+			return false
 		}
-		if i == 400 {
-			b, _ := os.ReadFile(logPath)
-			t.Fatalf("eventlogd not ready after 20 s: %v\n%s", err, b)
-		}
-		time.Sleep(50 * time.Millisecond)
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}) {
+		b, _ := os.ReadFile(logPath)
+		t.Fatalf("eventlogd not ready after 20 s: %v\n%s", err, b)
 	}
+	return url
 }
 
 // Pool is one pool of a test service: a database named ID on the service's server.

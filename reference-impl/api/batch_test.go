@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -153,7 +154,7 @@ func TestBatchInPiecesLetsAWriteIn(t *testing.T) {
 				}
 			}()
 			if pieces {
-				waitFor(t, 10*time.Second, "the first piece", func() bool { got, _ := p.pullAll(t, k, 0, 100); return len(got) > 0 })
+				wait.For(t, 10*time.Second, "the first piece", func() bool { got, _ := p.pullAll(t, k, 0, 100); return len(got) > 0 })
 			}
 			p.write(t, k, "/between", "x")
 			mustWithin(t, 30*time.Second, "the batch", func() { <-done })

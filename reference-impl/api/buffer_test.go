@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -83,7 +84,7 @@ func TestInsertFailureBufferedFlushedDeliveredCrossPod(t *testing.T) {
 				t.Fatal(err)
 			}
 			if c.durable {
-				waitFor(t, 20*time.Second, "flush", func() bool {
+				wait.For(t, 20*time.Second, "flush", func() bool {
 					return counter(t, a, "drive9_sse_event_retry_flush_total", map[string]string{"result": "ok"}) == 1
 				})
 				if n := counter(t, a, "eventlogd_event_retry_buffer_residency_seconds", nil); n != 1 {
@@ -96,14 +97,15 @@ func TestInsertFailureBufferedFlushedDeliveredCrossPod(t *testing.T) {
 					t.Fatalf("buffered event never reached pod b's subscriber: %+v", got)
 				}
 			} else {
-				// Negative control: nothing wakes pod b, so the event does not arrive on its own.
-				for _, f := range sub.collect(time.Second) {
-					if f.Path == "/buffered" {
-						t.Fatalf("%s: event delivered without a second wake: %+v", c.name, f)
-					}
-				}
+				// Negative control: nothing wakes pod b, so the event does not arrive on its own; the
+				// next write's wake (the control) reaches pod b within the same window.
+				const window = 3 * time.Second
+				sub.never(t, window, c.name+": /buffered delivered without a second wake", func(f frame) bool { return f.Path == "/buffered" })
 				a.write(t, k, "/after", "2")
-				got, _ := sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/after" })
+				got, ok := sub.until(t, window, func(f frame) bool { return f.Path == "/after" })
+				if !ok {
+					t.Fatalf("%s: control: /after did not reach pod b within %v (%+v)", c.name, window, got)
+				}
 				saw := false
 				for _, f := range got {
 					saw = saw || f.Path == "/buffered"
@@ -145,7 +147,7 @@ func TestFlushReResolvesClosedStoreAndDropsGoneTenant(t *testing.T) {
 				t.Fatal(err)
 			}
 			if gone {
-				waitFor(t, 20*time.Second, "tenant_gone drop", func() bool {
+				wait.For(t, 20*time.Second, "tenant_gone drop", func() bool {
 					return counter(t, a, "drive9_sse_event_retry_dropped_total", map[string]string{"tenant_id": tenant, "reason": "tenant_gone"}) == 1
 				})
 				if d := a.srv.Buffer().Depth(); d != 0 {
@@ -250,7 +252,7 @@ func failpointCase(t *testing.T, commit string, drop bool) {
 	}
 }
 
-// TestDeletedTenantsBufferedEventsDropAsTenantGone (issue 10 bug 6): deleting a tenant drops its
+// TestDeletedTenantsBufferedEventsDropAsTenantGone: deleting a tenant drops its
 // buffered events as tenant_gone although the flusher's cached store is still open: the event is
 // never inserted into the deleted tenant's DB. Negative control: a live tenant's buffered event
 // is flushed through the same cached store.
@@ -275,7 +277,7 @@ func TestDeletedTenantsBufferedEventsDropAsTenantGone(t *testing.T) {
 			if err := e.proxies["ded"].Start(); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 20*time.Second, "the buffer to empty", func() bool { return a.srv.Buffer().Depth() == 0 })
+			wait.For(t, 20*time.Second, "the buffer to empty", func() bool { return a.srv.Buffer().Depth() == 0 })
 			gone := counter(t, a, "drive9_sse_event_retry_dropped_total", map[string]string{"tenant_id": tenant, "reason": "tenant_gone"})
 			rows := fsEventsCount(t, e, "ded", "/buffered")
 			if deleted && (gone != 1 || rows != 0) {
@@ -314,7 +316,7 @@ func TestFlushDuringMetaOutageUsesTheCachedStore(t *testing.T) {
 	}
 }
 
-// TestGlobalCapEvictsTheFloodingTenantsNotTheVictim (issue 19 item 2): tenants flooding the retry
+// TestGlobalCapEvictsTheFloodingTenantsNotTheVictim: tenants flooding the retry
 // buffer past its global cap lose their own entries; the victim's one buffered event (the oldest
 // entry in the buffer) stays. Before the fix the global cap evicted the oldest entry of any tenant:
 // the victim's.
@@ -387,16 +389,16 @@ func TestTenantDeletionUnderLoad(t *testing.T) {
 			if code, m, err := p.try("PUT", fmt.Sprintf("/v1/fs/y/%d", i), ky, strings.NewReader("y"), nil); err != nil || code != 200 {
 				t.Errorf("write y/%d: %d %v %v", i, code, m, err)
 			}
-			time.Sleep(25 * time.Millisecond)
+			time.Sleep(25 * time.Millisecond) // paces the load
 		}
 	}()
-	time.Sleep(500 * time.Millisecond)
+	wait.For(t, 20*time.Second, "X writes acknowledged before the deletion", func() bool { return ackedX.Load() >= 8 })
 	if code, _ := a.do(t, "DELETE", "/v1/admin/tenants/"+x, "", nil, nil); code != 200 {
 		t.Fatalf("delete tenant: %d", code)
 	}
 	<-done
 	for _, p := range []*pod{a, b} {
-		waitFor(t, 20*time.Second, "the retry buffer to empty", func() bool { return p.srv.Buffer().Depth() == 0 })
+		wait.For(t, 20*time.Second, "the retry buffer to empty", func() bool { return p.srv.Buffer().Depth() == 0 })
 	}
 	var gone, flushed float64
 	for _, p := range []*pod{a, b} {

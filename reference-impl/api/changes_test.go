@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -211,7 +212,7 @@ func TestChangesNeverPassALateCommit(t *testing.T) {
 			var seen []string
 			switch mode {
 			case "late-commit-skip":
-				waitFor(t, 10*time.Second, "the second event in a page", func() bool {
+				wait.For(t, 10*time.Second, "the second event in a page", func() bool {
 					got, next := p.pullAll(t, k, since, 100)
 					seen, since = append(seen, got...), next
 					return len(seen) > 0
@@ -237,13 +238,13 @@ func TestChangesNeverPassALateCommit(t *testing.T) {
 					ans <- answer{got, next}
 				}()
 				if mode == "lock" {
-					waitFor(t, 10*time.Second, "the pull's page read to wait on the sequence row", func() bool {
+					wait.For(t, 10*time.Second, "the pull's page read to wait on the sequence row", func() bool {
 						var n int
 						_ = h.direct.QueryRow(`SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND INFO LIKE 'SELECT n FROM fs_event_seq_lock%'`).Scan(&n)
 						return n > 0
 					})
 				} else {
-					waitFor(t, 10*time.Second, "the pull request to wait at the gap (two reads)", func() bool { return reads()-before >= 2 })
+					wait.For(t, 10*time.Second, "the pull request to wait at the gap (two reads)", func() bool { return reads()-before >= 2 })
 				}
 				h.commit(t)
 				var a answer

@@ -82,7 +82,8 @@ func concurrentMutations(t *testing.T, mod func(*api.Config)) {
 	sdb, _ := sql.Open("mysql", db.DSN(""))
 	defer sdb.Close()
 	_ = sdb.QueryRow("SHOW GLOBAL STATUS LIKE 'Innodb_deadlocks'").Scan(&name, &dl)
-	t.Logf("%d mutations: server Innodb_deadlocks %d, conflict retries %d", writers*opsPer, dl, store.Retries())
+	t.Logf("%d mutations: server Innodb_deadlocks %d, conflict retries %d (pod a) and %d (pod b)", writers*opsPer, dl,
+		a.srv.Meta().Retries.Load(), b.srv.Meta().Retries.Load())
 	hotErr := counter(t, a, "eventlogd_event_insert_results_total", map[string]string{"path": "hot", "result": "error"}) +
 		counter(t, b, "eventlogd_event_insert_results_total", map[string]string{"path": "hot", "result": "error"})
 	if len(fails) > 0 || hotErr > 0 {

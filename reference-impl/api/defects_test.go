@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -104,13 +105,13 @@ func TestUnboundedSweepDefect(t *testing.T) {
 					cfg.Defects = defect.Set{defect.UnboundedSweep: true}
 				}
 			})
-			_, k := p.provision(t, "ded")
+			tenant, k := p.provision(t, "ded")
 			for i := 0; i < 10; i++ { // the first write's sweep finds nothing; the rest are throttled
 				p.write(t, k, fmt.Sprintf("/old/%d", i), "x")
 			}
 			pruned := func() float64 { return counter(t, p, "drive9_fs_events_pruned_total", nil) }
-			waitFor(t, 10*time.Second, "the first write's sweep", func() bool { return !p.srv.Sweeper().Busy() })
-			time.Sleep(1100 * time.Millisecond) // the ten rows age past the retention
+			wait.For(t, 10*time.Second, "the first write's sweep", func() bool { return !p.srv.Sweeper().Busy() })
+			waitAged(t, p, tenant, time.Second) // the ten rows age past the retention
 			p.write(t, k, "/trigger", "x")
 			if c.defect {
 				// Read right after the response: the sweep ran inside the write, not beside it.
@@ -119,7 +120,7 @@ func TestUnboundedSweepDefect(t *testing.T) {
 				}
 				return
 			}
-			waitFor(t, 10*time.Second, "the lazy sweep", func() bool { return pruned() == 4 && !p.srv.Sweeper().Busy() })
+			wait.For(t, 10*time.Second, "the lazy sweep", func() bool { return pruned() == 4 && !p.srv.Sweeper().Busy() })
 			if n := pruned(); n != 4 {
 				t.Fatalf("correct: %v rows pruned, want the cap of 2 batches of 2", n)
 			}

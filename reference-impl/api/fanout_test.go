@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/signal"
@@ -35,9 +36,9 @@ func TestFanoutLagClosesNothing(t *testing.T) {
 			}
 			b.srv.Poller().Stall(time.Minute)
 			a.write(t, k, "/x", "1")
-			time.Sleep(signal.LagAfter + 300*time.Millisecond) // the condition under test, not a timed assertion
+			time.Sleep(signal.LagAfter + 300*time.Millisecond) // holds the fault: the stall outlasting LagAfter is the condition under test
 			b.srv.Poller().Resume()
-			waitFor(t, 10*time.Second, "pod b's lagged read", func() bool {
+			wait.For(t, 10*time.Second, "pod b's lagged read", func() bool {
 				return counter(t, b, "eventlogd_fanout_lag_total", map[string]string{"reason": "poll_gap"}) >= 1
 			})
 			if massClose {
@@ -90,14 +91,14 @@ func TestPrunedWakesAreRecovered(t *testing.T) {
 	}
 	ctx := testCtx(t)
 	meta := s.srv.Meta()
-	waitFor(t, 10*time.Second, "pod s's cursor", func() bool {
+	wait.For(t, 10*time.Second, "pod s's cursor", func() bool {
 		_, ok, _ := meta.Cursor(ctx, "s")
 		return ok
 	})
 	s.srv.Poller().Stall(time.Minute)
 	from := s.srv.Poller().Cursor()
 	w.write(t, k, "/x", "1")
-	waitFor(t, 20*time.Second, "the prune to delete the write's outbox row", func() bool {
+	wait.For(t, 20*time.Second, "the prune to delete the write's outbox row", func() bool {
 		mark, err := meta.OutboxPruneMark(ctx)
 		var left int
 		_ = meta.DB.QueryRowContext(ctx, `SELECT COUNT(*) FROM tenant_notify_outbox WHERE id > ?`, from).Scan(&left)
@@ -126,7 +127,7 @@ func TestHintsLostAtShutdownAreCounted(t *testing.T) {
 			_, k := a.provision(t, "")
 			a.write(t, k, "/x", "1") // caches the key: writes go on without the meta DB
 			ctx := testCtx(t)
-			waitFor(t, 10*time.Second, "the first hint", func() bool { return a.srv.SignalIdle(ctx) })
+			wait.For(t, 10*time.Second, "the first hint", func() bool { return a.srv.SignalIdle(ctx) })
 			if metaDown {
 				e.metaProxy.Stop()
 			}

@@ -48,7 +48,7 @@ func cleanPath(p string) string {
 }
 
 // fsOps are the POST verbs, as query flags.
-var fsOps = []string{"mkdir", "create", "rename", "copy", "chmod"}
+var fsOps = []string{store.OpMkdir, store.OpCreate, store.OpRename, store.OpCopy, store.OpChmod}
 
 // handleFS serves /v1/fs/<path>: PUT write, POST ?mkdir|?create|?rename|?copy|?chmod, DELETE, GET
 // (GET ?list: a directory listing, list.go).
@@ -94,7 +94,7 @@ func (s *Server) handleFS(w http.ResponseWriter, r *http.Request) {
 			writeJSON(w, http.StatusOK, map[string]any{"revision": rev, "status": "ok"})
 			return
 		}
-		err = s.commit(r, st, store.Event{Path: path, Op: "write"},
+		err = s.commit(r, st, store.Event{Path: path, Op: store.OpWrite},
 			func(ctx context.Context) (err error) { rev, err = st.WriteFile(ctx, path, body); return err },
 			func(ctx context.Context, tx *sql.Tx) (err error) {
 				rev, err = st.WriteFileTx(ctx, tx, path, body)
@@ -107,7 +107,7 @@ func (s *Server) handleFS(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, map[string]any{"revision": rev, "status": "ok"})
 	case http.MethodDelete:
 		_, recursive := q["recursive"]
-		if err := s.commit(r, st, store.Event{Path: path, Op: "delete"},
+		if err := s.commit(r, st, store.Event{Path: path, Op: store.OpDelete},
 			func(ctx context.Context) error { return st.Delete(ctx, path, recursive) },
 			func(ctx context.Context, tx *sql.Tx) error { return st.DeleteTx(ctx, tx, path, recursive) }); err != nil {
 			s.fsError(w, "delete", err)
@@ -137,16 +137,16 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request, st *store.TenantSt
 	var sep func(context.Context) error // the mutation on its own (--event-commit separate)
 	var joined func(context.Context, *sql.Tx) error
 	switch op {
-	case "mkdir":
+	case store.OpMkdir:
 		sep = func(ctx context.Context) error { return st.Mkdir(ctx, path) }
 		joined = func(ctx context.Context, tx *sql.Tx) error { return st.MkdirTx(ctx, tx, path) }
-	case "create":
+	case store.OpCreate:
 		sep = func(ctx context.Context) error { return st.Create(ctx, path) }
 		joined = func(ctx context.Context, tx *sql.Tx) error { return st.CreateTx(ctx, tx, path) }
 		resp["revision"] = 1
-	case "rename", "copy":
+	case store.OpRename, store.OpCopy:
 		hdr := "X-Dat9-Rename-Source"
-		if op == "copy" {
+		if op == store.OpCopy {
 			hdr = "X-Dat9-Copy-Source"
 		}
 		src = cleanPath(r.Header.Get(hdr))
@@ -154,7 +154,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request, st *store.TenantSt
 			writeErr(w, http.StatusBadRequest, "header "+hdr+": "+perr.Error())
 			return
 		}
-		if op == "rename" {
+		if op == store.OpRename {
 			sep = func(ctx context.Context) error { return st.Rename(ctx, src, path) }
 			joined = func(ctx context.Context, tx *sql.Tx) error { return st.RenameTx(ctx, tx, src, path) }
 		} else {
@@ -169,7 +169,7 @@ func (s *Server) post(w http.ResponseWriter, r *http.Request, st *store.TenantSt
 				return err
 			}
 		}
-	case "chmod":
+	case store.OpChmod:
 		mode, merr := chmodMode(r)
 		if merr != nil {
 			writeErr(w, http.StatusBadRequest, merr.Error())

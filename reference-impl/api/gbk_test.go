@@ -10,7 +10,7 @@ import (
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
-// TestGBKSharedPoolPathsStayPaths is issue 19 item 1 end to end: in a shared pool whose DSN says
+// TestGBKSharedPoolPathsStayPaths, end to end: in a shared pool whose DSN says
 // charset=gbk, tenant A's paths built to break out of a GBK-escaped string literal neither create
 // a file in tenant B's space nor read B's file; A's odd path is an ordinary file of A's. The payload
 // is valid UTF-8 (U+4E3F is E4 B8 BF, and GBK reads BF 5C as one character, swallowing the escape

@@ -157,7 +157,7 @@ func (s *Server) commitGroup(ctx context.Context, st *store.TenantStore, ws []*g
 	s.m.WriteGroupSize.Observe(float64(len(ws)))
 	if len(ws) == 1 && st.GroupDB == nil {
 		w := ws[0]
-		err := s.publisher.Joined(ctx, st, store.Event{Path: w.path, Op: "write", CreatedAt: time.Now()}, func(ctx context.Context, tx *sql.Tx) (err error) {
+		err := s.publisher.Joined(ctx, st, store.Event{Path: w.path, Op: store.OpWrite, CreatedAt: time.Now()}, func(ctx context.Context, tx *sql.Tx) (err error) {
 			if w.rev, err = st.WriteFileTx(ctx, tx, w.path, w.body); err == nil && s.cfg.AfterMutation != nil {
 				s.cfg.AfterMutation(st.TenantID)
 			}
@@ -180,7 +180,7 @@ func (s *Server) commitGroup(ctx context.Context, st *store.TenantStore, ws []*g
 		for i, w := range ws {
 			w.rev, w.err = revs[i], errs[i]
 			if w.err == nil {
-				evs = append(evs, store.Event{Path: w.path, Op: "write", CreatedAt: now})
+				evs = append(evs, store.Event{Path: w.path, Op: store.OpWrite, CreatedAt: now})
 				if s.cfg.AfterMutation != nil {
 					s.cfg.AfterMutation(st.TenantID)
 				}

@@ -320,6 +320,15 @@ func (s *subscriber) until(t *testing.T, timeout time.Duration, pred func(frame)
 	}
 }
 
+// never fails t when a frame matching pred arrives within window: the negative half of a pair whose
+// control sees the frame it waits for within the same window.
+func (s *subscriber) never(t *testing.T, window time.Duration, what string, pred func(frame) bool) {
+	t.Helper()
+	if got, ok := s.until(t, window, pred); ok {
+		t.Fatalf("%s within %v: %+v", what, window, got[len(got)-1])
+	}
+}
+
 // collect reads frames for d (used only by negative controls, to show something does NOT arrive).
 func (s *subscriber) collect(d time.Duration) []frame {
 	var got []frame
@@ -413,18 +422,6 @@ func mustWithin(t testing.TB, d time.Duration, what string, fn func()) {
 	t.Helper()
 	if !within(t, d, what, fn) {
 		t.FailNow()
-	}
-}
-
-// waitFor polls cond until it holds (fails the test after timeout).
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -50,20 +51,19 @@ func lateCommitCase(t *testing.T, commit, mode string) {
 	h := holdInsert(t, e, p, tenant, k, mode == "lock")
 	lateSeq := h.seq
 	var early []frame
+	const window = 3 * time.Second // the late-commit-skip defect (the control) delivers /second within it
 	switch mode {
 	case "late-commit-skip":
 		// The second event commits above the open one and is delivered first.
-		if got, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/second" }); !ok {
+		if got, ok := sub.until(t, window, func(f frame) bool { return f.Path == "/second" }); !ok {
 			t.Fatalf("second event not delivered: %+v", got)
 		}
 	case "horizon":
 		// The second event commits above the open one (its write returns) but is held back.
 		mustWithin(t, 30*time.Second, "the second write to return", func() { <-h.done })
-		early = sub.collect(300 * time.Millisecond)
-		for _, f := range early {
-			if f.Path == "/second" {
-				t.Fatalf("horizon: /second delivered while seq %d was in flight: %+v", lateSeq, early)
-			}
+		var held bool
+		if early, held = sub.until(t, window, func(f frame) bool { return f.Path == "/second" }); held {
+			t.Fatalf("horizon: /second delivered while seq %d was in flight: %+v", lateSeq, early)
 		}
 	case "lock":
 		h.awaitWaiting(t)
@@ -178,7 +178,7 @@ func holdInsert(t *testing.T, e *env, p *pod, tenant, k string, ordered bool) *h
 // awaitWaiting waits until the service's insert of /second waits on the sequence row (GuardLock).
 func (h *heldInsert) awaitWaiting(t *testing.T) {
 	t.Helper()
-	waitFor(t, 10*time.Second, "the second insert to wait on the sequence row", func() bool {
+	wait.For(t, 10*time.Second, "the second insert to wait on the sequence row", func() bool {
 		var n int
 		_ = h.direct.QueryRow(`SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE COMMAND = 'Query' AND INFO LIKE 'INSERT INTO fs_event_seq_lock%'`).Scan(&n)
 		return n > 0

@@ -25,7 +25,7 @@ import (
 )
 
 // Limits bound what one connection, one tenant or an unauthenticated caller can hold of a pod
-// (issue 19 items 3-5; docs/security.md). Zero values take the defaults in brackets, which sit far
+// (docs/security.md). Zero values take the defaults in brackets, which sit far
 // above what the shipped scenarios use.
 type Limits struct {
 	HeaderTimeout   time.Duration // reading a request's headers [10s]

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
@@ -93,7 +94,7 @@ func TestStreamCaps(t *testing.T) {
 		t.Fatalf("streams_pod rejections = %v, want 1", got)
 	}
 	a1.close()
-	waitFor(t, 10*time.Second, "the closed stream's slot to be free for tenant B", func() bool {
+	wait.For(t, 10*time.Second, "the closed stream's slot to be free for tenant B", func() bool {
 		req, _ := http.NewRequestWithContext(testCtx(t), "GET", p.url+"/v1/events", nil)
 		req.Header.Set("X-API-Key", kb)
 		ctx, cancel := context.WithCancel(testCtx(t))
@@ -148,7 +149,7 @@ func TestInflightCap(t *testing.T) {
 	f2, d2 := holdPut(t, p, k, "/b", -1)
 	defer f1()
 	defer f2()
-	waitFor(t, 10*time.Second, "two requests in flight", func() bool {
+	wait.For(t, 10*time.Second, "two requests in flight", func() bool {
 		return counter(t, p, "eventlogd_requests_inflight", nil) == 2
 	})
 	code, h, body := p.raw(t, "PUT", "/v1/fs/c", k, strings.NewReader("x"), nil)
@@ -177,7 +178,7 @@ func TestBodyBytesBudget(t *testing.T) {
 	_, k := p.provision(t, "")
 	f, d := holdPut(t, p, k, "/big", 800)
 	defer f()
-	waitFor(t, 10*time.Second, "the 800-byte write in flight", func() bool {
+	wait.For(t, 10*time.Second, "the 800-byte write in flight", func() bool {
 		return counter(t, p, "eventlogd_requests_inflight", nil) == 1
 	})
 	code, h, body := p.raw(t, "PUT", "/v1/fs/more", k, strings.NewReader(strings.Repeat("y", 300)), nil)

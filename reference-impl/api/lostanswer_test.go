@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
@@ -46,7 +47,7 @@ func TestLostInsertAnswerIsNotStoredTwice(t *testing.T) {
 	if err := px.Toxics.RemoveToxic(testCtx(t), "late"); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 30*time.Second, "the flush", func() bool { return p.srv.Buffer().Depth() == 0 })
+	wait.For(t, 30*time.Second, "the flush", func() bool { return p.srv.Buffer().Depth() == 0 })
 	if n := fsEventsCount(t, e, "ded", "/late"); n != 1 {
 		t.Fatalf("%d rows for /late after the flush, want 1 (stored twice)", n)
 	}

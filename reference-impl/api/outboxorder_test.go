@@ -6,10 +6,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
-// TestOutboxHintCommittedLateIsNotSkipped (issue 10 bug 3): an outbox id is taken at INSERT and
+// TestOutboxHintCommittedLateIsNotSkipped: an outbox id is taken at INSERT and
 // visible at COMMIT. A hint for tenant X whose transaction is held open while another hint (tenant
 // Y) is written must still wake X's stream once it commits: the poller reads id > cursor, so the
 // outbox must commit in id order (the same care as fs_events' sequence-row lock). X's event is in
@@ -30,7 +31,7 @@ func TestOutboxHintCommittedLateIsNotSkipped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "b's poller to be idle", func() bool { return b.srv.SignalIdle(ctx) })
+	wait.For(t, 10*time.Second, "b's poller to be idle", func() bool { return b.srv.SignalIdle(ctx) })
 	c0 := b.srv.Poller().Cursor()
 
 	meta := b.srv.Meta()
@@ -48,10 +49,7 @@ func TestOutboxHintCommittedLateIsNotSkipped(t *testing.T) {
 	}()
 	// Give b's poller the chance to read Y's row above X's uncommitted id (it does, without the
 	// in-order commit); not an assertion: in-order commits keep the cursor where it is.
-	deadline := time.Now().Add(3 * time.Second)
-	for b.srv.Poller().Cursor() == c0 && time.Now().Before(deadline) {
-		time.Sleep(20 * time.Millisecond)
-	}
+	wait.Until(3*time.Second, func() bool { return b.srv.Poller().Cursor() != c0 })
 	if err := tx.Commit(); err != nil {
 		t.Fatal(err)
 	}
@@ -108,9 +106,9 @@ func TestOutboxOrderUnderOnePodsSlowMetaConnection(t *testing.T) {
 	const n = 5
 	for i := 0; i < n; i++ {
 		a.write(t, kx, fmt.Sprintf("/x/%d", i), "x")
-		time.Sleep(200 * time.Millisecond)
+		time.Sleep(200 * time.Millisecond) // paces the load
 	}
-	time.Sleep(time.Second) // b keeps committing while a's last hint is in flight
+	time.Sleep(time.Second) // paces the load: b keeps committing while a's last hint is in flight
 	close(stopY)
 	<-yDone
 	last := fmt.Sprintf("/x/%d", n-1)

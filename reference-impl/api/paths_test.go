@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
@@ -140,7 +141,7 @@ func refusedCase(t *testing.T, commit string, viaBuffer bool) {
 	if got, ok := sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/after" }); !ok {
 		t.Fatalf("/after not delivered behind the refused event (frames %v)", got)
 	}
-	waitFor(t, 10*time.Second, "the rejected drop", func() bool {
+	wait.For(t, 10*time.Second, "the rejected drop", func() bool {
 		return counter(t, p, "drive9_sse_event_retry_dropped_total", map[string]string{"tenant_id": tenant, "reason": "rejected"}) == 1
 	})
 	if d := p.srv.Buffer().Depth(); d != 0 {

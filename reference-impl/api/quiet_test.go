@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -43,7 +44,7 @@ func TestQuietTenantDBSeesNoQuery(t *testing.T) {
 			}
 			// Settle: the write's lazy sweep and one maintenance pass over the then-active tenant.
 			qctx := testCtx(t)
-			waitFor(t, 10*time.Second, "signals", func() bool {
+			wait.For(t, 10*time.Second, "signals", func() bool {
 				return a.srv.SignalIdle(qctx) && b.srv.SignalIdle(qctx)
 			})
 			// Settled means the quiet DB's byte count stopped moving (a pass over the then-active
@@ -51,28 +52,28 @@ func TestQuietTenantDBSeesNoQuery(t *testing.T) {
 			// (The cold-db-sweeper defect never lets it settle: it reads the quiet DB on every pass.)
 			var before int64
 			if cold {
-				time.Sleep(300 * time.Millisecond)
+				wait.For(t, 10*time.Second, "the write's lazy sweeps to finish", func() bool {
+					return !a.srv.Sweeper().Busy() && !b.srv.Sweeper().Busy()
+				})
 				before = e.counts["quiet"].bytes.Load()
 			} else {
 				before = settled(t, &e.counts["quiet"].bytes, 500*time.Millisecond, 15*time.Second)
 			}
 
 			writeMany(t, a, kb, "/busy", 200)
-			time.Sleep(time.Second) // 20 heartbeats, 5 poll cycles, 10 maintenance passes
+			// 20 heartbeats, 5 poll cycles, 10 maintenance passes: the defect's reads (the control)
+			// reach the quiet DB within it.
+			const window = time.Second
+			moved := func() bool { return e.counts["quiet"].bytes.Load() != before }
+			if cold {
+				wait.For(t, window, "cold-db-sweeper defect: traffic to the quiet DB (else the check has no teeth)", moved)
+			} else {
+				wait.Never(t, window, "a byte to the quiet tenant's DB while the tenant was quiet", moved)
+			}
 			for _, s := range []*subscriber{subA, subB} {
-				if beats := countType(s.collect(100*time.Millisecond), "heartbeat"); beats == 0 {
+				if _, ok := s.until(t, 10*time.Second, func(f frame) bool { return f.Type == "heartbeat" }); !ok {
 					t.Fatal("no heartbeats: the subscriber is not live")
 				}
-			}
-			after := e.counts["quiet"].bytes.Load()
-			if cold {
-				if after == before {
-					t.Fatal("cold-db-sweeper defect: the quiet DB saw no traffic (the check has no teeth)")
-				}
-				return
-			}
-			if after != before {
-				t.Fatalf("the quiet tenant's DB received %d bytes while the tenant was quiet", after-before)
 			}
 		})
 	}
@@ -81,15 +82,12 @@ func TestQuietTenantDBSeesNoQuery(t *testing.T) {
 // settled waits until n has not changed for quiet (at most limit) and returns its value.
 func settled(t *testing.T, n *atomic.Int64, quiet, limit time.Duration) int64 {
 	t.Helper()
-	v, since, deadline := n.Load(), time.Now(), time.Now().Add(limit)
-	for time.Since(since) < quiet {
-		if time.Now().After(deadline) {
-			t.Fatalf("the tenant DB's traffic never settled within %v (still %d bytes and moving)", limit, n.Load())
-		}
-		time.Sleep(20 * time.Millisecond)
+	v, since := n.Load(), time.Now()
+	wait.For(t, limit, "the tenant DB's traffic to settle", func() bool {
 		if w := n.Load(); w != v {
 			v, since = w, time.Now()
 		}
-	}
+		return time.Since(since) >= quiet
+	})
 	return v
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -74,13 +75,14 @@ func TestQuietTenantReplaysWholeBacklog(t *testing.T) {
 			t.Logf("%d writes (mutation + event insert) at %.0f/s over HTTP, 8 writers", backlog, rate)
 
 			qctx := testCtx(t)
-			waitFor(t, 10*time.Second, "wakes to settle", func() bool { return p.srv.SignalIdle(qctx) })
-			time.Sleep(100 * time.Millisecond) // a wake already on the bus reaches no stream yet
+			// Once every hint is read back no wake is left: the bus publishes only to streams
+			// subscribed when it publishes, and this stream subscribes after.
+			wait.For(t, 10*time.Second, "wakes to settle", func() bool { return p.srv.SignalIdle(qctx) })
 			start := time.Now()
 			sub := p.subscribe(t, k, 1).start() // the tenant stays quiet from here on
 			var events, heartbeats int
 			last := int64(1)
-			got, _ := sub.until(t, 60*time.Second, func(f frame) bool {
+			count := func(f frame) {
 				switch f.Type {
 				case "file_changed":
 					if f.Seq <= last {
@@ -91,16 +93,35 @@ func TestQuietTenantReplaysWholeBacklog(t *testing.T) {
 				case "heartbeat":
 					heartbeats++
 				}
-				return f.Type == "heartbeat" && (events == backlog || single && events == 1000)
+			}
+			// Both variants read the first page (1000 events and its heartbeat). Then the paginated
+			// stream is the control: its next frame comes within window, the window over which the
+			// single-page defect must send nothing more.
+			const window = 2 * time.Second
+			got, _ := sub.until(t, 60*time.Second, func(f frame) bool {
+				count(f)
+				return f.Type == "heartbeat" && events == 1000
 			})
+			if events != 1000 {
+				t.Fatalf("%d events before the first page's heartbeat, want one page (1000)", events)
+			}
+			more, ok := sub.until(t, window, func(f frame) bool { count(f); return true })
 			if single {
-				if events != 1000 {
-					t.Fatalf("single-page defect: %d events, want exactly one page (1000)", events)
-				}
-				if more := sub.collect(500 * time.Millisecond); len(more) != 0 {
-					t.Fatalf("single-page defect kept streaming: %d more frames", len(more))
+				if ok {
+					t.Fatalf("single-page defect kept streaming: %+v within %v", more, window)
 				}
 				return
+			}
+			if !ok {
+				t.Fatalf("control: the paginated replay sent nothing within %v after its first page", window)
+			}
+			got = append(got, more...)
+			if events < backlog {
+				rest, _ := sub.until(t, 60*time.Second, func(f frame) bool {
+					count(f)
+					return f.Type == "heartbeat" && events == backlog
+				})
+				got = append(got, rest...)
 			}
 			if events != backlog {
 				t.Fatalf("replayed %d of %d (frames %d)", events, backlog, len(got))

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -56,42 +57,49 @@ func tinySweep(c *api.Config) {
 func TestLazySweepIsBatchedAndThrottled(t *testing.T) {
 	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
 	p := e.pod("p", tinySweep)
-	_, k := p.provision(t, "ded")
+	tenant, k := p.provision(t, "ded")
 	for i := 0; i < 10; i++ { // the first write's sweep finds nothing; the rest are throttled
 		p.write(t, k, fmt.Sprintf("/old/%d", i), "x")
 	}
-	time.Sleep(1100 * time.Millisecond)
+	waitAged(t, p, tenant, time.Second)
 	pruned := func() float64 { return counter(t, p, "drive9_fs_events_pruned_total", nil) }
 	if pruned() != 0 {
 		t.Fatalf("pruned %v before any due sweep", pruned())
 	}
 	p.write(t, k, "/trigger1", "x") // due: one sweep of at most 2 batches of 2 rows
-	waitFor(t, 10*time.Second, "first lazy sweep", func() bool { return pruned() == 4 })
-	p.write(t, k, "/throttled", "x") // within the interval: no sweep
-	time.Sleep(350 * time.Millisecond)
+	wait.For(t, 10*time.Second, "first lazy sweep", func() bool { return pruned() == 4 })
+	p.write(t, k, "/throttled", "x")   // within the interval: no sweep
+	time.Sleep(350 * time.Millisecond) // the clock is the condition: the 300 ms sweep interval passes
 	p.write(t, k, "/trigger2", "x")
-	waitFor(t, 10*time.Second, "second lazy sweep", func() bool { return pruned() == 8 })
+	wait.For(t, 10*time.Second, "second lazy sweep", func() bool { return pruned() == 8 })
 	if n := counter(t, p, "eventlogd_fs_events_sweeps_total", map[string]string{"kind": "lazy", "result": "ok"}); n != 3 {
 		t.Fatalf("lazy sweeps %v, want 3 (first write, trigger1, trigger2)", n)
 	}
 }
 
+// TestSharedPoolSweepIsClaimedOncePerInterval: pod b does not sweep a shared pool pod a claimed;
+// the control is pod b's write to a second shared pool nobody claimed, which it sweeps within the
+// same window.
 func TestSharedPoolSweepIsClaimedOncePerInterval(t *testing.T) {
-	e := newEnv(t, poolDef{id: "shared", role: store.RoleShared})
+	e := newEnv(t, poolDef{id: "shared", role: store.RoleShared}, poolDef{id: "other", role: store.RoleShared})
 	mod := func(c *api.Config) { c.Retention = time.Second; c.SharedSweepInterval = time.Hour }
 	a := e.pod("a", mod)
 	b := e.pod("b", mod)
 	_, k1 := a.provision(t, "shared")
 	_, k2 := a.provision(t, "shared")
+	_, k3 := a.provision(t, "other")
 	a.write(t, k1, "/t1", "x") // pod a claims the pool's sweep (nothing to delete yet)
-	waitFor(t, 10*time.Second, "pod a's shared sweep", func() bool {
+	wait.For(t, 10*time.Second, "pod a's shared sweep", func() bool {
 		return counter(t, a, "eventlogd_fs_events_sweeps_total", map[string]string{"kind": "shared"}) == 1
 	})
-	b.write(t, k2, "/t2", "x") // pod b's pre-filter lets it try, the cluster-wide claim refuses
-	time.Sleep(200 * time.Millisecond)
-	if n := counter(t, b, "eventlogd_fs_events_sweeps_total", map[string]string{"kind": "shared"}); n != 0 {
-		t.Fatalf("pod b swept the shared pool %v times inside pod a's claim interval", n)
+	bSweeps := func() float64 {
+		return counter(t, b, "eventlogd_fs_events_sweeps_total", map[string]string{"kind": "shared"})
 	}
+	const window = 2 * time.Second
+	b.write(t, k2, "/t2", "x") // pod b's pre-filter lets it try, the cluster-wide claim refuses
+	wait.Never(t, window, "pod b sweeping the shared pool inside pod a's claim interval", func() bool { return bSweeps() != 0 })
+	b.write(t, k3, "/t3", "x") // the control: nobody holds this pool's claim
+	wait.For(t, window, "pod b's sweep of the unclaimed pool (the control)", func() bool { return bSweeps() == 1 })
 }
 
 // TestSharedSweepResetsOnlyTenantsItSwept: in a shared DB seq is table-global, so a pool-wide sweep
@@ -104,7 +112,7 @@ func TestSharedSweepResetsOnlyTenantsItSwept(t *testing.T) {
 	for i := 0; i < 3; i++ {
 		p.write(t, ky, fmt.Sprintf("/y/%d", i), "x") // seqs 1-3, tenant y
 	}
-	time.Sleep(1100 * time.Millisecond)
+	waitAged(t, p, ty, time.Second)
 	p.write(t, kx, "/x", "x") // seq 4, tenant x, recent
 	st, err := p.srv.Store(testCtx(t), ty)
 	if err != nil {
@@ -138,13 +146,13 @@ func TestMaintenanceBackstopSweepsActiveTenants(t *testing.T) {
 		c.SweepInterval = time.Hour
 		c.MaintenanceInterval = 200 * time.Millisecond
 	})
-	_, k := p.provision(t, "ded")
+	tenant, k := p.provision(t, "ded")
 	for i := 0; i < 5; i++ {
 		p.write(t, k, fmt.Sprintf("/old/%d", i), "x")
 	}
-	time.Sleep(1100 * time.Millisecond)
+	waitAged(t, p, tenant, time.Second)
 	p.write(t, k, "/recent", "x") // marks the tenant active; the lazy sweep is throttled
-	waitFor(t, 10*time.Second, "the maintenance sweep", func() bool {
+	wait.For(t, 10*time.Second, "the maintenance sweep", func() bool {
 		return counter(t, p, "drive9_fs_events_pruned_total", nil) == 5
 	})
 	if n := counter(t, p, "eventlogd_fs_events_sweeps_total", map[string]string{"kind": "maintenance", "result": "ok"}); n < 1 {
@@ -169,7 +177,7 @@ func sweptTenant(t *testing.T, role string, before func(p *pod, key string)) (p 
 	if before != nil {
 		before(p, key)
 	}
-	time.Sleep(1100 * time.Millisecond) // past the retention
+	waitAged(t, p, tenant, time.Second)
 	st, err := p.srv.Store(testCtx(t), tenant)
 	if err != nil {
 		t.Fatal(err)
@@ -193,5 +201,25 @@ func defectPod(t *testing.T, d defect.Name, on bool, mod func(*api.Config)) (*en
 		if on {
 			c.Defects = defect.Set{d: true}
 		}
+	})
+}
+
+// waitAged waits until every event tenant has is older than retention by the sweeper's own test
+// (created_at before now - retention), so the sweep that follows finds them all.
+func waitAged(t *testing.T, p *pod, tenant string, retention time.Duration) {
+	t.Helper()
+	ctx := testCtx(t)
+	st, err := p.srv.Store(ctx, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, 10*time.Second, "tenant "+tenant+"'s events to age past the retention", func() bool {
+		var total, recent int
+		err := st.DB.QueryRowContext(ctx, `SELECT COUNT(*), COALESCE(SUM(created_at >= ?), 0) FROM fs_events WHERE tenant_id = ?`,
+			time.Now().Add(-retention).UTC(), tenant).Scan(&total, &recent)
+		if err != nil {
+			t.Fatalf("reading tenant %s's event ages: %v", tenant, err)
+		}
+		return total > 0 && recent == 0
 	})
 }

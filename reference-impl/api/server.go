@@ -111,7 +111,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	pools := store.NewPools(cfg.Pools, cfg.DB)
 	// Pools an earlier start already migrated (recorded in the meta DB) are opened lazily: a pod
 	// start must not touch every cold tenant DB. The others are migrated now and recorded.
-	meta := &store.Meta{DB: metaDB, UnorderedOutbox: cfg.Defects.On(defect.UnorderedOutbox)}
+	meta := &store.Meta{DB: metaDB, UnorderedOutbox: cfg.Defects.On(defect.UnorderedOutbox), Retries: &store.RetryCount{}}
 	known, err := meta.MigratedPools(ctx, cfg.Pools)
 	if err != nil {
 		cfg.Log.Warn("pool schema records unreadable; migrating every pool", "err", err)
@@ -138,10 +138,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		notifierDone: make(chan struct{})}
 	s.lim = newLimiter(cfg.Limits, cfg.MaxBody, reg)
 	reg.MustRegister(newStreamStats(pools))
-	// Process-wide (the store counts every tenant DB statement of this process): a pod is a process.
+	// This pod's own: its Meta and every TenantStore it builds share meta.Retries.
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "eventlogd_tx_conflict_retries_total",
 		Help: "Tenant DB statements or transactions run again after a deadlock (1213) or lock wait timeout (1205)."},
-		func() float64 { return float64(store.Retries()) }))
+		func() float64 { return float64(meta.Retries.Load()) }))
 	s.streamCtx, s.stopStreams = context.WithCancel(context.Background())
 	s.bgCtx, s.stopBg = context.WithCancel(context.Background())
 	log := cfg.Log
@@ -418,7 +418,7 @@ func (s *Server) storeFor(ctx context.Context, t store.Tenant) (*store.TenantSto
 		}
 	}
 	return &store.TenantStore{DB: db, GroupDB: gdb, TenantID: t.ID, PoolID: t.PoolID, Shared: spec.Role == store.RoleShared,
-		LeakAcrossTenants: s.cfg.Defects.On(defect.CrossTenantLeak)}, nil
+		LeakAcrossTenants: s.cfg.Defects.On(defect.CrossTenantLeak), Retries: s.meta.Retries}, nil
 }
 
 func (s *Server) routes() {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
@@ -94,7 +95,7 @@ func TestTenantShares(t *testing.T) {
 			// The pod has admitted what it admits, and answered the rest: every held request that is
 			// not in flight has its answer.
 			answered := 0
-			waitFor(t, 30*time.Second, fmt.Sprintf("%d attack requests in flight, the rest answered", tc.a.admits), func() bool {
+			wait.For(t, 30*time.Second, fmt.Sprintf("%d attack requests in flight, the rest answered", tc.a.admits), func() bool {
 				for _, d := range dones {
 					select {
 					case c := <-d:
@@ -153,10 +154,10 @@ func TestUnreadAnswerFreesItsSlot(t *testing.T) {
 				}
 			}
 			inflight := func() float64 { return counter(t, p, "eventlogd_requests_inflight", nil) }
-			waitFor(t, 30*time.Second, "the unread GETs in flight", func() bool { return inflight() == readers })
+			wait.For(t, 30*time.Second, "the unread GETs in flight", func() bool { return inflight() == readers })
 			t0 := time.Now()
 			if tc.release {
-				waitFor(t, 60*time.Second, "the unread GETs to free their slots", func() bool { return inflight() == 0 })
+				wait.For(t, 60*time.Second, "the unread GETs to free their slots", func() bool { return inflight() == 0 })
 				released = time.Since(t0)
 				t.Logf("slots freed %v after the answers stalled", released.Round(time.Millisecond))
 			} else {

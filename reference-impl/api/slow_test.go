@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -64,7 +65,7 @@ func TestSlowConsumerIsResetAloneOthersKeepStreaming(t *testing.T) {
 			}
 			p.write(t, k, "/wake", "x")
 			if drop {
-				waitFor(t, 20*time.Second, "both streams to pass the burst", func() bool {
+				wait.For(t, 20*time.Second, "both streams to pass the burst", func() bool {
 					return counter(t, p, "drive9_sse_events_sent_total", map[string]string{"tenant_id": tenant}) >= 2*(burst+1)
 				})
 			} else {
@@ -74,7 +75,7 @@ func TestSlowConsumerIsResetAloneOthersKeepStreaming(t *testing.T) {
 				}
 			}
 			if !drop {
-				waitFor(t, 20*time.Second, "slow_consumer reset", func() bool {
+				wait.For(t, 20*time.Second, "slow_consumer reset", func() bool {
 					return counter(t, p, "drive9_sse_resets_sent_total", map[string]string{"tenant_id": tenant, "reason": "slow_consumer"}) == 1
 				})
 			}

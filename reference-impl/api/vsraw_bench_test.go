@@ -26,11 +26,12 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/seqgate/seqgate/internal/eventstream"
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
-// BenchmarkVsRawInsert measures eventlogd beside the server it runs on (issue 14): the raw rate of
+// BenchmarkVsRawInsert measures eventlogd beside the server it runs on: the raw rate of
 // single-row autocommit INSERTs into fs_events with C connections, then eventlogd's acked events/s
 // with C tenant-DB connections and W closed-loop writers, each event delivered to a subscriber of
 // its tenant, for one hot tenant (a dedicated pool) and for 16 tenants (a shared pool), under each
@@ -580,14 +581,11 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns, w
 		n += len(a)
 	}
 	// Every acked event within 60 s (the frames come long before on a healthy pod).
-	for wait := time.Now().Add(60 * time.Second); time.Now().Before(wait); time.Sleep(20 * time.Millisecond) {
+	wait.Until(60*time.Second, func() bool {
 		mu.Lock()
-		got := len(arrived)
-		mu.Unlock()
-		if got >= n {
-			break
-		}
-	}
+		defer mu.Unlock()
+		return len(arrived) >= n
+	})
 	stop()
 	srv.StopStreams()
 	sw.Wait()

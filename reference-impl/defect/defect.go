@@ -26,7 +26,7 @@ const (
 	SilentFanoutDrop       Name = "silent-fanout-drop"       // the outbox poller wakes at most 2 tenants per read and drops the other wakes, uncounted (seed 004's bounded fan-out)
 	MassCloseOnLag         Name = "mass-close-on-lag"        // a lagged outbox read closes every stream of the pod at once (seed 004's reconnect storm)
 	UnboundedSweep         Name = "unbounded-sweep"          // the lazy retention sweep is one unbounded DELETE run inline on the write path, throttled only once it returns
-	UnorderedOutbox        Name = "unordered-outbox"         // outbox transactions skip the order-row lock: an id taken early can commit after a higher one, and the poller passes it (issue 10 bug 3)
+	UnorderedOutbox        Name = "unordered-outbox"         // outbox transactions skip the order-row lock: an id taken early can commit after a higher one, and the poller passes it
 	BatchInPieces          Name = "batch-in-pieces"          // a batch write commits in two transactions with a pause between them (seed 003: readers see part of a batch, then other events)
 )
 

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"go.uber.org/goleak"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/metrics"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
@@ -88,17 +89,6 @@ func (h *harness) drops(tenant, reason string) float64 {
 }
 
 func ev(path string) store.Event { return store.Event{Path: path, Op: "write", CreatedAt: time.Now()} }
-
-func waitUntil(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
-}
 
 // recvWithin waits for one value on ch, failing the test with what it awaited after 10 s: a lost
 // signal becomes a failure with a message, not a hung package.
@@ -230,7 +220,7 @@ func TestEvictionNeverOrphansTheNewEntry(t *testing.T) {
 				t.Fatalf("snapshot shows %d entries of tenant a, want 1 (the new entry)", got)
 			}
 			h.b.Start()
-			waitUntil(t, "every buffered entry flushed while running", func() bool { return h.b.Depth() == 0 })
+			wait.For(t, 10*time.Second, "every buffered entry flushed while running", func() bool { return h.b.Depth() == 0 })
 			h.mu.Lock()
 			defer h.mu.Unlock()
 			if !contains(h.flushed, "a:2") {
@@ -259,7 +249,7 @@ func TestRejectedEntryIsDroppedAndNeverBlocksTheQueue(t *testing.T) {
 	h.b.Enqueue("a", ev("/2"))
 	h.b.draining = true // due at once (no backoff), as in the shutdown drain, but the buffer keeps running
 	h.b.Start()
-	waitUntil(t, "the queue behind the refused entry flushed", func() bool { return h.b.Depth() == 0 })
+	wait.For(t, 10*time.Second, "the queue behind the refused entry flushed", func() bool { return h.b.Depth() == 0 })
 	if got := h.drops("a", DropRejected); got != 1 {
 		t.Fatalf("rejected drops %v, want 1", got)
 	}
@@ -277,7 +267,7 @@ func TestRejectedEntryIsDroppedAndNeverBlocksTheQueue(t *testing.T) {
 		h.b.Enqueue("a", ev("/2"))
 		h.b.draining = true
 		h.b.Start()
-		waitUntil(t, "one failed attempt", func() bool {
+		wait.For(t, 10*time.Second, "one failed attempt", func() bool {
 			return testutil.ToFloat64(h.m.FlushResults.WithLabelValues("error")) >= 1
 		})
 		if d := h.b.Depth(); d != 2 {
@@ -294,7 +284,7 @@ func TestExpiredStoppedShutdownTenantGone(t *testing.T) {
 		h := newHarness(t, BufferConfig{MaxAge: 30 * time.Millisecond})
 		h.setDown("a", true)
 		h.b.Enqueue("a", ev("/1"))
-		waitUntil(t, "expiry", func() bool { return h.drops("a", DropExpired) == 1 })
+		wait.For(t, 10*time.Second, "expiry", func() bool { return h.drops("a", DropExpired) == 1 })
 		if h.b.Depth() != 0 {
 			t.Fatal("expired entry still buffered")
 		}
@@ -307,8 +297,8 @@ func TestExpiredStoppedShutdownTenantGone(t *testing.T) {
 		h.b.Enqueue("a", ev("/1"))
 		h.b.Enqueue("a", ev("/2"))
 		h.b.Enqueue("b", ev("/1"))
-		waitUntil(t, "tenant_gone", func() bool { return h.drops("a", DropTenantGone) == 2 })
-		waitUntil(t, "b flushed", func() bool { return h.b.Depth() == 0 })
+		wait.For(t, 10*time.Second, "tenant_gone", func() bool { return h.drops("a", DropTenantGone) == 2 })
+		wait.For(t, 10*time.Second, "b flushed", func() bool { return h.b.Depth() == 0 })
 	})
 	t.Run("shutdown leftovers and stopped", func(t *testing.T) {
 		h := newHarness(t, BufferConfig{})
@@ -364,7 +354,7 @@ func TestInFlightEntryIsNeverEvicted(t *testing.T) {
 	b.Enqueue("a", ev("/2"))
 	b.Enqueue("a", ev("/3")) // cap 2: evicts /2 (oldest idle), not /1
 	close(release)
-	waitUntil(t, "drain", func() bool { return b.Depth() == 0 })
+	wait.For(t, 10*time.Second, "drain", func() bool { return b.Depth() == 0 })
 	closeWithin(t, b, time.Second)
 	if got := testutil.ToFloat64(m.Dropped.WithLabelValues("a", DropTenantCap)); got != 1 {
 		t.Fatalf("tenant_cap drops %v, want 1", got)
@@ -421,7 +411,7 @@ func TestConcurrencyCapAndHungTenantIsolation(t *testing.T) {
 		running++
 		peak = max(peak, running)
 		mu.Unlock()
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond) // an insert's service time: the load that overlaps flushes
 		mu.Lock()
 		running--
 		done++
@@ -435,7 +425,7 @@ func TestConcurrencyCapAndHungTenantIsolation(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		b.Enqueue(string(rune('a'+i)), ev("/x"))
 	}
-	waitUntil(t, "the healthy tenants to flush past the hung one", func() bool {
+	wait.For(t, 10*time.Second, "the healthy tenants to flush past the hung one", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return done == 20

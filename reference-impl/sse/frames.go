@@ -39,15 +39,6 @@ const (
 // StructuralModes lists the allowed --structural-events values.
 var StructuralModes = []string{StructuralReset, StructuralDual, StructuralFileChanged}
 
-// structural ops surface as reset(structural_change) in drive9.
-func isStructural(op string) bool {
-	switch op {
-	case "rename", "delete", "mkdir", "copy":
-		return true
-	}
-	return false
-}
-
 // Payload is the machine-readable detail of a structural file_changed (additive: a client that
 // ignores unknown fields sees drive9's file_changed). OldPath is what the op took away or copied
 // from (rename and copy: the source; delete: the deleted path), NewPath what it made (rename and
@@ -59,11 +50,11 @@ type Payload struct {
 
 func payloadOf(e store.Event) *Payload {
 	switch e.Op {
-	case "rename", "copy":
+	case store.OpRename, store.OpCopy:
 		return &Payload{OldPath: e.Src, NewPath: e.Path}
-	case "delete":
+	case store.OpDelete:
 		return &Payload{OldPath: e.Path}
-	case "mkdir":
+	case store.OpMkdir:
 		return &Payload{NewPath: e.Path}
 	}
 	return nil
@@ -73,7 +64,7 @@ func payloadOf(e store.Event) *Payload {
 // structural op the reset, the detailed file_changed, or both (file_changed first; both carry the
 // row's seq). It reports how many of each it made.
 func eventFrames(e store.Event, mode string) (out []frame, changed, resets int) {
-	if !isStructural(e.Op) {
+	if !store.IsStructural(e.Op) {
 		return []frame{changedFrame(e, nil)}, 1, 0
 	}
 	if mode != StructuralReset {

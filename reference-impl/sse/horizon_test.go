@@ -128,8 +128,8 @@ func TestHorizonReadersNeverPassAnInsertInFlight(t *testing.T) {
 					seen[r.Seq] = true
 				}
 				if n = k; held {
-					n = -1 // not done while held
-					time.Sleep(time.Millisecond)
+					n = -1                       // not done while held
+					time.Sleep(time.Millisecond) // paces the reader's retry while the horizon holds
 				}
 			} else {
 				evs, err := st.EventsSince(ctx, cursor, 1000)

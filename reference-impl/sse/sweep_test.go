@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,7 @@ import (
 
 	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/internal/eventstream"
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/metrics"
 	"github.com/seqgate/seqgate/reference-impl/signal"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -163,19 +165,14 @@ func serve(t *testing.T, s *Streamer, st *store.TenantStore, since int64) (w *sy
 // fails with the frames seen after 10 s.
 func waitFrames(t *testing.T, w *syncWriter, what string, pred func(got) bool) []got {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		fs := w.frames()
-		for _, f := range fs {
-			if pred(f) {
-				return fs
-			}
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s; frames %v", what, fs)
-		}
-		time.Sleep(5 * time.Millisecond)
+	var fs []got
+	if !wait.Until(10*time.Second, func() bool {
+		fs = w.frames()
+		return slices.ContainsFunc(fs, pred)
+	}) {
+		t.Fatalf("timed out waiting for %s; frames %v", what, fs)
 	}
+	return fs
 }
 
 func newTestStreamer(cfg Config, bus *signal.Bus) *Streamer {
@@ -194,7 +191,7 @@ func render(fs []got) string {
 	return b.String()
 }
 
-// TestSweepMidReplayResetsAndKeepsReplaying (issue 10 bug 4): a sweep between two replay pages turns
+// TestSweepMidReplayResetsAndKeepsReplaying: a sweep between two replay pages turns
 // the swept range into seq_too_old, and the replay goes on from the mark: the rows above it are
 // sent before the stream-current heartbeat, never left behind a heartbeat that claims the stream
 // is current.
@@ -223,7 +220,7 @@ func TestSweepMidReplayResetsAndKeepsReplaying(t *testing.T) {
 	}
 }
 
-// TestFlushedRowOlderThanRetentionIsNeverSkipped (issue 10 bug 5): a retried event is inserted with
+// TestFlushedRowOlderThanRetentionIsNeverSkipped: a retried event is inserted with
 // its original created_at, which can already be past the sweep cutoff (retention shorter than the
 // retry max age); when a sweep deletes it before a live stream whose last event is recent reads
 // past it, the stream says seq_too_old instead of jumping over the seq.

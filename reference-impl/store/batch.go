@@ -40,7 +40,7 @@ func (s *TenantStore) BatchWrite(ctx context.Context, files []FileWrite, batch s
 		now := time.Now()
 		evs := make([]Event, len(files))
 		for i, f := range files {
-			evs[i] = Event{Path: f.Path, Op: "write", Batch: batch, CreatedAt: now}
+			evs[i] = Event{Path: f.Path, Op: OpWrite, Batch: batch, CreatedAt: now}
 		}
 		first, err := insertEventsTx(ctx, tx, s.TenantID, evs, ordered)
 		if err != nil {

@@ -19,7 +19,7 @@ import (
 // the backslash the driver puts before a quote can never be swallowed as the trailing byte of a
 // character. GBK, Big5, SJIS, CP932 and GB18030 fail that test: with them, "\xBF'" escaped to
 // "\xBF\'" reads as one GBK character followed by a real quote, and a tenant path becomes SQL
-// (issue 19 item 1: cross-tenant writes and reads in a shared pool).
+// (cross-tenant writes and reads in a shared pool).
 var safeCharsets = map[string]bool{
 	"utf8": true, "utf8mb3": true, "utf8mb4": true, "latin1": true, "ascii": true, "binary": true,
 }

@@ -50,7 +50,7 @@ func TestInterpolationSafe(t *testing.T) {
 // srvDSN is the test server's DSN for database db, with parameters (so "&k=v" can be appended).
 func srvDSN(db string) string { return srv.DSN(db) }
 
-// TestGBKPoolNoCrossTenantInjection is issue 19 item 1 on a real MariaDB: in a shared pool whose DSN
+// TestGBKPoolNoCrossTenantInjection, on a real MariaDB: in a shared pool whose DSN
 // says charset=gbk, tenant A's path "\xBF'..." must stay a path. The negative control opens the same
 // pool with the driver's interpolation forced on (what eventlogd did before): there the very same
 // calls write a file into tenant B's space and read B's file, so the test can see the attack.

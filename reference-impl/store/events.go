@@ -24,6 +24,9 @@ type TenantStore struct {
 	// Gate, when set, bounds this tenant's concurrent reads (EventsPage, Bounds) on a shared handle:
 	// event streams read through their pool's stream handle under their tenant's gate.
 	Gate *ReadGate
+	// Retries counts this store's conflict retries (nil: not counted); a pod gives all its stores
+	// one, see RetryCount.
+	Retries *RetryCount
 }
 
 // Event is one row of fs_events.
@@ -85,7 +88,7 @@ func (g Guard) String() string {
 // the event is not pushed to the retry buffer for a conflict between our own statements.
 func (s *TenantStore) InsertEvent(ctx context.Context, ev Event, g Guard) (int64, error) {
 	var seq int64
-	err := retryConflicts(ctx, func() error {
+	err := retryConflicts(ctx, s.Retries, func() error {
 		if g == GuardHorizon {
 			res, err := s.DB.ExecContext(ctx, insertEvent, s.TenantID, ev.Path, ev.Op, ev.Actor, storedTime(ev.CreatedAt), ev.Src, ev.Batch)
 			if err != nil {

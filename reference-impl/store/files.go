@@ -41,7 +41,7 @@ func (s *TenantStore) lockPath(ctx context.Context, tx *sql.Tx, path string) (Fi
 // inTx runs fn in a transaction, running it again when InnoDB picks it as a deadlock victim or
 // a lock wait times out (see retryConflicts).
 func (s *TenantStore) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	return retryConflicts(ctx, func() error { return s.tryTx(ctx, fn) })
+	return retryConflicts(ctx, s.Retries, func() error { return s.tryTx(ctx, fn) })
 }
 
 func (s *TenantStore) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
@@ -65,7 +65,7 @@ func (s *TenantStore) tryTx(ctx context.Context, fn func(tx *sql.Tx) error) erro
 // directory, which is left unchanged.
 func (s *TenantStore) WriteFile(ctx context.Context, path string, content []byte) (int64, error) {
 	var rev int64
-	err := retryConflicts(ctx, func() (err error) {
+	err := retryConflicts(ctx, s.Retries, func() (err error) {
 		rev, err = s.writeFile(ctx, s.DB, path, content)
 		return err
 	})
@@ -222,7 +222,7 @@ func (s *TenantStore) Mkdir(ctx context.Context, path string) error {
 }
 
 func (s *TenantStore) insertNew(ctx context.Context, path string, dir bool) error {
-	err := retryConflicts(ctx, func() error { return s.insertNewOn(ctx, s.DB, path, dir) })
+	err := retryConflicts(ctx, s.Retries, func() error { return s.insertNewOn(ctx, s.DB, path, dir) })
 	if isDuplicate(err) {
 		return ErrExists
 	}
@@ -399,7 +399,7 @@ func (s *TenantStore) DeleteTx(ctx context.Context, tx *sql.Tx, path string, rec
 // Chmod sets path's mode (a silent op: no event).
 func (s *TenantStore) Chmod(ctx context.Context, path string, mode int) error {
 	var res sql.Result
-	err := retryConflicts(ctx, func() (err error) {
+	err := retryConflicts(ctx, s.Retries, func() (err error) {
 		res, err = s.DB.ExecContext(ctx, `UPDATE files SET mode = ?, updated_at = ? WHERE tenant_id = ? AND path = ?`, mode, time.Now().UTC(), s.TenantID, path)
 		return err
 	})

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/seqgate/seqgate/internal/wait"
 )
 
 // TestReadGate: a tenant's gate admits StreamTenantMax reads at once; the next one queues (counted)
@@ -34,12 +36,7 @@ func TestReadGate(t *testing.T) {
 		r, _ := g.Enter(context.Background())
 		admitted <- r
 	}()
-	for i := 0; g.Waited() < 2; i++ { // until the fourth read is queued behind the two
-		if i == 5000 {
-			t.Fatal("the fourth read never queued")
-		}
-		time.Sleep(time.Millisecond)
-	}
+	wait.For(t, 10*time.Second, "the fourth read to queue behind the two", func() bool { return g.Waited() >= 2 })
 	r1()
 	(<-admitted)()
 	r2()

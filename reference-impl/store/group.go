@@ -35,7 +35,7 @@ func (s *TenantStore) CommitGroup(ctx context.Context, files []FileWrite, owe fu
 	if err != nil {
 		return nil, nil, Joined{}, err
 	}
-	err = retryConflicts(ctx, func() error {
+	err = retryConflicts(ctx, s.Retries, func() error {
 		r = Joined{}
 		revs, errs, err = s.commitGroupOnce(ctx, w, owe, g, &r)
 		return err

@@ -34,8 +34,10 @@ type Tenant struct {
 type Meta struct {
 	DB *sql.DB
 	// UnorderedOutbox is the unordered-outbox defect: outbox transactions skip the order-row lock,
-	// as before issue 10's fix, so outbox ids can become visible out of order.
+	// as eventlogd did before it took that lock, so outbox ids can become visible out of order.
 	UnorderedOutbox bool
+	// Retries counts this Meta's conflict retries (nil: not counted); see RetryCount.
+	Retries *RetryCount
 
 	hold outboxHold // the outbox_commit_delay failpoint (HoldOutboxCommits)
 }
@@ -194,7 +196,7 @@ func (m *Meta) InsertNotifyHeads(ctx context.Context, podID string, tenants []st
 	if len(tenants) == 0 {
 		return nil
 	}
-	return retryConflicts(ctx, func() error {
+	return retryConflicts(ctx, m.Retries, func() error {
 		tx, err := m.DB.BeginTx(ctx, nil)
 		if err != nil {
 			return err

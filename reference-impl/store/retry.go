@@ -17,12 +17,25 @@ import (
 // between our own statements, never the caller's fault, so a mutation must not fail because of one.
 const MaxTxAttempts = 6
 
-// txRetries counts retried conflicts (read by Retries; tests and the metrics use it).
-var txRetries atomic.Int64
+// RetryCount counts the statements or transactions run again after a deadlock or lock wait
+// timeout. A pod shares one among its Meta and every TenantStore it builds, so each pod reports its
+// own retries, not those of every pod in the process. The zero value is ready; a nil one counts
+// nothing.
+type RetryCount struct{ n atomic.Int64 }
 
-// Retries returns how many statements or transactions were retried after a deadlock or lock wait
-// timeout since the process started.
-func Retries() int64 { return txRetries.Load() }
+// Load returns how many retries were counted.
+func (c *RetryCount) Load() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.n.Load()
+}
+
+func (c *RetryCount) add() {
+	if c != nil {
+		c.n.Add(1)
+	}
+}
 
 // IsLockConflict reports whether err is MySQL error 1213 (deadlock, the transaction was rolled
 // back) or 1205 (lock wait timeout): the whole transaction can be run again.
@@ -54,14 +67,15 @@ func IsAmbiguous(err error) bool {
 // retryConflicts runs fn until it returns something other than a lock conflict, at most
 // MaxTxAttempts times, sleeping a short jittered, doubling delay (1-2 ms, doubling, up to 16-32 ms before the last attempt) between
 // attempts so the two parties of a deadlock do not collide again at once. fn must be a whole
-// transaction (or one autocommit statement): InnoDB has rolled back all of it.
-func retryConflicts(ctx context.Context, fn func() error) error {
+// transaction (or one autocommit statement): InnoDB has rolled back all of it. Each retry is counted
+// in retries (nil: not counted).
+func retryConflicts(ctx context.Context, retries *RetryCount, fn func() error) error {
 	var err error
 	for attempt := 0; attempt < MaxTxAttempts; attempt++ {
 		if err = fn(); !IsLockConflict(err) || attempt == MaxTxAttempts-1 {
 			return err
 		}
-		txRetries.Add(1)
+		retries.add()
 		d := time.Millisecond << min(attempt, 5)
 		if !sleep.For(ctx, d+rand.N(d)) {
 			return err

@@ -22,14 +22,18 @@ func TestInsertEventSurvivesDeadlock(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	db := tenantDB(t)
-	st := &store.TenantStore{DB: db, TenantID: "a"}
+	// Two stores of one process with their own counters (as two pods have): only the one whose
+	// insert is the deadlock victim counts a retry.
+	var mine, theirs store.RetryCount
+	st := &store.TenantStore{DB: db, TenantID: "a", Retries: &mine}
+	bystander := &store.TenantStore{DB: db, TenantID: "b", Retries: &theirs}
 	if _, err := st.InsertEvent(ctx, store.Event{Path: "/first", Op: "write", CreatedAt: time.Now()}, store.GuardLock); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.ExecContext(ctx, `CREATE TABLE heavy (id INT PRIMARY KEY)`); err != nil {
 		t.Fatal(err)
 	}
-	before := store.Retries()
+	before := mine.Load()
 
 	other, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -79,8 +83,14 @@ func TestInsertEventSurvivesDeadlock(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("timed out waiting for the retried InsertEvent")
 	}
-	if store.Retries() == before {
+	if mine.Load() == before {
 		t.Fatal("no retry was counted: the insert was never a deadlock victim (the test proves nothing)")
+	}
+	if _, err := bystander.InsertEvent(ctx, store.Event{Path: "/b", Op: "write", CreatedAt: time.Now()}, store.GuardLock); err != nil {
+		t.Fatal(err)
+	}
+	if n := theirs.Load(); n != 0 {
+		t.Fatalf("the bystander store counts %d retries: another store's retries leak into its count", n)
 	}
 }
 
@@ -132,8 +142,9 @@ func TestMkdirSurvivesLockWaitTimeout(t *testing.T) {
 	}
 	defer admin.Exec(`SET GLOBAL innodb_lock_wait_timeout = 50`)
 	db := tenantDB(t) // new connections: they take the 1 s timeout
-	st := &store.TenantStore{DB: db, TenantID: "a"}
-	before := store.Retries()
+	var retries store.RetryCount
+	st := &store.TenantStore{DB: db, TenantID: "a", Retries: &retries}
+	before := retries.Load()
 
 	holder, err := db.BeginTx(ctx, nil)
 	if err != nil {
@@ -148,7 +159,7 @@ func TestMkdirSurvivesLockWaitTimeout(t *testing.T) {
 	go func() { done <- st.Mkdir(ctx, "/dir") }()
 	// Roll the holder back only after the mkdir's first attempt timed out (and was retried).
 	deadline := time.Now().Add(20 * time.Second)
-	for store.Retries() == before {
+	for retries.Load() == before {
 		select {
 		case err := <-done:
 			t.Fatalf("mkdir returned while the row was locked: %v", err)

@@ -19,6 +19,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/seqgate/seqgate/internal/dbserver"
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
@@ -508,24 +509,22 @@ func groupTenants(t *testing.T, params string) (context.Context, *sql.DB, *store
 func openTransactions(ctx context.Context, t *testing.T, db *sql.DB, want int) {
 	t.Helper()
 	var got int
-	for deadline := time.Now().Add(1500 * time.Millisecond); ; time.Sleep(150 * time.Millisecond) {
+	if wait.UntilEvery(1500*time.Millisecond, 150*time.Millisecond, func() bool {
 		if err := db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.innodb_trx t JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id WHERE p.db = DATABASE()`).Scan(&got); err != nil {
 			t.Fatal(err)
 		}
-		if got == want {
-			return
-		}
-		if time.Now().After(deadline) {
-			var open []string
-			rows, err := db.QueryContext(ctx, `SELECT CONCAT('thread ', p.id, ' since ', t.trx_started, ', ', t.trx_rows_modified, ' rows modified, query: ', COALESCE(t.trx_query, '-')) FROM information_schema.innodb_trx t JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id WHERE p.db = DATABASE()`)
-			for err == nil && rows.Next() {
-				var s string
-				_ = rows.Scan(&s)
-				open = append(open, s)
-			}
-			t.Fatalf("%d transactions open, want %d (this check's thread %d): %v", got, want, threadID(ctx, t, db), open)
-		}
+		return got == want
+	}) {
+		return
 	}
+	var open []string
+	rows, err := db.QueryContext(ctx, `SELECT CONCAT('thread ', p.id, ' since ', t.trx_started, ', ', t.trx_rows_modified, ' rows modified, query: ', COALESCE(t.trx_query, '-')) FROM information_schema.innodb_trx t JOIN information_schema.processlist p ON p.id = t.trx_mysql_thread_id WHERE p.db = DATABASE()`)
+	for err == nil && rows.Next() {
+		var s string
+		_ = rows.Scan(&s)
+		open = append(open, s)
+	}
+	t.Fatalf("%d transactions open, want %d (this check's thread %d): %v", got, want, threadID(ctx, t, db), open)
 }
 
 func threadID(ctx context.Context, t *testing.T, db *sql.DB) int64 {

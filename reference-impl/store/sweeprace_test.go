@@ -7,7 +7,7 @@ import (
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
-// TestSharedSweepNeverDeletesAboveATenantsMark (issue 10 suspicion): a retried row of tenant X with
+// TestSharedSweepNeverDeletesAboveATenantsMark: a retried row of tenant X with
 // an old created_at, whose seq was taken before the shared sweep's SELECT and committed before its
 // DELETE, must not be deleted above X's sweep mark (X's consumer would miss it without a reset).
 // The row's transaction is held open across the SELECT; the DELETE (a locking read) waits for it

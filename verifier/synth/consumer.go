@@ -253,13 +253,13 @@ func (c *consumer) onEvent(e *evInfo) {
 			return // nothing new to leak yet: keep the arm
 		}
 		c.lastLeak = other.lastPath
-		c.ev(t, c.cursor, "write", other.lastPath)
+		c.ev(t, c.cursor, ledger.OpWrite, other.lastPath)
 		in.Leaks = append(in.Leaks, Leak{Consumer: c.id, Tenant: c.t.id, Path: other.lastPath, Owner: other.id})
 	case armUnexpected:
 		t := c.deliver(e)
 		g.nghost++
 		p := "/" + prefix + "/" + g.runID + "/" + c.t.id + "/ghost" + strconv.Itoa(g.nghost)
-		c.ev(t, c.cursor, "write", p)
+		c.ev(t, c.cursor, ledger.OpWrite, p)
 		in.Unexpected = append(in.Unexpected, ConsumerPath{Consumer: c.id, Path: p})
 	case armSeqMismatch:
 		// e's path at the seq of the consumer's previous frame: delivered (matching is by path),
@@ -275,7 +275,7 @@ func (c *consumer) onEvent(e *evInfo) {
 		// behind a corrupted frame (and that frame is unexpected).
 		g.nghost++
 		p := "/" + prefix + "/" + g.runID + "/" + c.t.id + "/ghost" + strconv.Itoa(g.nghost)
-		c.ev(c.when(e.commit), e.seq, "write", p)
+		c.ev(c.when(e.commit), e.seq, ledger.OpWrite, p)
 		in.Skipped = append(in.Skipped, ConsumerEv{Consumer: c.id, Tenant: c.t.id, Seq: e.seq, Path: e.path})
 		in.Unexpected = append(in.Unexpected, ConsumerPath{Consumer: c.id, Path: p})
 	}

@@ -23,8 +23,8 @@ const (
 
 // Event-producing, structural and silent ops (the spec's classes).
 var (
-	eventOps      = []string{"write", "write", "write", "write", "write", "write", "create", "create", "upload_complete", "symlink"}
-	structuralOps = []string{"rename", "delete", "mkdir", "copy"}
+	eventOps      = []string{ledger.OpWrite, ledger.OpWrite, ledger.OpWrite, ledger.OpWrite, ledger.OpWrite, ledger.OpWrite, ledger.OpCreate, ledger.OpCreate, ledger.OpUploadComplete, ledger.OpSymlink}
+	structuralOps = []string{ledger.OpRename, ledger.OpDelete, ledger.OpMkdir, ledger.OpCopy}
 )
 
 // Shares of extra (non-W) mutations per event mutation: structural, chmod, err/timeout.

@@ -150,7 +150,7 @@ func (g *gen) event(now int64, t *tenantState, v victim, tailK int) {
 func (g *gen) structural(now int64, t *tenantState) {
 	opIdx := g.rng.IntN(len(structuralOps))
 	r, _ := g.newMut(now, t, structuralOps[opIdx], g.route())
-	if r.Op == "rename" || r.Op == "copy" {
+	if r.Op == ledger.OpRename || r.Op == ledger.OpCopy {
 		r.Src = t.lastPath
 		if r.Src == "" {
 			r.Src = r.Path + ".src"
@@ -174,7 +174,7 @@ func (g *gen) structural(now int64, t *tenantState) {
 
 // chmod is a silent op: acked, no row, nothing delivered.
 func (g *gen) chmod(now int64, t *tenantState) {
-	r, _ := g.newMut(now, t, "chmod", g.route())
+	r, _ := g.newMut(now, t, ledger.OpChmod, g.route())
 	r.DoneT = r.T + g.jitter(ms, 4*ms)
 	g.push(r.DoneT, r)
 }

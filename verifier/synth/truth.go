@@ -73,7 +73,7 @@ type LostMut struct {
 }
 
 // tooOldReset is a seq_too_old reset sent at the consumer's cursor (no jump): spurious by the
-// decision of 2026-11-30 unless an acked mutation of its tenant acked before it is missing from the
+// spec unless an acked mutation of its tenant acked before it is missing from the
 // audit (synth sweeps nothing; only its losses are missing).
 type tooOldReset struct {
 	consumer, tenant string

@@ -22,6 +22,7 @@ import (
 	"github.com/seqgate/seqgate/faults/fault"
 	"github.com/seqgate/seqgate/faults/kinds"
 	"github.com/seqgate/seqgate/internal/dbserver"
+	"github.com/seqgate/seqgate/internal/wait"
 )
 
 // Database is the schema every DB test uses: one table of marks (ids) a test inserts through a proxy
@@ -177,21 +178,6 @@ func (e *Env) OpenVia(t *testing.T, name string) *sql.DB {
 	return db
 }
 
-// Eventually polls cond every 5 ms until it holds or d has passed, and reports whether it held: the one
-// bounded wait of the fault tests (none asserts how long anything took).
-func Eventually(d time.Duration, cond func() bool) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if cond() {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // ProcState returns the state letter of /proc/PID/stat (R, S, T for stopped, ...).
 func ProcState(pid int) (byte, error) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
@@ -210,7 +196,7 @@ func ProcState(pid int) (byte, error) {
 // WaitProcState waits (up to 5 s) until the pid is in state want.
 func WaitProcState(t *testing.T, pid int, want byte) bool {
 	t.Helper()
-	return Eventually(5*time.Second, func() bool {
+	return wait.Until(5*time.Second, func() bool {
 		st, err := ProcState(pid)
 		if err != nil {
 			t.Fatal(err)

@@ -105,7 +105,7 @@ func (s *Streamer) changesHorizon(ctx context.Context, st *store.TenantStore, si
 			return ChangesPage{}, s.compacted(st, since, hp.Swept)
 		}
 		from := hz.settled
-		n, held, gaveUp := hz.advance(hp.Rows, s.gone(hp), time.Now(), s.cfg.HorizonWait)
+		n, held, gaveUp := hz.advance(hp.Rows, s.gone(st, hp), time.Now(), s.cfg.HorizonWait)
 		if gaveUp {
 			s.m.HorizonHoles.Inc()
 			s.log.Warn("pull horizon gave missing seqs up as holes (rolled-back inserts, or rows visible later than --sse-horizon-wait)",

@@ -50,7 +50,7 @@ func (x *stream) settleKnown(ctx context.Context, top int64, known seqSample) bo
 		} else {
 			x.saw(x.st, p)
 			before := hz.settled
-			_, held, gaveUp := hz.advance(p.Rows, x.gone(p), time.Now(), x.cfg.HorizonWait)
+			_, held, gaveUp := hz.advance(p.Rows, x.gone(x.st, p), time.Now(), x.cfg.HorizonWait)
 			if gaveUp {
 				x.m.HorizonHoles.Inc()
 				x.log.Warn("sse reset: gave missing seqs below it up as holes", "tenant_id", x.st.TenantID, "after", before, "through", hz.settled)

@@ -282,7 +282,7 @@ func (x *stream) readHorizon(ctx context.Context) (pageResult, error) {
 		return pageResult{tooOld: true}, nil
 	}
 	before := x.hz.settled
-	n, held, gaveUp := x.hz.advance(p.Rows, x.gone(p), time.Now(), x.cfg.HorizonWait)
+	n, held, gaveUp := x.hz.advance(p.Rows, x.gone(x.st, p), time.Now(), x.cfg.HorizonWait)
 	if gaveUp {
 		x.m.HorizonHoles.Inc()
 		x.log.Warn("sse horizon gave missing seqs up as holes (rolled-back inserts, or rows visible later than --sse-horizon-wait)",
@@ -298,18 +298,21 @@ func (x *stream) readHorizon(ctx context.Context) (pageResult, error) {
 	return pageResult{evs: evs, more: !held && len(p.Rows) >= x.cfg.PageSize}, nil
 }
 
-// gone is the seq at or below which a horizon reader of p may pass a missing seq at once as a row a
-// sweep deleted: this tenant's own sweep mark. A missing seq below it is either one of this
-// tenant's swept rows or another tenant's row, neither of which this reader owes its client. Another
-// tenant's mark says nothing about a seq of this tenant: a neighbour's retried row, born older than
-// the retention, takes a fresh seq and is swept at once, and its mark then lands above this
-// tenant's writes still in flight. Other tenants' swept rows are waited on as gaps instead (at most
-// HorizonWait, once per page of gaps).
-func (s *Streamer) gone(p store.HorizonPage) int64 {
+// gone is the seq at or below which a horizon reader of st's page p may pass a missing seq at once
+// as a row a sweep deleted. This tenant's own sweep mark: a missing seq below it is one of this
+// tenant's swept rows or another tenant's row, neither of which this reader owes its client.
+// Another tenant's mark says nothing about a seq of this tenant: a neighbour's retried row, born
+// older than the retention, takes a fresh seq and is swept at once, and its mark then lands above
+// this tenant's writes still in flight. So another tenant's mark passes a gap at once only below
+// the highest seq this pod saw visible HorizonWait ago (seqClock): a seq that low still missing is
+// a deleted row or has been in flight longer than any stream waits for a gap. Other gaps below a
+// neighbour's mark wait like any gap (at most HorizonWait, once per page of gaps).
+func (s *Streamer) gone(st *store.TenantStore, p store.HorizonPage) int64 {
 	if s.cfg.AnyTenantSweepMark {
 		return p.SweptAny
 	}
-	return p.Swept
+	old, _ := s.clock.before(st.PoolID, time.Now(), s.cfg.HorizonWait)
+	return max(p.Swept, min(p.SweptAny, old))
 }
 
 // saw records the highest seq of a horizon page in the pod's seq clock (settle.go).

@@ -18,12 +18,12 @@ type decoder struct {
 	// unescaping; inLine says whether the last rawString returned a slice of the line.
 	borrow, inLine bool
 
-	present uint64
+	present fieldSet
 	// ferrs are the line's type errors in line order (the scan continues so the line's syntax is
-	// still checked); errBits has the bit of each. Which ones count depends on the record's kind,
+	// still checked); errBits has the field of each. Which ones count depends on the record's kind,
 	// which may come later in the line: see firstFieldError.
 	ferrs   []fieldError
-	errBits uint64
+	errBits fieldSet
 }
 
 // syntaxError is a line that is not one valid JSON object.
@@ -39,7 +39,7 @@ func (e *syntaxError) Error() string {
 // fieldError is valid JSON with a known field of the wrong type.
 type fieldError struct {
 	field, msg string
-	bit        uint64
+	bit        field
 }
 
 func (e *fieldError) Error() string { return "field " + quote(e.field) + ": " + e.msg }
@@ -53,7 +53,7 @@ func (d *decoder) syntax(msg string) error { return &syntaxError{col: d.i + 1, m
 // decode fills rec (which the caller has zeroed) from line. It returns a *syntaxError or nil; a
 // field type error is left in d.ferrs (see firstFieldError).
 func (d *decoder) decode(line []byte, rec *Record) error {
-	d.b, d.i, d.present, d.ferrs, d.errBits = line, 0, 0, d.ferrs[:0], 0
+	d.b, d.i, d.present, d.ferrs, d.errBits = line, 0, fieldSet{}, d.ferrs[:0], fieldSet{}
 	d.ws()
 	if d.i >= len(d.b) || d.b[d.i] != '{' {
 		return d.syntax("want an object '{'")
@@ -116,7 +116,7 @@ func (d *decoder) ws() {
 
 // field decodes the value of key into rec. Unknown keys are skipped (after checking their syntax).
 func (d *decoder) field(key []byte, rec *Record) error {
-	var bit uint64
+	var bit field
 	var err error
 	start := d.i
 	switch string(key) {
@@ -337,11 +337,35 @@ func (d *decoder) field(key []byte, rec *Record) error {
 	case "type":
 		bit = fMetricType
 		rec.MetricType, err = d.str(true)
+	case "resync":
+		bit = fResync
+		rec.Resync, err = d.bool()
+	case "t_start":
+		bit = fTStart
+		rec.TStart, err = d.int()
+	case "after_seq":
+		bit = fAfterSeq
+		rec.AfterSeq, err = d.int()
+	case "entries":
+		bit = fEntries
+		rec.Entries, err = d.int()
+	case "size":
+		bit = fSize
+		rec.Size, err = d.int()
+	case "rev":
+		bit = fRev
+		rec.Rev, err = d.int()
+	case "mode":
+		bit = fMode
+		rec.Mode, err = d.str(true)
+	case "cold":
+		bit = fCold
+		rec.Cold, err = d.bool()
 	default:
 		return d.skip(0)
 	}
 	if err == nil {
-		d.present |= bit
+		d.present.add(bit)
 		return nil
 	}
 	if err == errNull {
@@ -362,7 +386,7 @@ func (d *decoder) field(key []byte, rec *Record) error {
 		msg = "want " + want(bit) + ", got " + excerpt(d.b[start:d.i])
 	}
 	d.ferrs = append(d.ferrs, fieldError{field: string(key), msg: msg, bit: bit})
-	d.errBits |= bit
+	d.errBits.add(bit)
 	return nil
 }
 
@@ -370,18 +394,18 @@ func (d *decoder) field(key []byte, rec *Record) error {
 // fields they do not know on that kind, whatever type another kind gives the same name (a "code"
 // string on a conn record is not the pod record's integer code). An unknown kind has none.
 func (d *decoder) firstFieldError(k string) *fieldError {
-	if d.errBits == 0 {
+	if d.errBits.empty() {
 		return nil
 	}
-	known := fK // "k" itself unusable: nothing else can be judged
+	known := setOf(fK) // "k" itself unusable: nothing else can be judged
 	if kinds[k] != nil {
 		known = knownFields(k)
 	}
-	if d.errBits&known == 0 {
+	if !d.errBits.intersects(known) {
 		return nil
 	}
 	for i := range d.ferrs {
-		if d.ferrs[i].bit&known != 0 {
+		if known.has(d.ferrs[i].bit) {
 			return &d.ferrs[i]
 		}
 	}

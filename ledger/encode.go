@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
-	"math/bits"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -68,11 +67,11 @@ func jsonField(name string, isZero func(*Record) bool, get func(*Record) any) fi
 	}
 }
 
-// encoders is indexed by presence-bit position (fields.go).
+// encoders is indexed by field (fields.go).
 var encoders = buildEncoders()
 
-func buildEncoders() (encoders [64]fieldEnc) {
-	set := func(bit uint64, e fieldEnc) { encoders[bitIndex(bit)] = e }
+func buildEncoders() (encoders [fCount]fieldEnc) {
+	set := func(f field, e fieldEnc) { encoders[f] = e }
 	set(fV, intField("v", func(r *Record) int64 { return int64(r.V) }))
 	set(fRunID, strField("run_id", func(r *Record) string { return r.RunID }))
 	set(fScenario, strField("scenario", func(r *Record) string { return r.Scenario }))
@@ -162,14 +161,22 @@ func buildEncoders() (encoders [64]fieldEnc) {
 	}})
 	set(fMetricType, strField("type", func(r *Record) string { return r.MetricType }))
 	set(fBatch, strField("batch", func(r *Record) string { return r.Batch }))
+	set(fResync, boolField("resync", func(r *Record) bool { return r.Resync }))
+	set(fTStart, intField("t_start", func(r *Record) int64 { return r.TStart }))
+	set(fAfterSeq, intField("after_seq", func(r *Record) int64 { return r.AfterSeq }))
+	set(fEntries, intField("entries", func(r *Record) int64 { return r.Entries }))
+	set(fSize, intField("size", func(r *Record) int64 { return r.Size }))
+	set(fRev, intField("rev", func(r *Record) int64 { return r.Rev }))
+	set(fMode, strField("mode", func(r *Record) string { return r.Mode }))
+	set(fCold, boolField("cold", func(r *Record) bool { return r.Cold }))
 	return encoders
 }
 
 // fieldOrder is each kind's field order on the wire (the spec table's order, optional fields
-// included); fields a record sets outside its kind's list follow in presence-bit order.
-var fieldOrder = map[string][]uint64{
+// included); fields a record sets outside its kind's list follow in field order.
+var fieldOrder = map[string][]field{
 	KindRun: {fV, fRunID, fScenario, fSeed, fStartUnixNs, fBudget, fTenants, fPods, fTarget,
-		fCrashesPerPodYear, fPodsInFleet, fThresholds, fAudit, fProfile, fShard, fMetrics},
+		fCrashesPerPodYear, fPodsInFleet, fThresholds, fAudit, fProfile, fShard, fMetrics, fResync},
 	KindMut:       {fMID, fTenant, fOp, fPath, fSrc, fIntendedT, fT, fDoneT, fRes, fStatus, fPod, fBatch},
 	KindEv:        {fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fSrc, fPod, fBatch},
 	KindReset:     {fConsumer, fTenant, fConn, fT, fSeq, fReason, fPath, fOp},
@@ -183,49 +190,36 @@ var fieldOrder = map[string][]uint64{
 	KindEnd:       {fT, fDrained, fReason},
 	KindDrop:      {fTenant, fIntendedT, fBlock},
 	KindAudit:     {fT, fOK, fTenantCount, fRows, fError},
+	KindResync:    {fConsumer, fTenant, fConn, fT, fTStart, fAfterSeq, fReason, fOK, fEntries, fError},
+	KindListed:    {fConsumer, fT, fPath, fSize, fRev},
+	KindTenant:    {fID, fMode, fCold, fName},
 }
 
 // listed is the union of each kind's fieldOrder, to find the extras quickly.
-var listed = func() map[string]uint64 {
-	m := make(map[string]uint64, len(fieldOrder))
+var listed = func() map[string]fieldSet {
+	m := make(map[string]fieldSet, len(fieldOrder))
 	for k, fs := range fieldOrder {
-		for _, f := range fs {
-			m[k] |= f
-		}
+		m[k] = setOf(fs...)
 	}
 	return m
 }()
 
-// extras lists, per kind, the encoder indexes of the fields outside its fieldOrder (written only
-// when set).
-var extras = func() map[string][]int {
-	m := make(map[string][]int, len(fieldOrder))
+// extras lists, per kind, the fields outside its fieldOrder (written only when set).
+var extras = func() map[string][]field {
+	m := make(map[string][]field, len(fieldOrder))
 	for k := range fieldOrder {
-		skip := listed[k] | fK | fTenantCount // "tenants" is a count only on audit records
-		if listed[k]&(fTenants|fTenantCount) != 0 {
-			skip |= fTenants | fTenantCount // one "tenants" per line, the kind's own
+		skip := listed[k].or(setOf(fK, fTenantCount)) // "tenants" is a count only on audit records
+		if listed[k].intersects(setOf(fTenants, fTenantCount)) {
+			skip = skip.or(setOf(fTenants, fTenantCount)) // one "tenants" per line, the kind's own
 		}
-		for i := 1; i < bitIndex(fCount); i++ {
-			if skip&(1<<i) == 0 {
-				m[k] = append(m[k], i)
+		for f := field(1); f < fCount; f++ {
+			if !skip.has(f) {
+				m[k] = append(m[k], f)
 			}
 		}
 	}
 	return m
 }()
-
-// orderIdx is fieldOrder as encoder indexes.
-var orderIdx = func() map[string][]int {
-	m := make(map[string][]int, len(fieldOrder))
-	for k, fs := range fieldOrder {
-		for _, f := range fs {
-			m[k] = append(m[k], bitIndex(f))
-		}
-	}
-	return m
-}()
-
-func bitIndex(bit uint64) int { return bits.TrailingZeros64(bit) }
 
 // AppendRecord appends rec as one JSON line (with its newline) to b: the kind's required fields
 // always (zero values included), its optional and any other fields when set.
@@ -238,9 +232,9 @@ func AppendRecord(b []byte, rec *Record) ([]byte, error) {
 	b = append(b, `{"k":`...)
 	b = appendString(b, rec.K)
 	var err error
-	for _, i := range orderIdx[rec.K] {
-		e := &encoders[i]
-		if spec.required&(1<<i) == 0 && e.zero(rec) {
+	for _, f := range fieldOrder[rec.K] {
+		e := &encoders[f]
+		if !spec.required.has(f) && e.zero(rec) {
 			continue
 		}
 		b = append(b, ',')

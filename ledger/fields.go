@@ -2,10 +2,13 @@ package ledger
 
 import "math/bits"
 
-// Presence bits: one per JSON field the decoder knows, so required fields can be checked per kind
+// field names one JSON field the decoder knows: its index in a fieldSet and in fieldNames.
+type field uint8
+
+// The fields, one per JSON name the decoder knows, so required fields can be checked per kind
 // without a second pass over the line.
 const (
-	fK uint64 = 1 << iota
+	fK field = iota
 	fV
 	fRunID
 	fScenario
@@ -67,10 +70,82 @@ const (
 	fMetrics    // run: the families the scenario named (seqgate's addition)
 	fMetricType // metric: counter, gauge or untyped, from the scrape (seqgate's addition)
 	fBatch
-	fCount // number of fields; keep last
+	fResync   // run: consumers list after resets
+	fTStart   // resync: the listing began
+	fAfterSeq // resync: the reset's seq
+	fEntries  // resync: entries listed
+	fSize     // listed
+	fRev      // listed
+	fMode     // tenant
+	fCold     // tenant
+	fCount    // number of fields; keep last
 )
 
-// fieldNames maps a presence bit's index to its JSON name (for error messages).
+// fieldWords is the number of 64-bit words of a fieldSet: room for fieldWords*64 fields.
+const fieldWords = 2
+
+// A compile-time check that every field fits in a fieldSet: the constant below overflows (and the
+// build fails) when fCount exceeds fieldWords*64. Grow fieldWords then.
+const _ = uint(fieldWords*64 - int(fCount))
+
+// fieldSet is a set of fields, one bit each. It is a value (an array, no allocation) and its
+// methods are small enough to be inlined on the decoder's hot path.
+type fieldSet [fieldWords]uint64
+
+// setOf returns the set of the given fields.
+func setOf(fs ...field) fieldSet {
+	var s fieldSet
+	for _, f := range fs {
+		s.add(f)
+	}
+	return s
+}
+
+// add puts f in s.
+func (s *fieldSet) add(f field) { s[f>>6] |= 1 << (f & 63) }
+
+// has reports whether f is in s.
+func (s fieldSet) has(f field) bool { return s[f>>6]&(1<<(f&63)) != 0 }
+
+// or is the union of s and o.
+func (s fieldSet) or(o fieldSet) fieldSet {
+	for i := range s {
+		s[i] |= o[i]
+	}
+	return s
+}
+
+// andNot is s without the fields of o.
+func (s fieldSet) andNot(o fieldSet) fieldSet {
+	for i := range s {
+		s[i] &^= o[i]
+	}
+	return s
+}
+
+// intersects reports whether s and o share a field.
+func (s fieldSet) intersects(o fieldSet) bool {
+	var x uint64
+	for i := range s {
+		x |= s[i] & o[i]
+	}
+	return x != 0
+}
+
+// empty reports whether s has no field.
+func (s fieldSet) empty() bool { return s == fieldSet{} }
+
+// first is the lowest field of s; ok is false when s is empty.
+func (s fieldSet) first() (f field, ok bool) {
+	for w, x := range s {
+		if x != 0 {
+			return field(w*64 + bits.TrailingZeros64(x)), true
+		}
+	}
+	return 0, false
+}
+
+// fieldNames maps a field to its JSON name (for error messages); one entry per field.
 var fieldNames = [...]string{
 	"k", "v", "run_id", "scenario", "seed", "start_unix_ns", "budget", "tenants", "pods", "target",
 	"crashes_per_pod_year", "pods_in_fleet", "thresholds", "t", "tenant", "pod", "consumer", "conn",
@@ -82,12 +157,19 @@ var fieldNames = [...]string{
 	"absent",
 	"metrics", "type",
 	"batch",
+	"resync", "t_start", "after_seq", "entries", "size", "rev", "mode", "cold",
 }
+
+// fieldNames has exactly one name per field: either constant below overflows otherwise.
+const (
+	_ = uint(len(fieldNames) - int(fCount))
+	_ = uint(int(fCount) - len(fieldNames))
+)
 
 // kindSpec is one row of the spec's table: the fields a kind must carry and the allowed values of
 // its enumerated field, if any.
 type kindSpec struct {
-	required uint64
+	required fieldSet
 	phases   []string // allowed values of "phase" (nil: the kind has no phase)
 	postRun  bool     // persisted, consumer, end: written after the run's records
 	anywhere bool     // drop, audit: allowed among the run's records and among the post-run ones
@@ -95,24 +177,31 @@ type kindSpec struct {
 
 // kinds is the spec table (docs/ledger-v1.md). An explicit map, not init() registration.
 var kinds = map[string]*kindSpec{
-	KindRun:   {required: fV | fRunID | fScenario | fSeed | fStartUnixNs | fTenants | fPods | fTarget},
-	KindMut:   {required: fMID | fTenant | fOp | fPath | fIntendedT | fT | fDoneT | fRes | fPod},
-	KindEv:    {required: fConsumer | fTenant | fConn | fT | fSeq | fOp | fPath | fPod},
-	KindReset: {required: fConsumer | fTenant | fConn | fT | fSeq | fReason},
-	KindConn: {required: fConsumer | fTenant | fConn | fT | fPhase | fPod | fSince,
+	// run.tenants may be left out for tenant records after the run record: the Reader requires one or
+	// the other (tenants.go).
+	KindRun:   {required: setOf(fV, fRunID, fScenario, fSeed, fStartUnixNs, fPods, fTarget)},
+	KindMut:   {required: setOf(fMID, fTenant, fOp, fPath, fIntendedT, fT, fDoneT, fRes, fPod)},
+	KindEv:    {required: setOf(fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fPod)},
+	KindReset: {required: setOf(fConsumer, fTenant, fConn, fT, fSeq, fReason)},
+	KindConn: {required: setOf(fConsumer, fTenant, fConn, fT, fPhase, fPod, fSince),
 		phases: []string{"open", "close", "fail"}},
-	KindFault:     {required: fID | fKind | fTarget | fPhase | fT, phases: []string{"start", "stop"}},
-	KindPod:       {required: fPod | fPhase | fT, phases: []string{"start", "ready", "crash", "exit"}},
-	KindMetric:    {required: fPod | fT | fName | fLabels | fValue},
-	KindProxy:     {required: fName | fT | fConns | fBytesUp | fBytesDown},
-	KindPersisted: {required: fTenant | fSeq | fOp | fPath, postRun: true},
-	KindConsumer: {required: fConsumer | fTenant | fFromT | fToT | fFirstSince | fFinalCursor | fDurable,
+	KindFault:     {required: setOf(fID, fKind, fTarget, fPhase, fT), phases: []string{"start", "stop"}},
+	KindPod:       {required: setOf(fPod, fPhase, fT), phases: []string{"start", "ready", "crash", "exit"}},
+	KindMetric:    {required: setOf(fPod, fT, fName, fLabels, fValue)},
+	KindProxy:     {required: setOf(fName, fT, fConns, fBytesUp, fBytesDown)},
+	KindPersisted: {required: setOf(fTenant, fSeq, fOp, fPath), postRun: true},
+	KindConsumer: {required: setOf(fConsumer, fTenant, fFromT, fToT, fFirstSince, fFinalCursor, fDurable),
 		postRun: true},
-	KindEnd: {required: fT | fDrained, postRun: true},
+	KindEnd: {required: setOf(fT, fDrained), postRun: true},
 	// Additions of 2026-11-30. A drop is written when its arrival was due, among the run's records;
 	// audit attempts come after the run, with persisted.
-	KindDrop:  {required: fTenant | fIntendedT, anywhere: true},
-	KindAudit: {required: fT | fOK | fTenantCount | fRows, anywhere: true},
+	KindDrop:  {required: setOf(fTenant, fIntendedT), anywhere: true},
+	KindAudit: {required: setOf(fT, fOK, fTenantCount, fRows), anywhere: true},
+	// A resync is written when a consumer's listing after a reset ended, its listed entries just
+	// before it; tenant records follow the run record.
+	KindResync: {required: setOf(fConsumer, fTenant, fConn, fT, fTStart, fAfterSeq, fReason, fOK, fEntries)},
+	KindListed: {required: setOf(fConsumer, fT, fPath)},
+	KindTenant: {required: setOf(fID, fMode, fCold)},
 }
 
 // IsPostRun reports whether records of kind k come after the run's records (persisted, consumer, end).
@@ -123,10 +212,13 @@ func IsPostRun(k string) bool {
 
 // knownFields is every field kind k defines (required and optional, as in its fieldOrder): a type
 // error on any other field is ignored, because readers ignore fields they do not know on that kind.
-func knownFields(k string) uint64 {
-	known := fK | listed[k]
-	if known&(fTenants|fTenantCount) != 0 {
-		known |= fTenants | fTenantCount // one name, two shapes: a wrong shape is this kind's error
+func knownFields(k string) fieldSet {
+	known := listed[k]
+	known.add(fK)
+	if known.has(fTenants) || known.has(fTenantCount) {
+		// one name, two shapes: a wrong shape is this kind's error
+		known.add(fTenants)
+		known.add(fTenantCount)
 	}
 	return known
 }
@@ -142,18 +234,17 @@ func IsAnywhere(k string) bool {
 func KnownKind(k string) bool { return kinds[k] != nil }
 
 // firstMissing names the lowest required field absent from present.
-func firstMissing(required, present uint64) string {
-	miss := required &^ present
-	if miss == 0 {
-		return ""
+func firstMissing(required, present fieldSet) string {
+	if f, ok := required.andNot(present).first(); ok {
+		return fieldNames[f]
 	}
-	return fieldNames[bits.TrailingZeros64(miss)]
+	return ""
 }
 
 // validate checks a decoded record of a known kind against the spec table: required fields and the
 // allowed values of enumerated fields. It returns the field at fault and why.
-func validate(r *Record, spec *kindSpec, present uint64) (field, msg string) {
-	if r.K == KindRun && present&fTenants == 0 && present&fTenantCount != 0 {
+func validate(r *Record, spec *kindSpec, present fieldSet) (field, msg string) {
+	if r.K == KindRun && !present.has(fTenants) && present.has(fTenantCount) {
 		return "tenants", `want list of {"id","mode","cold"}, got a count or a list of ids`
 	}
 	if f := firstMissing(spec.required, present); f != "" {
@@ -184,6 +275,21 @@ func validate(r *Record, spec *kindSpec, present uint64) (field, msg string) {
 	case KindMut:
 		if !oneOf(r.Res, results) {
 			return "res", "want one of " + list(results) + ", got " + quote(r.Res)
+		}
+	case KindTenant:
+		if r.ID == "" {
+			return "id", "want a tenant id, got an empty string"
+		}
+		if !oneOf(r.Mode, modes) {
+			return "mode", "want one of " + list(modes) + ", got " + quote(r.Mode)
+		}
+	case KindResync:
+		if r.Entries < 0 {
+			return "entries", "want a count >= 0, got " + itoa(r.Entries)
+		}
+	case KindListed:
+		if r.Size < 0 {
+			return "size", "want a size >= 0, got " + itoa(r.Size)
 		}
 	case KindAudit:
 		if r.Rows < 0 {

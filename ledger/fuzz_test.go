@@ -20,6 +20,8 @@ func FuzzReader(f *testing.F) {
 	w.Close()
 	f.Add(buf.Bytes())
 	f.Add([]byte(runLine + "\n" + evLine + "\n" + evLine[:20]))
+	f.Add([]byte(runNoTenants + "\n" + tenantLine + "\n" + listedLine + "\n" + resyncLine + "\n" + tenantLine + "\n"))
+	f.Add([]byte(runLine + "\n" + tenantLine + "\n" + resyncLine[:40]))
 	f.Add([]byte(runLine + "\n" + `{"k":"ev","seq":"x\u00e9\ud83d\ude00","t":1e3,"labels":{"a":"b"}}` + "\n"))
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)

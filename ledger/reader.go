@@ -164,10 +164,13 @@ func (r *Reader) header() (*Record, error) {
 		s.hdr = *rec
 		s.hdr.Tenants = slices.Clone(rec.Tenants)
 		s.hdr.Pods = slices.Clone(rec.Pods)
+		if err := s.readTenants(); err != nil {
+			return nil, err
+		}
 		if i == 0 {
 			r.hdr = s.hdr
-			r.hdr.Tenants = slices.Clone(rec.Tenants)
-			r.hdr.Pods = slices.Clone(rec.Pods)
+			r.hdr.Tenants = slices.Clone(s.hdr.Tenants)
+			r.hdr.Pods = slices.Clone(s.hdr.Pods)
 		}
 	}
 	if err := r.checkSet(); err != nil {
@@ -203,8 +206,11 @@ func (r *Reader) nextSingle() (*Record, error) {
 }
 
 func checkRunPhase(s *source, rec *Record) error {
-	if rec.K == KindRun {
+	switch rec.K {
+	case KindRun:
 		return &LineError{File: s.name, Line: s.line, Field: "k", Msg: `a second "run" record (only the first line may be one)`}
+	case KindTenant:
+		return errLateTenant(s)
 	}
 	return nil
 }

@@ -19,8 +19,11 @@ const (
 	KindPersisted = "persisted"
 	KindConsumer  = "consumer"
 	KindEnd       = "end"
-	KindDrop      = "drop"  // an arrival the open model did not send (additions of 2026-11-30)
-	KindAudit     = "audit" // one attempt of the after-run audit (additions of 2026-11-30)
+	KindDrop      = "drop"   // an arrival the open model did not send (additions of 2026-11-30)
+	KindAudit     = "audit"  // one attempt of the after-run audit (additions of 2026-11-30)
+	KindResync    = "resync" // a consumer's listing after a reset, written when the listing ended
+	KindListed    = "listed" // one entry of that listing, just before its resync record
+	KindTenant    = "tenant" // a tenant of the run, right after the run record (instead of run.tenants)
 )
 
 // Mutation results (mut.res).
@@ -75,6 +78,8 @@ type Record struct {
 	// Metrics are the metric families the scenario named (seqgate's addition): the verifier reports
 	// one that no pod exported.
 	Metrics []string `json:"metrics,omitempty"`
+	// Resync says that consumers list the tenant's files after every reset but structural_change.
+	Resync bool `json:"resync,omitempty"`
 
 	// shared by several kinds
 	T        int64  `json:"t"`
@@ -155,4 +160,20 @@ type Record struct {
 	AuditTenants int64  `json:"-"`
 	Rows         int64  `json:"rows,omitempty"`
 	Error        string `json:"error,omitempty"`
+
+	// resync (consumer, tenant, conn, reason, ok and error shared): T is when the listing ended,
+	// TStart when it began, AfterSeq the reset's seq, Entries the count of entries listed.
+	TStart   int64 `json:"t_start,omitempty"`
+	AfterSeq int64 `json:"after_seq,omitempty"`
+	Entries  int64 `json:"entries,omitempty"`
+
+	// listed (consumer, path shared; T is its resync's end): the entry's size and revision, when the
+	// listing gives them.
+	Size int64 `json:"size,omitempty"`
+	Rev  int64 `json:"rev,omitempty"`
+
+	// tenant (id and name shared): one tenant of the run, as an entry of run.tenants would give it.
+	// The Reader folds these records into the run record's Tenants and does not return them.
+	Mode string `json:"mode,omitempty"`
+	Cold bool   `json:"cold,omitempty"`
 }

@@ -136,19 +136,19 @@ func shiftTimes(rec *Record, d int64) {
 		return
 	}
 	f := listed[rec.K]
-	if f&fT != 0 {
+	if f.has(fT) {
 		rec.T += d
 	}
-	if f&fIntendedT != 0 {
+	if f.has(fIntendedT) {
 		rec.IntendedT += d
 	}
-	if f&fDoneT != 0 {
+	if f.has(fDoneT) {
 		rec.DoneT += d
 	}
-	if f&fFromT != 0 {
+	if f.has(fFromT) {
 		rec.FromT += d
 	}
-	if f&fToT != 0 {
+	if f.has(fToT) {
 		rec.ToT += d
 	}
 }

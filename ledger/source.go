@@ -28,6 +28,9 @@ type source struct {
 	shift  int64  // added to its times: its start_unix_ns minus the earliest of the run's files
 	audit  auditOutcome
 	r      *Reader // for warnings and the shared interner
+	// pending: rec holds a record read ahead (the first after the run's tenant records), which the
+	// next call to next returns.
+	pending bool
 }
 
 const readBufSize = 64 << 10
@@ -136,6 +139,10 @@ func (s *source) ioErr(err error) error {
 // unknown kind is skipped with a warning; a torn last line (no newline, not valid JSON) ends the file
 // with a warning.
 func (s *source) next() (*Record, error) {
+	if s.pending {
+		s.pending = false
+		return &s.rec, nil
+	}
 	for {
 		line, complete, err := s.readLine()
 		if err != nil {
@@ -152,7 +159,7 @@ func (s *source) next() (*Record, error) {
 			}
 			return nil, &LineError{File: s.name, Line: s.line, Msg: serr.Error()}
 		}
-		if s.dec.present&fK == 0 {
+		if !s.dec.present.has(fK) {
 			if fe := s.dec.firstFieldError(""); fe != nil {
 				return nil, &LineError{File: s.name, Line: s.line, Field: "k", Msg: fe.msg}
 			}
@@ -166,10 +173,10 @@ func (s *source) next() (*Record, error) {
 		if fe := s.dec.firstFieldError(s.rec.K); fe != nil {
 			return nil, &LineError{File: s.name, Line: s.line, Field: fe.field, Msg: fe.msg}
 		}
-		if s.rec.K == KindAudit && s.dec.present&fTenantCount == 0 && s.dec.present&fTenants != 0 {
+		if s.rec.K == KindAudit && !s.dec.present.has(fTenantCount) && s.dec.present.has(fTenants) {
 			// the audited tenants given as a list: count them
 			s.rec.AuditTenants, s.rec.Tenants = int64(len(s.rec.Tenants)), nil
-			s.dec.present |= fTenantCount
+			s.dec.present.add(fTenantCount)
 		}
 		if field, msg := validate(&s.rec, spec, s.dec.present); field != "" {
 			return nil, &LineError{File: s.name, Line: s.line, Field: field, Msg: msg}

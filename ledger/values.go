@@ -11,13 +11,13 @@ import (
 var errNull = errors.New("null")
 
 // want names the JSON type a field expects, for error messages.
-func want(bit uint64) string {
+func want(bit field) string {
 	switch bit {
-	case fK, fOp, fPath, fRes, fSrc, fPhase, fErr, fReason, fName, fKind, fTarget, fSignal, fScenario, fMetricType:
+	case fK, fOp, fPath, fRes, fSrc, fPhase, fErr, fReason, fName, fKind, fTarget, fSignal, fScenario, fMetricType, fMode:
 		return "string"
 	case fTenant, fConsumer, fConn, fPod, fMID, fID, fRunID, fBatch:
 		return "string (or number) id"
-	case fDurable, fDrained, fOK, fAudit, fAbsent:
+	case fDurable, fDrained, fOK, fAudit, fAbsent, fResync, fCold:
 		return "boolean"
 	case fValue, fBudget, fCrashesPerPodYear:
 		return "number"

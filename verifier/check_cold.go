@@ -11,11 +11,27 @@ import (
 // intervals). A counter that goes down (a restarted proxy) starts a new baseline at the lower value;
 // any later rise is a wakeup (decision of 2026-11-30). The deltas are the sums of the rises; the
 // witness also names the first interval in which a counter rose.
+//
+// A rise in an interval between two samples, at most coldListingInterval long, that overlaps a
+// listing of the tenant by one of its consumers (a resync record's t_start to its t, plus
+// coldListingSlack for the traffic it leaves behind) is the client's doing, not the service's: a
+// listing reads the tenant's DB by definition. Such rises are not wakeups (seqgate's reading,
+// since consumers resync). A longer interval could hide a wakeup away from the listing, and
+// counts as before.
 type coldCheck struct {
-	ix      *index
-	w       *witnessSet
-	tenants map[string]*coldTenant
+	ix       *index
+	w        *witnessSet
+	tenants  map[string]*coldTenant
+	listings map[string][][2]int64 // tenant -> [t_start, t] of its consumers' listings
 }
+
+// coldListingSlack is how long after a listing ended a rise is still its doing; coldListingInterval
+// the longest interval between two samples whose rise a listing can explain (the harness samples
+// every second).
+const (
+	coldListingSlack    = 1_000_000_000
+	coldListingInterval = 3_000_000_000
+)
 
 type coldTenant struct {
 	proxy            string
@@ -23,6 +39,8 @@ type coldTenant struct {
 	rise             proxySample // summed rises of each counter
 	riseFrom, riseTo int64       // first interval with growth
 	rose             bool
+	rises            []proxySample // each interval with growth: t is its start, conns..down its rises, end its end
+	ends             []int64
 }
 
 type proxySample struct {
@@ -42,7 +60,7 @@ type coldWitness struct {
 }
 
 func newColdCheck(ix *index, w *witnessSet) *coldCheck {
-	return &coldCheck{ix: ix, w: w, tenants: map[string]*coldTenant{}}
+	return &coldCheck{ix: ix, w: w, tenants: map[string]*coldTenant{}, listings: map[string][][2]int64{}}
 }
 
 func (c *coldCheck) cold(tenant string) bool {
@@ -55,6 +73,10 @@ func (c *coldCheck) cold(tenant string) bool {
 }
 
 func (c *coldCheck) Observe(r *ledger.Record) {
+	if r.K == ledger.KindResync && c.cold(r.Tenant) {
+		c.listings[r.Tenant] = append(c.listings[r.Tenant], [2]int64{r.TStart, r.T})
+		return
+	}
 	if r.K != ledger.KindProxy || r.Tenant == "" || !c.cold(r.Tenant) {
 		return
 	}
@@ -66,13 +88,31 @@ func (c *coldCheck) Observe(r *ledger.Record) {
 	}
 	rise := func(now, before int64) int64 { return max(now-before, 0) } // a drop is a new baseline
 	dc, du, dd := rise(cur.conns, ct.last.conns), rise(cur.up, ct.last.up), rise(cur.down, ct.last.down)
-	if !ct.rose && dc+du+dd > 0 {
-		ct.rose, ct.riseFrom, ct.riseTo = true, ct.last.t, cur.t
+	if dc+du+dd > 0 {
+		ct.rises = append(ct.rises, proxySample{t: ct.last.t, conns: dc, up: du, down: dd})
+		ct.ends = append(ct.ends, cur.t)
 	}
-	ct.rise.conns += dc
-	ct.rise.up += du
-	ct.rise.down += dd
 	ct.last = cur
+}
+
+// settle sums the rises no listing of the tenant explains.
+func (c *coldCheck) settle(tenant string, ct *coldTenant) {
+	for i, r := range ct.rises {
+		from, to := r.t, ct.ends[i]
+		listed := false
+		for _, l := range c.listings[tenant] {
+			listed = listed || (to-from <= coldListingInterval && l[0] <= to && l[1]+coldListingSlack >= from)
+		}
+		if listed {
+			continue
+		}
+		if !ct.rose {
+			ct.rose, ct.riseFrom, ct.riseTo = true, from, to
+		}
+		ct.rise.conns += r.conns
+		ct.rise.up += r.up
+		ct.rise.down += r.down
+	}
 }
 
 func (c *coldCheck) Finish(s *Summary) {
@@ -83,6 +123,7 @@ func (c *coldCheck) Finish(s *Summary) {
 	slices.Sort(names)
 	for _, t := range names {
 		ct := c.tenants[t]
+		c.settle(t, ct)
 		if !ct.rose {
 			continue
 		}

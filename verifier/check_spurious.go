@@ -10,6 +10,14 @@ type spuriousCheck struct {
 	ix     *index
 	w      *witnessSet
 	resets []tooOld
+	// counted: the resets this rule counted, so check_spurious_cursor.go does not count them again.
+	counted map[resetKey]bool
+}
+
+// resetKey names one reset record: its consumer, time and seq.
+type resetKey struct {
+	cons   int32
+	t, seq int64
 }
 
 type tooOld struct {
@@ -30,7 +38,9 @@ type spuriousWitness struct {
 	NothingSwept bool `json:"nothing_swept"`
 }
 
-func newSpuriousCheck(ix *index, w *witnessSet) *spuriousCheck { return &spuriousCheck{ix: ix, w: w} }
+func newSpuriousCheck(ix *index, w *witnessSet) *spuriousCheck {
+	return &spuriousCheck{ix: ix, w: w, counted: map[resetKey]bool{}}
+}
 
 func (c *spuriousCheck) Observe(r *ledger.Record) {
 	if r.K != ledger.KindReset || r.Reason != "seq_too_old" {
@@ -69,6 +79,7 @@ func (c *spuriousCheck) Finish(s *Summary) {
 		if n == 0 && !nothingSwept {
 			continue
 		}
+		c.counted[resetKey{r.cons, r.t, r.after}] = true
 		s.SpuriousResets++
 		s.consumer(cs.id).SpuriousResets++
 		s.tenant(ix.tenantName(cs.tenant)).SpuriousResets++

@@ -59,6 +59,10 @@ type index struct {
 
 	cur frame // what the driver learned about the current record
 
+	// covers, when set (a run whose consumers resync, check_resync.go), decides which events a reset
+	// covered, in place of the older seq_too_old rule.
+	covers func(c *consumerState, row auditRow) bool
+
 	firstMutT, lastMutT int64
 	hasMutT             bool
 	warnings            []string
@@ -624,7 +628,11 @@ func (ix *index) classify(c *consumerState, row auditRow) deliveryClass {
 	if c.deliveredID.Contains(uint32(row.id)) {
 		return classDelivered
 	}
-	if c.hasTooOld && c.lastTooOldT > ix.persistedAt(row) {
+	if ix.covers != nil {
+		if ix.covers(c, row) {
+			return classResetCovered
+		}
+	} else if c.hasTooOld && c.lastTooOldT > ix.persistedAt(row) {
 		return classResetCovered
 	}
 	if row.seq <= c.finalCursor {

@@ -56,6 +56,10 @@ func WriteText(w io.Writer, s *Summary) error {
 	fmt.Fprintf(&b, "load: mutations %d, drops %d, dropped_fraction %.3g; audit: %s\n", s.Mutations, s.Drops, s.DroppedFraction, auditLine(s.Audit))
 	fmt.Fprintf(&b, "delivery: skipped %d, undelivered %d, reset-covered %d, spurious resets %d, duplicates %d, unexpected %d, leaks %d, recovered %d, seq mismatch %d\n",
 		s.Skipped, s.Undelivered, s.ResetCovered, s.SpuriousResets, s.Duplicates, s.Unexpected, s.Leaks, s.Recovered, s.SeqMismatch)
+	if r := s.Resyncs; r.Resets > 0 || r.Listings > 0 {
+		fmt.Fprintf(&b, "resyncs: %d resets to list after (%d proven, %d missed, %d unproven), %d listings (%d failed) of %d entries in %.0f ms; events a reset passed: proven %d, missed %d, unproven %d\n",
+			r.Resets, r.ResetsProven, r.ResetsMissed, r.ResetsUnproven, r.Listings, r.Failed, r.Entries, r.ListingMs, s.ResyncProven, s.ResyncMissed, s.ResyncUnproven)
+	}
 	if s.TenantGone > 0 {
 		fmt.Fprintf(&b, "deleted tenants: %d expected events their consumers could no longer receive (tenant_gone, not undelivered)\n", s.TenantGone)
 	}

@@ -47,6 +47,10 @@ type Summary struct {
 	// Structural counts how structural ops reached the durable consumers (check_structural.go).
 	Structural Structural `json:"structural"`
 
+	// Resyncs counts the consumers' listings after resets and the resets they answered, in a run
+	// whose record says resync (check_resync.go).
+	Resyncs Resyncs `json:"resyncs"`
+
 	// Windows holds the windowed numbers (steady, fault, recovery) when a threshold names one.
 	Windows map[string]*WindowStats `json:"windows,omitempty"`
 
@@ -102,6 +106,13 @@ type Stats struct {
 	Skipped      int64 `json:"skipped"`
 	Undelivered  int64 `json:"undelivered"`
 	ResetCovered int64 `json:"reset_covered"`
+	// ResyncProven, ResyncMissed and ResyncUnproven split reset_covered in a run whose consumers
+	// resync: the events a reset passed that the consumer's next listing showed (or that a delete or
+	// rename removed first), that it did not show (a failure), and that no ok listing answered
+	// (the run cannot pass). All 0 when the run record does not say resync.
+	ResyncProven   int64 `json:"resync_proven"`
+	ResyncMissed   int64 `json:"resync_missed"`
+	ResyncUnproven int64 `json:"resync_unproven"`
 	// TenantGone counts expected events beyond a durable consumer's final cursor whose tenant a
 	// tenant_delete fault deleted: its key was refused and its stream ended, so they could no longer
 	// be delivered (not undelivered, not a failure; docs/ledger-v1.md).
@@ -142,6 +153,21 @@ type Structural struct {
 	Both         int64 `json:"both"`
 	ResetCovered int64 `json:"reset_covered"`
 	Missing      int64 `json:"missing"`
+}
+
+// Resyncs counts, over durable consumers, the resets that oblige a listing (every reason but
+// structural_change) by how they ended (proven: every event they passed is proven, or they passed
+// none; missed: a listing missed one; unproven: no ok listing answered one), and the resync records:
+// listings, those that failed, the files they listed and the time they took in all.
+type Resyncs struct {
+	Resets         int64   `json:"resets"`
+	ResetsProven   int64   `json:"resets_proven"`
+	ResetsMissed   int64   `json:"resets_missed"`
+	ResetsUnproven int64   `json:"resets_unproven"`
+	Listings       int64   `json:"listings"`
+	Failed         int64   `json:"failed"`
+	Entries        int64   `json:"entries"`
+	ListingMs      float64 `json:"listing_ms"`
 }
 
 // TenantInfo is one tenant of the run: the name the summary uses and the id the service gave it.

@@ -42,6 +42,10 @@ func TestVerifySynthExactly(t *testing.T) {
 			SeqMismatch:        rapid.IntRange(0, 3).Draw(t, "seq_mismatch"),
 			MaskedSkips:        rapid.IntRange(0, 2).Draw(t, "masked_skips"),
 			Events:             rapid.IntRange(400, 1000).Draw(t, "events"),
+			Resync:             rapid.Bool().Draw(t, "resync"),
+		}
+		if cfg.Resync {
+			cfg.ResyncMissed = rapid.IntRange(0, 2).Draw(t, "resync_missed")
 		}
 		if cfg.CrashLoss > 0 && cfg.Pods < 2 {
 			cfg.Pods = 2
@@ -49,7 +53,7 @@ func TestVerifySynthExactly(t *testing.T) {
 		if cfg.Tenants-cfg.Cold < 2 {
 			cfg.Leaks = 0
 		}
-		if cfg.Skipped+cfg.Undelivered+cfg.MaskedSkips > 0 && cfg.SeqTooOld+cfg.SpuriousResets > 0 && (cfg.Tenants-cfg.Cold)*cfg.ConsumersPerTenant < 2 {
+		if cfg.Skipped+cfg.Undelivered+cfg.MaskedSkips > 0 && cfg.SeqTooOld+cfg.SpuriousResets+cfg.ResyncMissed > 0 && (cfg.Tenants-cfg.Cold)*cfg.ConsumersPerTenant < 2 {
 			cfg.ConsumersPerTenant = 2 // a seq_too_old reset on the same consumer would excuse its skip
 		}
 		if err := cfg.Validate(); err != nil {
@@ -89,6 +93,8 @@ func compareTruth(t *rapid.T, s *Summary, tr synth.Truth) {
 		{"reset_covered", s.ResetCovered, int64(tr.ResetCovered)}, {"spurious_resets", s.SpuriousResets, int64(tr.SpuriousResets)},
 		{"cold_wakeups", s.ColdWakeups, int64(tr.ColdWakeups)}, {"reorder.overtaken", s.Reorder.Overtaken, int64(tr.Reorder.Overtaken)},
 		{"records", s.Records, tr.Records},
+		{"resync_proven", s.ResyncProven, int64(tr.ResyncProven)}, {"resync_missed", s.ResyncMissed, int64(tr.ResyncMissed)},
+		{"resync_unproven", s.ResyncUnproven, 0},
 	}
 	for _, c := range counts {
 		if c.got != c.want {

@@ -24,6 +24,9 @@ const (
 	// CheckDroppedFraction bounds dropped_fraction by DefaultMaxDroppedFraction unless a threshold on
 	// dropped_fraction replaces it (additions of 2026-11-30).
 	CheckDroppedFraction = "dropped_fraction"
+	// CheckResyncMissed: in a run whose consumers resync, every event a reset passed is in the
+	// consumer's next listing (resync_missed == 0; check_resync.go).
+	CheckResyncMissed = "resync_missed"
 	// CheckMetricsExported is seqgate's: every metric family the scenario names, or a threshold
 	// bounds, had a sample from some pod; without one the verdict is inconclusive.
 	CheckMetricsExported = "metrics_exported"
@@ -59,6 +62,7 @@ func decide(s *Summary, ix *index, th threshold.List) {
 	add(CheckColdWakeups, float64(s.ColdWakeups), "== 0", s.ColdWakeups == 0, false)
 	add(CheckStructural, float64(s.Structural.Missing), "== 0", s.Structural.Missing == 0, true)
 	add(CheckBatchAtomicity, float64(s.BatchTorn), "== 0", s.BatchTorn == 0, true)
+	add(CheckResyncMissed, float64(s.ResyncMissed), "== 0", s.ResyncMissed == 0, true)
 	if !boundsDropped(th) {
 		add(CheckDroppedFraction, s.DroppedFraction, fmt.Sprintf("<= %g", DefaultMaxDroppedFraction), s.DroppedFraction <= DefaultMaxDroppedFraction, false)
 	}
@@ -92,6 +96,9 @@ func decide(s *Summary, ix *index, th threshold.List) {
 			msg += ", last error: " + s.Audit.Error
 		}
 		*why = append(*why, msg+")")
+	}
+	if s.ResyncUnproven > 0 {
+		*why = append(*why, fmt.Sprintf("resync: %d events a reset passed have no ok listing after it to prove them (resync_unproven)", s.ResyncUnproven))
 	}
 	if ix.ended && !ix.interrupted && !ix.drained {
 		*why = append(*why, "evidence: end.drained is false: a run that could not drain has not shown delivery")
@@ -160,7 +167,8 @@ func boundsDropped(th threshold.List) bool {
 // the audit the run promised, a threshold on it is not judged.
 func needsAudit(field string) bool {
 	for _, p := range []string{"lost", "event_loss_fraction", "loss_upper_95", "skipped", "undelivered", "reset_covered",
-		"spurious_resets", "seq_mismatch", "unresolved", "projection", "audit", "structural", "batch_torn"} {
+		"spurious_resets", "seq_mismatch", "unresolved", "projection", "audit", "structural", "batch_torn",
+		"resync_proven", "resync_missed", "resync_unproven", "resyncs.resets"} {
 		if field == p || strings.HasPrefix(field, p+".") || strings.HasPrefix(field, p+"_by_reason") {
 			return true
 		}

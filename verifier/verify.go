@@ -60,16 +60,20 @@ func checkers(ix *index, w *witnessSet, slow *slowest) []checker {
 	lat := newLatencyCheck(ix)
 	lat.slow = slow
 	drops := newDropsCheck(ix, w)
+	spurious := newSpuriousCheck(ix, w)
 	return []checker{
+		newPeersCheck(ix, w), // first: the rows its peers' evidence adds are read by the checks below
 		newLossCheck(ix, w),
 		newRecoveredCheck(ix, w),
 		newConfidenceCheck(),
+		newResyncCheck(ix, w), // before skipped: it decides which events a reset covered
 		newSkippedCheck(ix, w),
 		newUndeliveredCheck(ix, w),
 		newStructuralCheck(ix, w),
-		newSpuriousCheck(ix, w),
+		spurious,
 		drops,
 		newEvidenceCheck(ix),
+		newSpuriousCursorCheck(ix, w, spurious), // after evidence: it needs the audit's outcome
 		newDuplicatesCheck(ix, w),
 		newSeqMismatchCheck(ix, w),
 		newUnexpectedCheck(ix, w),

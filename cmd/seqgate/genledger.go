@@ -82,6 +82,8 @@ OUT.truth.json beside --out (none for stdout). The same flags and seed give the 
 	fl.IntVar(&c.SeqTooOld, "seq-too-old", 0, "missed events covered by a later seq_too_old reset")
 	fl.IntVar(&c.SpuriousResets, "spurious-resets", 0, "seq_too_old resets over rows still audited")
 	fl.IntVar(&c.ColdWakeups, "cold-wakeups", 0, "cold tenants whose DB gets traffic")
+	fl.BoolVar(&c.Resync, "resync", false, "consumers list after every reset (run.resync); --seq-too-old events are then passed by a server_restart and shown by the listing")
+	fl.IntVar(&c.ResyncMissed, "resync-missed", 0, "with --resync: events a server_restart passed that the listing after it does not show")
 	fl.StringVar(&f.out, "out", "-", `ledger path ("-" = stdout; .gz = gzip)`)
 	fl.StringVar(&f.truth, "truth", "", "truth JSON path (default: OUT.truth.json when --out is a file)")
 	fl.BoolVar(&f.quiet, "quiet", false, "no progress lines on stderr")

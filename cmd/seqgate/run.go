@@ -211,9 +211,18 @@ func finalLine(res *run.Result) string {
 	if res.LoadSeconds < res.ScheduledSeconds {
 		over = fmt.Sprintf("over the %.1fs the load ran (cut short)", res.LoadSeconds)
 	}
-	return fmt.Sprintf("run %s: offered %.1f/s, acked %.1f/s %s (%d offered, %d acked, %d dropped by the open model), %d events delivered, wall %s, directory %s",
+	return fmt.Sprintf("run %s: offered %.1f/s, acked %.1f/s %s (%d offered, %d acked, %d dropped by the open model), %d events delivered, %s, wall %s, directory %s",
 		res.RunID, res.PerSecond(res.Offered), res.PerSecond(res.Acked), over, res.Offered, res.Acked, res.Dropped, res.Events,
-		res.Wall.Round(100*time.Millisecond), res.Dir)
+		resyncLine(res), res.Wall.Round(100*time.Millisecond), res.Dir)
+}
+
+// resyncLine is the cost of the consumers' listings after resets.
+func resyncLine(res *run.Result) string {
+	s := fmt.Sprintf("%d resyncs listing %d entries in %s", res.Resyncs, res.Listed, res.Listing.Round(time.Millisecond))
+	if res.ResyncsFailed > 0 {
+		s += fmt.Sprintf(" (%d failed)", res.ResyncsFailed)
+	}
+	return s
 }
 
 // readScenario reads the scenario file with the command line's overrides (--seed, --duration, then

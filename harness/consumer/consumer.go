@@ -63,6 +63,18 @@ type Config struct {
 	Pull         bool
 	PollInterval time.Duration
 	PageSize     int
+	// PullFirst makes this a pull-then-stream consumer: before its first stream, and again after
+	// every reset the stream sends but initial_sync, structural_change and slow_consumer, it pulls
+	// GET /v1/events/changes up to the head (PageSize events per request) and then streams from the
+	// pull's cursor (seed 003's bootstrap). Its pulls and its streams keep one cursor.
+	PullFirst bool
+	// Resync makes a durable consumer list ListDir (the tenant's run tree, a folder path ending in
+	// "/") after every reset but structural_change (and after those too with ResyncStructural),
+	// within ListTimeout (default DefaultListTimeout), before it reads on (resync.go).
+	Resync           bool
+	ResyncStructural bool
+	ListDir          string
+	ListTimeout      time.Duration
 }
 
 // Consumer is one SSE subscriber. Its methods are safe for concurrent use.
@@ -76,6 +88,11 @@ type Consumer struct {
 	events     atomic.Int64
 	resets     atomic.Int64
 	frames     atomic.Int64
+
+	resyncs, resyncsFailed, listed, listNanos atomic.Int64
+
+	needPull atomic.Bool // a pull-then-stream consumer pulls before its next stream
+	listing  atomic.Bool // a reset's listing is due or under way
 
 	mu         sync.Mutex
 	cancelConn context.CancelFunc
@@ -97,6 +114,9 @@ func New(cfg Config) *Consumer {
 	}
 	if cfg.Client == nil {
 		cfg.Client = &http.Client{}
+	}
+	if cfg.ListTimeout <= 0 {
+		cfg.ListTimeout = DefaultListTimeout
 	}
 	c := &Consumer{cfg: cfg, rng: rand.New(rand.NewPCG(cfg.Seed, 0x636f6e73))}
 	c.readDelay.Store(int64(cfg.Slow))
@@ -120,6 +140,10 @@ func (c *Consumer) Events() int64 { return c.events.Load() }
 
 // Frames returns how many frames (of any type) were received.
 func (c *Consumer) Frames() int64 { return c.frames.Load() }
+
+// Settled reports whether the consumer has had a frame and no listing after a reset is due or
+// under way: what a run waits for before its load (and its samples of the cold DBs) begins.
+func (c *Consumer) Settled() bool { return c.frames.Load() > 0 && !c.listing.Load() }
 
 // Durable reports whether the consumer keeps a durable cursor.
 func (c *Consumer) Durable() bool { return c.cfg.Durable }
@@ -175,6 +199,10 @@ func (c *Consumer) Run(ctx context.Context) {
 	}()
 	if c.cfg.Pull {
 		c.runPull(ctx)
+		return
+	}
+	if c.cfg.PullFirst {
+		c.runPullThenStream(ctx)
 		return
 	}
 	c.reconnect(ctx, func(ep Endpoint, conn string, n int) session {
@@ -317,8 +345,17 @@ func (c *Consumer) connect(ctx context.Context, ep Endpoint, conn string, first 
 		}
 		idle.Reset(c.cfg.IdleTimeout)
 		frames++
-		if c.handle(ev, conn, ep.Name, first && frames == 1) {
+		a := c.handle(ev, conn, ep.Name, first && frames == 1)
+		if a.list {
+			idle.Stop() // the listing has its own bound; the stream waits meanwhile
+			c.resync(ctx, ep, conn, a.seq, a.reason)
+			idle.Reset(c.cfg.IdleTimeout)
+		}
+		if a.reconnect {
 			reconnectNow, err = true, errors.New("reset slow_consumer: reconnecting from the cursor")
+			if a.reason != "slow_consumer" {
+				err = errors.New("reset " + a.reason + ": pulling up to the head again")
+			}
 			break
 		}
 		if d := time.Duration(c.readDelay.Load()); d > 0 && !sleep.For(cctx, d) {
@@ -348,12 +385,20 @@ func cause(ctx context.Context, err error) error {
 	return err
 }
 
-// handle turns one frame into ledger records and cursor moves; it reports whether the consumer must
-// reconnect now (slow_consumer).
-func (c *Consumer) handle(ev eventstream.Event, conn, pod string, firstFrame bool) bool {
+// action is what a frame asks of the connection: a listing after a reset at seq (list), and a
+// reconnection from the cursor (a slow_consumer reset).
+type action struct {
+	list, reconnect bool
+	seq             int64
+	reason          string
+}
+
+// handle turns one frame into ledger records and cursor moves; it reports what the connection must
+// do next.
+func (c *Consumer) handle(ev eventstream.Event, conn, pod string, firstFrame bool) action {
 	var f frame
 	if err := json.Unmarshal([]byte(ev.Data), &f); err != nil || f.Seq == nil {
-		return false // not ours to judge here: the stream goes on; the verifier sees what was delivered
+		return action{} // not ours to judge here: the stream goes on; the verifier sees what was delivered
 	}
 	seq := *f.Seq
 	t := c.now()
@@ -385,5 +430,19 @@ func (c *Consumer) handle(ev eventstream.Event, conn, pod string, firstFrame boo
 	// client lists everything and continues from the reset's seq; structural_change: it re-fetches the
 	// path and moves on. Either way the cursor becomes (at least) the frame's seq.
 	c.advance(seq)
-	return ev.Type == "reset" && f.Reason == "slow_consumer"
+	if ev.Type != "reset" {
+		return action{}
+	}
+	a := action{list: c.wantsResync(f.Reason), reconnect: f.Reason == "slow_consumer", seq: seq, reason: f.Reason}
+	if a.list {
+		c.listing.Store(true) // before the frame counts as seen: Settled must not report a gap
+	}
+	// A pull-then-stream consumer pulls again after a reset that moved its cursor for the service's
+	// reasons; initial_sync (its since was 0: the stream starts at the head, after the listing),
+	// structural_change and slow_consumer are handled on the stream as any consumer does.
+	if c.cfg.PullFirst && f.Reason != "slow_consumer" && f.Reason != "structural_change" && f.Reason != "initial_sync" {
+		a.reconnect = true
+		c.needPull.Store(true)
+	}
+	return a
 }

@@ -45,9 +45,16 @@ type pullPage struct {
 	OldestSeq *int64 `json:"oldest_seq"`
 }
 
+// KindPullThenStream is the consumer summary's kind field on a pull-then-stream consumer (its
+// pulls' conn records carry kind pull, its streams' none).
+const KindPullThenStream = "pull-then-stream"
+
 func (c *Consumer) kind() string {
-	if c.cfg.Pull {
+	switch {
+	case c.cfg.Pull:
 		return KindPull
+	case c.cfg.PullFirst:
+		return KindPullThenStream
 	}
 	return ""
 }
@@ -58,14 +65,36 @@ func (c *Consumer) runPull(ctx context.Context) {
 	c.firstSince = c.cursor.Load() // 0, or the saved checkpoint (Resume)
 	c.mu.Unlock()
 	c.reconnect(ctx, func(ep Endpoint, conn string, _ int) session {
-		opened := c.pollConn(ctx, ep, conn)
+		opened, _ := c.pollConn(ctx, ep, conn, false)
 		return session{opened: opened, progressed: opened} // an answered poll is progress
 	})
 }
 
-// pollConn polls one endpoint until a poll fails or the consumer is disconnected; it reports
-// whether any poll was answered.
-func (c *Consumer) pollConn(ctx context.Context, ep Endpoint, conn string) (opened bool) {
+// runPullThenStream alternates a pull up to the head (on connection <name>.<n>.pull, kind pull)
+// with a stream from the pull's cursor (on <name>.<n>), until ctx is done. A pull that fails
+// before the head is tried again, on the next endpoint when this one did not answer.
+func (c *Consumer) runPullThenStream(ctx context.Context) {
+	c.mu.Lock()
+	c.firstSince = c.cursor.Load()
+	c.mu.Unlock()
+	c.needPull.Store(true)
+	c.reconnect(ctx, func(ep Endpoint, conn string, _ int) session {
+		if c.needPull.Load() {
+			opened, head := c.pollConn(ctx, ep, conn+".pull", true)
+			if !head {
+				return session{opened: opened}
+			}
+			c.needPull.Store(false)
+		}
+		opened, frames, now, _ := c.connect(ctx, ep, conn, false)
+		return session{opened: opened, progressed: frames > 0, now: now}
+	})
+}
+
+// pollConn polls one endpoint until a poll fails or the consumer is disconnected (or, with
+// untilHead, until a page says there is no more); it reports whether any poll was answered and
+// whether it reached the head.
+func (c *Consumer) pollConn(ctx context.Context, ep Endpoint, conn string, untilHead bool) (opened, head bool) {
 	cctx, _, release := c.session(ctx)
 	defer release()
 	rec := &ledger.Record{K: ledger.KindConn, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn, Pod: ep.Name,
@@ -86,10 +115,17 @@ func (c *Consumer) pollConn(ctx context.Context, ep Endpoint, conn string) (open
 		}
 		c.frames.Add(1)
 		if gone {
-			c.compacted(pg, conn)
+			seq := c.compacted(pg, conn)
+			if c.wantsResync("seq_too_old") {
+				c.resync(ctx, ep, conn, seq, "seq_too_old")
+			}
 			continue // resume at once from the oldest retained row
 		}
-		if err = c.deliver(cctx, pg, conn, ep.Name); err != nil {
+		if err = c.deliver(cctx, pg, conn, ep); err != nil {
+			break
+		}
+		if untilHead && (!pg.HasMore || len(pg.Events) == 0) {
+			head = true
 			break
 		}
 		if !pg.HasMore || len(pg.Events) == 0 {
@@ -101,15 +137,16 @@ func (c *Consumer) pollConn(ctx context.Context, ep Endpoint, conn string) (open
 	}
 	if !opened {
 		c.fail(rec, err)
-		return false
+		return false, false
 	}
 	cl := *rec
 	cl.Phase, cl.T = "close", c.now()
-	if ctx.Err() == nil {
+	cl.FinalCursor = c.cursor.Load() // the checkpoint the service's answers left: a cursor it gave
+	if ctx.Err() == nil && err != nil {
 		cl.Err = err.Error()
 	}
 	_ = c.cfg.Sink.Write(&cl)
-	return true
+	return true, head
 }
 
 // poll asks for one page after the checkpoint, bounded by the idle timeout.
@@ -161,17 +198,20 @@ func decodePage(status int, body io.Reader) (pullPage, bool, error) {
 	return pg, false, nil
 }
 
-// compacted records a 410 as reset(seq_too_old) and moves the checkpoint past the swept rows.
-func (c *Consumer) compacted(pg pullPage, conn string) {
+// compacted records a 410 as reset(seq_too_old), moves the checkpoint past the swept rows and
+// returns the reset's seq.
+func (c *Consumer) compacted(pg pullPage, conn string) int64 {
 	c.resets.Add(1)
 	seq := *pg.NextSince
 	_ = c.cfg.Sink.Write(&ledger.Record{K: ledger.KindReset, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn,
 		T: c.now(), Seq: seq, Reason: "seq_too_old"})
 	c.advance(seq)
+	return seq
 }
 
 // deliver records a page's events in order and moves the checkpoint to next_since.
-func (c *Consumer) deliver(ctx context.Context, pg pullPage, conn, pod string) error {
+func (c *Consumer) deliver(ctx context.Context, pg pullPage, conn string, ep Endpoint) error {
+	pod := ep.Name
 	for _, e := range pg.Events {
 		seq := *e.Seq
 		t := c.now()
@@ -179,6 +219,9 @@ func (c *Consumer) deliver(ctx context.Context, pg pullPage, conn, pod string) e
 			c.resets.Add(1)
 			_ = c.cfg.Sink.Write(&ledger.Record{K: ledger.KindReset, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn,
 				T: t, Seq: seq, Reason: "structural_change", Path: e.Path, Op: e.Op})
+			if c.wantsResync("structural_change") {
+				c.resync(ctx, ep, conn, seq, "structural_change")
+			}
 		} else {
 			c.events.Add(1)
 			_ = c.cfg.Sink.Write(&ledger.Record{K: ledger.KindEv, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn,

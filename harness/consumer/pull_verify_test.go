@@ -79,9 +79,10 @@ func TestVerifierJudgesPullConsumers(t *testing.T) {
 	}{
 		{name: "clean", verdict: verifier.VerdictPass},
 		{name: "late commit skipped", hidden: []int64{3}, verdict: verifier.VerdictFail, skipped: 1, skippedSeq: 3},
-		// The audit no longer holds swept rows, so they are not expected of anyone; the 410 is a
-		// seq_too_old that is not spurious (rows below its seq were swept).
-		{name: "swept rows", swept: 2, verdict: verifier.VerdictPass, resetReason: "seq_too_old"},
+		// The audit no longer holds swept rows, but the fast peer received them: by the peers'
+		// evidence they persisted and are expected of c1, whose 410 (a seq_too_old that is not
+		// spurious: rows below its seq were swept) covers them.
+		{name: "swept rows", swept: 2, verdict: verifier.VerdictPass, covered: 2, resetReason: "seq_too_old"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tb := &table{rows: []int64{1, 2, 3, 4, 5}, hidden: map[int64]bool{}, swept: tc.swept}

@@ -71,7 +71,7 @@ type Driver struct {
 // NewDriver returns a Driver for cfg.
 func NewDriver(cfg Config) *Driver {
 	if cfg.Prefix == "" {
-		cfg.Prefix = "seqgate"
+		cfg.Prefix = DefaultPrefix
 	}
 	return &Driver{cfg: cfg, files: map[string][]string{}, dropped: map[string]int64{}}
 }
@@ -98,6 +98,15 @@ func (d *Driver) drop(tenant string, block int, due time.Time) {
 	d.mu.Unlock()
 	_ = d.cfg.Sink.Write(&ledger.Record{K: ledger.KindDrop, Tenant: tenant, IntendedT: due.Sub(d.cfg.Start).Nanoseconds(),
 		Block: strconv.Itoa(block)})
+}
+
+// DefaultPrefix is the first path segment of every mutation when Config.Prefix is empty.
+const DefaultPrefix = "seqgate"
+
+// TenantDir is the folder of a tenant's mutations in a run whose Config.Prefix is empty:
+// /<DefaultPrefix>/<run_id>/<tenant>/ (what a consumer lists when it resyncs).
+func TenantDir(runID, tenant string) string {
+	return "/" + DefaultPrefix + "/" + runID + "/" + tenant + "/"
 }
 
 // RunPrefix returns the path prefix of every mutation of the run: /<prefix>/<run_id>/.

@@ -142,7 +142,7 @@ func normaliseResult(t *testing.T, b []byte) string {
 	var out []string
 	for _, k := range keys {
 		switch k {
-		case "run_id", "load_seconds", "wall_seconds", "tenants":
+		case "run_id", "load_seconds", "wall_seconds", "tenants", "listing_seconds":
 			out = append(out, k+"=<set>") // present, value timing-dependent (run_id is in the run line; tenants holds the service's ids)
 		default:
 			out = append(out, fmt.Sprintf("%s=%v", k, m[k]))
@@ -170,6 +170,8 @@ var volatile = map[string][]string{
 	"consumer":  {"from_t", "to_t", "first_since"},
 	"end":       {"t"},
 	"audit":     {"t"},
+	"resync":    {"t", "t_start", "conn"},
+	"listed":    {"t"},
 }
 
 // normalise turns a ledger into text that is the same for two runs of goldenScenario by the same
@@ -177,7 +179,7 @@ var volatile = map[string][]string{
 // replaced by <set>; then, kind by kind:
 //   - run, audit, end: the record;
 //   - pod: each pod's records in ledger order; fault: every record in ledger order;
-//   - mut, persisted, consumer, reset, conn: every record, sorted;
+//   - mut, persisted, consumer, reset, conn, resync, listed: every record, sorted;
 //   - ev: per consumer, the count and a hash of the sorted records;
 //   - metric: the set of (pod, name); proxy: the set of (name, tenant) (their counts follow the clock);
 //   - the order of kinds at the head of the ledger (run, then the pod records held back) and at its
@@ -304,7 +306,7 @@ func normalise(recs []ledger.Record) (string, error) {
 			fmt.Fprintf(&out, "%s\n", s)
 		}
 	}
-	for _, k := range []string{ledger.KindConn, ledger.KindReset, ledger.KindMut, ledger.KindPersisted, ledger.KindConsumer} {
+	for _, k := range []string{ledger.KindConn, ledger.KindReset, ledger.KindResync, ledger.KindListed, ledger.KindMut, ledger.KindPersisted, ledger.KindConsumer} {
 		ss := byKind[k]
 		sort.Strings(ss)
 		for _, s := range ss {
@@ -331,7 +333,7 @@ func normalise(recs []ledger.Record) (string, error) {
 	for k := range byKind {
 		switch k {
 		case ledger.KindRun, ledger.KindEnd, ledger.KindFault, ledger.KindConn, ledger.KindReset, ledger.KindMut,
-			ledger.KindPersisted, ledger.KindConsumer, ledger.KindAudit:
+			ledger.KindPersisted, ledger.KindConsumer, ledger.KindAudit, ledger.KindResync, ledger.KindListed:
 		default:
 			return "", fmt.Errorf("kind %q is not normalised: add it to normalise", k)
 		}

@@ -9,17 +9,22 @@ import (
 
 	"github.com/seqgate/seqgate/harness/audit"
 	"github.com/seqgate/seqgate/harness/consumer"
+	"github.com/seqgate/seqgate/harness/load"
 	"github.com/seqgate/seqgate/internal/sleep"
 )
 
 // consumersPhase starts every consumer the scenario declares, spread over the pods, and gives them a
-// moment to subscribe before the load starts, so the first events have someone to go to (bounded:
-// a consumer that cannot connect is the verifier's business). Late consumers connect during the load.
+// moment to subscribe (and list, after their initial_sync) before the load starts, so the first
+// events have someone to go to (bounded: a consumer that cannot connect is the verifier's
+// business). Late consumers connect during the load.
 func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	consCtx, stop := context.WithCancel(context.Background()) // stopped by the stop phase, not by Ctrl-C
 	cs := &consumerSet{late: map[*consumer.Consumer]bool{}, stop: stop}
 	s.cons = cs
 	streamClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}} // no timeout: streams are long
+	if s.o.consumerTransport != nil {
+		streamClient.Transport = s.o.consumerTransport(streamClient.Transport)
+	}
 	endpoints := func() []consumer.Endpoint {
 		var out []consumer.Endpoint
 		for _, e := range s.sys.endpoints(false) {
@@ -69,6 +74,8 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 					Home: n, Start: s.start, Sink: s.w, Client: client, Wait: wait,
 					Resume: spec.Since != nil, Since: deref(spec.Since), ReadChunk: spec.RcvBuf,
 					Endpoints: endpoints, Pull: spec.IsPull(), PollInterval: spec.Interval.D(), PageSize: spec.PageSize,
+					PullFirst: spec.IsPullThenStream(), Resync: spec.IsResync(), ResyncStructural: spec.ResyncStructural,
+					ListDir: load.TenantDir(s.id, t.ID),
 				})
 				started++
 				cs.all = append(cs.all, c)
@@ -80,16 +87,18 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 		}
 	}
 	log.Info("consumers started", "count", started)
-	ok := audit.Wait(ctx, 10*time.Second, 20*time.Millisecond, func(context.Context) bool {
+	// Each consumer's first frame, and the listing its initial_sync asks for, before the load and
+	// the DB samples begin: a listing reads the tenant's DB, which would count as a cold DB waking.
+	ok := audit.Wait(ctx, 20*time.Second, 20*time.Millisecond, func(context.Context) bool {
 		for _, c := range cs.all {
-			if c.Frames() == 0 && !cs.late[c] {
+			if !c.Settled() && !cs.late[c] {
 				return false
 			}
 		}
 		return true
 	})
 	if !ok {
-		log.Warn("not every consumer had a frame before the load")
+		log.Warn("not every consumer had a frame and its first listing before the load")
 	}
 	return nil
 }

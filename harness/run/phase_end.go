@@ -14,6 +14,11 @@ func endPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	for _, c := range s.cons.all {
 		_ = s.w.Write(c.Summary())
 		s.res.Events += c.Events()
+		made, failed := c.Resyncs()
+		s.res.Resyncs += made
+		s.res.ResyncsFailed += failed
+		s.res.Listed += c.Listed()
+		s.res.Listing += c.ListingTime()
 	}
 	rec := &ledger.Record{K: ledger.KindEnd, T: s.now(), Drained: s.drained}
 	switch {

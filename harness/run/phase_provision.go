@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/harness/consumer"
+	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -28,7 +29,7 @@ func provisionPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	budget := s.sc.Budget
 	rec := &ledger.Record{K: ledger.KindRun, V: ledger.Version, RunID: s.id, Scenario: s.sc.Name, Seed: s.sc.Seed,
 		StartUnixNs: s.start.UnixNano(), Budget: &budget, Target: s.sys.name, Thresholds: s.sc.Thresholds, Pods: s.sys.podNames(),
-		Audit: s.sys.audited, Profile: s.sys.profile, Metrics: s.sc.Metrics}
+		Audit: s.sys.audited, Profile: s.sys.profile, Metrics: s.sc.Metrics, Resync: resyncs(s.sc)}
 	for _, t := range s.tenants {
 		rec.Tenants = append(rec.Tenants, ledger.Tenant{ID: t.ID, Mode: t.Mode, Cold: t.Cold, Name: t.Name()})
 	}
@@ -36,6 +37,18 @@ func provisionPhase(ctx context.Context, s *state, log *slog.Logger) error {
 		rec.Shard = &ledger.Shard{K: sh.K, N: sh.N}
 	}
 	return s.sink.header(rec)
+}
+
+// resyncs is the run record's resync: whether consumers of this run list after a reset. It is
+// true when any consumer block resyncs; a block with resync: false in such a run has its resets
+// judged all the same, so the events they pass are unproven (the run cannot pass on them).
+func resyncs(sc *scenario.Scenario) bool {
+	for _, c := range sc.Consumers {
+		if c.IsResync() && c.Count > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 var provisionClient = &http.Client{Timeout: 30 * time.Second}

@@ -21,6 +21,10 @@ type resultFile struct {
 	Acked            int64            `json:"acked"`
 	AckedPerS        float64          `json:"acked_per_s"`
 	Events           int64            `json:"events_delivered"`
+	Resyncs          int64            `json:"resyncs"`
+	ResyncsFailed    int64            `json:"resyncs_failed"`
+	Listed           int64            `json:"entries_listed"`
+	ListingSeconds   float64          `json:"listing_seconds"`
 	ScheduledSeconds float64          `json:"scheduled_seconds"`
 	LoadSeconds      float64          `json:"load_seconds"`
 	WallSeconds      float64          `json:"wall_seconds"`
@@ -45,6 +49,7 @@ func (res *Result) file() resultFile {
 	f := resultFile{RunID: res.RunID, Interrupted: res.Interrupted, Drained: res.Drained, Tenants: res.Tenants,
 		Offered: res.Offered, OfferedPerS: res.PerSecond(res.Offered), Dropped: res.Dropped, DroppedBy: res.DroppedByTenant,
 		Acked: res.Acked, AckedPerS: res.PerSecond(res.Acked), Events: res.Events, ScheduledSeconds: res.ScheduledSeconds,
+		Resyncs: res.Resyncs, ResyncsFailed: res.ResyncsFailed, Listed: res.Listed, ListingSeconds: res.Listing.Seconds(),
 		LoadSeconds: res.LoadSeconds, WallSeconds: res.Wall.Seconds(), Audit: res.Audit}
 	if res.FaultErr != nil {
 		f.FaultError = res.FaultErr.Error()

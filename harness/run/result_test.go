@@ -72,7 +72,7 @@ func TestResultFileMatchesDocs(t *testing.T) {
 		}
 		for _, k := range []string{"run_id", "interrupted", "drained", "fault_error", "tenants", "offered", "offered_per_s",
 			"dropped", "dropped_by_tenant", "acked", "acked_per_s", "events_delivered", "scheduled_seconds", "load_seconds",
-			"wall_seconds", "audit"} {
+			"wall_seconds", "audit", "resyncs", "resyncs_failed", "entries_listed", "listing_seconds"} {
 			if _, ok := v[k]; !ok {
 				t.Errorf("%s: result.json lacks %q (has %v)", name, k, slices.Sorted(maps.Keys(v)))
 			}

@@ -38,6 +38,7 @@ package run
 import (
 	"context"
 	"io"
+	"net/http"
 	"time"
 
 	"github.com/seqgate/seqgate/ledger"
@@ -95,6 +96,10 @@ type Options struct {
 	// Shard, when set, makes this run agent K of N: it drives only its share of the tenants
 	// (shard.Assign), injects no faults, and says so in its run record (CheckShard).
 	Shard shard.Shard
+
+	// consumerTransport, when set, wraps the transport of the consumers' HTTP client: a test's way
+	// to make what the consumers read differ from what the service answered (a listing that lies).
+	consumerTransport func(http.RoundTripper) http.RoundTripper
 }
 
 // Result is what a run produced.
@@ -113,6 +118,10 @@ type Result struct {
 	Tenants         []TenantName
 	Acked           int64 // mutations answered 2xx
 	Events          int64 // file_changed events delivered to all consumers
+	// Resyncs, ResyncsFailed, Listed and Listing: the consumers' listings after resets, those that
+	// failed, the files they found and the time they took, over all consumers.
+	Resyncs, ResyncsFailed, Listed int64
+	Listing                        time.Duration
 	// LoadSeconds is how long the load phase took; ScheduledSeconds the scenario's duration, the
 	// span the schedule spread its arrivals over (PerSecond divides by it).
 	LoadSeconds      float64

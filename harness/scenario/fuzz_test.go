@@ -20,6 +20,8 @@ func FuzzParse(f *testing.F) {
 	}
 	f.Add([]byte("seed: 1\nduration: 1x\n"))
 	f.Add([]byte("{{"))
+	f.Add([]byte(base + "    kind: pull-then-stream\n    resync_structural: true\n    page_size: 3\n"))
+	f.Add([]byte(base + "    resync: false\n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		s, err := Parse("fuzz.yaml", data)
 		if err != nil {

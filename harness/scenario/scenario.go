@@ -144,10 +144,18 @@ type Consumers struct {
 	Kind     string   `yaml:"kind,omitempty"`
 	Interval Duration `yaml:"interval,omitempty"`  // pull: the pause between polls at the head [1s]
 	PageSize int      `yaml:"page_size,omitempty"` // pull: limit of each request, 1..1000 [100]
+	// Resync makes these consumers list the tenant's run tree after every reset but
+	// structural_change, as a client does before it streams on (default true for durable
+	// consumers; false turns listing off). ResyncStructural lists after structural_change too.
+	Resync           *bool `yaml:"resync,omitempty"`
+	ResyncStructural bool  `yaml:"resync_structural,omitempty"`
 }
 
 // IsDurable reports whether these consumers keep a durable cursor (the default).
 func (c Consumers) IsDurable() bool { return c.Durable == nil || *c.Durable }
+
+// IsResync reports whether these consumers list after a reset: durable ones unless resync: false.
+func (c Consumers) IsResync() bool { return c.IsDurable() && (c.Resync == nil || *c.Resync) }
 
 // Duration is a time.Duration written as Go writes it ("30s", "1m30s", "250ms").
 type Duration time.Duration

@@ -110,6 +110,41 @@ func TestPullConsumerDefaults(t *testing.T) {
 	}
 }
 
+func TestConsumerResyncAndPullThenStream(t *testing.T) {
+	for _, tc := range []struct {
+		extra              string
+		resync, structural bool
+		kind               string
+		page               int
+	}{
+		{"", true, false, "", 0},
+		{"    resync: false\n", false, false, "", 0},
+		{"    resync_structural: true\n", true, true, "", 0},
+		{"    durable: false\n", false, false, "", 0},
+		{"    kind: pull\n    resync: false\n", false, false, "pull", 100},
+		{"    kind: pull-then-stream\n", true, false, "pull-then-stream", 100},
+		{"    kind: pull-then-stream\n    page_size: 7\n    rcvbuf: 4096\n", true, false, "pull-then-stream", 7},
+	} {
+		s, err := Parse("t.yaml", []byte(base+tc.extra))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.extra, err)
+		}
+		c := s.Consumers[0]
+		if c.IsResync() != tc.resync || c.ResyncStructural != tc.structural || c.Kind != tc.kind || c.PageSize != tc.page ||
+			c.IsPullThenStream() != (tc.kind == KindPullThenStream) {
+			t.Errorf("%q: %+v (resync %v), want resync %v structural %v kind %q page %d", tc.extra, c, c.IsResync(), tc.resync, tc.structural, tc.kind, tc.page)
+		}
+		out, err := s.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := Parse("resolved.yaml", out)
+		if err != nil || r.Consumers[0].IsResync() != tc.resync || r.Consumers[0].Kind != tc.kind {
+			t.Fatalf("%q: resolved scenario: %v\n%s", tc.extra, err, out)
+		}
+	}
+}
+
 func TestSmokeScenarioParses(t *testing.T) {
 	s, err := ReadFile("../../scenarios/smoke.yaml")
 	if err != nil {
@@ -197,6 +232,11 @@ func TestParseErrors(t *testing.T) {
 		{"negative page_size", func(s string) string { return s + "    kind: pull\n    page_size: -3\n" }, 19, "consumers[0].page_size", "1..1000"},
 		{"pull not durable", func(s string) string { return s + "    kind: pull\n    durable: false\n" }, 19, "consumers[0].durable", "durable checkpoint"},
 		{"rcvbuf on pull", func(s string) string { return s + "    kind: pull\n    rcvbuf: 4096\n" }, 19, "consumers[0].rcvbuf", "only with kind: sse"},
+		{"pull-then-stream not durable", func(s string) string { return s + "    kind: pull-then-stream\n    durable: false\n" }, 19, "consumers[0].durable", "durable checkpoint"},
+		{"pull-then-stream page_size over the max", func(s string) string { return s + "    kind: pull-then-stream\n    page_size: 2000\n" }, 19, "consumers[0].page_size", "1..1000"},
+		{"resync without durable", func(s string) string { return s + "    durable: false\n    resync: true\n" }, 19, "consumers[0].resync", "only with durable: true"},
+		{"resync_structural without resync", func(s string) string { return s + "    resync: false\n    resync_structural: true\n" }, 19, "consumers[0].resync_structural", "only with resync on"},
+		{"resync not a bool", func(s string) string { return s + "    resync: often\n" }, 18, "", "into bool"},
 		{"batch_size without batch", func(s string) string {
 			return strings.Replace(s, "    rate: 5\n", "    rate: 5\n    batch_size: 3\n", 1)
 		}, 16, "load[0].batch_size", "only with a batch op"},

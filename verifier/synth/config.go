@@ -35,6 +35,12 @@ type Config struct {
 	ColdWakeups    int // cold tenants whose DB proxy counters rise (at most Cold)
 	SeqMismatch    int // (consumer, event) delivered in a frame carrying the consumer's previous seq
 	MaskedSkips    int // (consumer, event) skipped, with a frame at its seq carrying a path no mutation wrote
+	// Resync makes the run record say resync and every consumer list after each reset but
+	// structural_change: --seq-too-old events are then passed by a server_restart reset at their
+	// seq and shown by the listing after it (resync_proven), and ResyncMissed ones are passed the
+	// same way by a listing that does not show them (resync_missed, a failure).
+	Resync       bool
+	ResyncMissed int
 
 	// Progress, when set, receives a line per million records written (for big runs).
 	Progress io.Writer
@@ -59,7 +65,7 @@ func (c Config) mutationVictims() int { return c.Lost + c.Silent + c.CrashLoss }
 
 // consumerArms is the number of per-consumer injections placed on delivered events.
 func (c Config) consumerArms() int {
-	return c.Skipped + c.Duplicates + c.Leaks + c.Unexpected + c.Reorder + c.SeqTooOld + c.SpuriousResets + c.SeqMismatch + c.MaskedSkips
+	return c.Skipped + c.Duplicates + c.Leaks + c.Unexpected + c.Reorder + c.SeqTooOld + c.SpuriousResets + c.SeqMismatch + c.MaskedSkips + c.ResyncMissed
 }
 
 // Validate reports the first impossible or contradictory setting, naming the flag.
@@ -74,7 +80,7 @@ func (c Config) Validate() error {
 		{"skipped", c.Skipped}, {"undelivered", c.Undelivered}, {"duplicates", c.Duplicates}, {"leaks", c.Leaks},
 		{"unexpected", c.Unexpected}, {"reorder", c.Reorder}, {"recovered", c.Recovered},
 		{"seq-too-old", c.SeqTooOld}, {"spurious-resets", c.SpuriousResets}, {"cold-wakeups", c.ColdWakeups},
-		{"seq-mismatch", c.SeqMismatch}, {"masked-skips", c.MaskedSkips},
+		{"seq-mismatch", c.SeqMismatch}, {"masked-skips", c.MaskedSkips}, {"resync-missed", c.ResyncMissed},
 	}
 	for _, n := range neg {
 		if n.v < 0 {
@@ -96,6 +102,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--budget %v: want a fraction in [0, 1]", c.Budget)
 	case c.CrashLoss > 0 && c.Pods < 2:
 		return fmt.Errorf("--crash-loss %d: needs --pods >= 2 (one pod crashes, another carries on)", c.CrashLoss)
+	case c.ResyncMissed > 0 && !c.Resync:
+		return fmt.Errorf("--resync-missed %d: needs --resync (a listing to miss the event)", c.ResyncMissed)
 	case c.Leaks > 0 && c.Tenants-c.Cold < 2:
 		return fmt.Errorf("--leaks %d: needs at least 2 active tenants (a leak shows one tenant another's path)", c.Leaks)
 	}
@@ -104,7 +112,7 @@ func (c Config) Validate() error {
 	if c.consumerArms()+c.Undelivered > 0 && c.ConsumersPerTenant < 1 {
 		return fmt.Errorf("consumer anomalies (skipped, undelivered, duplicates, ...) need --consumers-per-tenant >= 1")
 	}
-	skipClass, resetClass := c.Skipped+c.Undelivered+c.MaskedSkips, c.SeqTooOld+c.SpuriousResets
+	skipClass, resetClass := c.Skipped+c.Undelivered+c.MaskedSkips, c.SeqTooOld+c.SpuriousResets+c.ResyncMissed
 	if skipClass > 0 && resetClass > 0 && consumers < 2 {
 		return fmt.Errorf("--skipped/--undelivered/--masked-skips and --seq-too-old/--spurious-resets together need 2 consumers of active tenants (a seq_too_old reset would excuse a skip)")
 	}

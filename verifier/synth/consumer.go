@@ -18,6 +18,7 @@ const (
 	armUnexpected
 	armSeqMismatch
 	armMaskedSkip
+	armResyncMissed
 )
 
 // arm is one consumer anomaly waiting for its event: the first suitable event committed at or after at.
@@ -59,6 +60,46 @@ func (c *consumer) open(at int64) {
 	g.push(at, r)
 	// Connecting with since=0 gets initial_sync at the head (nothing written yet: 0).
 	c.reset(at+ms/2, 0, "initial_sync", "", "")
+	if !c.t.cold { // a cold tenant's listing would read its DB: its reset at 0 passes nothing anyway
+		c.listing(at+ms/2, 0, "initial_sync", "")
+	}
+}
+
+// listing writes, in a run whose consumers resync, the listing after a reset at seq: one listed
+// record when path is set, then the resync record, both at t on the reset's connection.
+func (c *consumer) listing(t, seq int64, reason, path string) {
+	g := c.g
+	if !g.cfg.Resync {
+		return
+	}
+	var n int64
+	if path != "" {
+		r := g.q.rec()
+		*r = ledger.Record{K: ledger.KindListed, Consumer: c.id, T: t, Path: path}
+		g.push(t, r)
+		n = 1
+	}
+	r := g.q.rec()
+	*r = ledger.Record{K: ledger.KindResync, Consumer: c.id, Tenant: c.t.id, Conn: c.conns[c.connAt(t)], T: t, TStart: t,
+		AfterSeq: seq, Reason: reason, OK: true, Entries: n}
+	g.push(t, r)
+}
+
+// resyncCover passes e with a server_restart reset at its seq (a jump over it) and lists after it:
+// the listing shows e (proven) unless miss.
+func (c *consumer) resyncCover(e *evInfo, miss bool) {
+	t := max(c.when(e.commit), e.done+ms)
+	c.reset(t, e.seq, "server_restart", "", "")
+	in := &c.g.truth.Instances
+	ce := ConsumerEv{Consumer: c.id, Tenant: c.t.id, Seq: e.seq, Path: e.path}
+	in.ResetCovered = append(in.ResetCovered, ce)
+	if miss {
+		c.listing(t, e.seq, "server_restart", "")
+		c.g.truth.misses = append(c.g.truth.misses, missCand{ev: ce, t: t})
+		return
+	}
+	c.listing(t, e.seq, "server_restart", e.path)
+	in.ResyncProven = append(in.ResyncProven, ce)
 }
 
 // connAt is the connection (index) a frame delivered at t arrives on.
@@ -185,7 +226,13 @@ func (c *consumer) onEvent(e *evInfo) {
 	case armSkip:
 		in.Skipped = append(in.Skipped, ConsumerEv{Consumer: c.id, Tenant: c.t.id, Seq: e.seq, Path: e.path})
 	case armSeqTooOld:
+		if c.g.cfg.Resync {
+			c.resyncCover(e, false)
+			break
+		}
 		c.cover = e
+	case armResyncMissed:
+		c.resyncCover(e, true)
 	case armReorder:
 		c.pending = e
 	case armDup:
@@ -196,6 +243,7 @@ func (c *consumer) onEvent(e *evInfo) {
 		t := c.when(e.commit)
 		from := c.cursor
 		c.reset(t, e.seq, "seq_too_old", "", "")
+		c.listing(t, e.seq, "seq_too_old", "") // e is delivered after it: the listing owes nothing
 		c.ev(t, e.seq, e.op, e.path)
 		in.SpuriousResets = append(in.SpuriousResets, Spurious{Consumer: c.id, From: from, To: e.seq})
 	case armLeak:

@@ -226,7 +226,7 @@ func (g *gen) setup() {
 
 func (g *gen) writeRun() error {
 	rec := ledger.Record{K: ledger.KindRun, V: ledger.Version, RunID: g.runID, Scenario: "synthetic",
-		Seed: g.cfg.Seed, StartUnixNs: fakeStartUnixNs, Budget: &g.cfg.Budget, Pods: g.pods, Target: "eventlogd"}
+		Seed: g.cfg.Seed, StartUnixNs: fakeStartUnixNs, Budget: &g.cfg.Budget, Pods: g.pods, Target: "eventlogd", Resync: g.cfg.Resync}
 	for _, t := range g.tenants {
 		mode := "dedicated"
 		if t.shared {

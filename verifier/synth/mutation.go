@@ -156,6 +156,13 @@ func (g *gen) structural(now int64, t *tenantState) {
 			r.Src = r.Path + ".src"
 		}
 	}
+	if r.Op == "rename" {
+		for i := range g.truth.misses {
+			if m := &g.truth.misses[i]; m.ev.Tenant == t.id && m.ev.Path == r.Src && r.T < m.t {
+				m.moved = true // moved away before the listing ended: it owed nothing
+			}
+		}
+	}
 	seq, at := g.commit(t, r.T, g.nmut, uint8(len(eventOps)+opIdx))
 	r.DoneT = at + g.jitter(500_000, 2500_000)
 	g.push(r.DoneT, r)

@@ -19,7 +19,7 @@ func (g *gen) plan() error {
 	// Undelivered: spread over the consumers that may carry skips (see below); a consumer that
 	// stalls misses its tenant's last `stall` closing events.
 	consumers := g.activeConsumers()
-	skipClass, resetClass := splitClasses(consumers, cfg.Skipped+cfg.Undelivered+cfg.MaskedSkips > 0, cfg.SeqTooOld+cfg.SpuriousResets > 0)
+	skipClass, resetClass := splitClasses(consumers, cfg.Skipped+cfg.Undelivered+cfg.MaskedSkips > 0, cfg.SeqTooOld+cfg.SpuriousResets+cfg.ResyncMissed > 0)
 	for i := range cfg.Undelivered {
 		c := skipClass[i%len(skipClass)]
 		c.stall++
@@ -118,6 +118,7 @@ func (g *gen) plan() error {
 	assign(skipClass, cfg.Skipped, armSkip)
 	assign(resetClass, cfg.SeqTooOld, armSeqTooOld)
 	assign(resetClass, cfg.SpuriousResets, armSpurious)
+	assign(resetClass, cfg.ResyncMissed, armResyncMissed)
 	assign(consumers, cfg.Duplicates, armDup)
 	assign(consumers, cfg.Reorder, armReorder)
 	assign(consumers, cfg.Leaks, armLeak)

@@ -17,6 +17,8 @@ type Truth struct {
 	Leaks          int            `json:"leaks"`
 	Recovered      int            `json:"recovered"`
 	ResetCovered   int            `json:"reset_covered"`
+	ResyncProven   int            `json:"resync_proven"`
+	ResyncMissed   int            `json:"resync_missed"`
 	SpuriousResets int            `json:"spurious_resets"`
 	ColdWakeups    int            `json:"cold_wakeups"`
 	Reorder        ReorderTruth   `json:"reorder"`
@@ -26,6 +28,15 @@ type Truth struct {
 	Records        int64          `json:"records"`        // ledger lines written
 	Instances      Instances      `json:"instances"`
 	tooOld         []tooOldReset  // resolved into SpuriousResets by finish
+	misses         []missCand     // resolved into ResyncMissed (or ResyncProven) by finish
+}
+
+// missCand is an event a listing ending at t did not show: missed, unless a rename moved its path
+// away before t (then the listing owed nothing: proven).
+type missCand struct {
+	ev    ConsumerEv
+	t     int64
+	moved bool
 }
 
 // ReorderTruth mirrors the summary's reorder object (max_ms is not fixed by the generator).
@@ -39,6 +50,8 @@ type Instances struct {
 	Skipped        []ConsumerEv   `json:"skipped"`
 	Undelivered    []ConsumerEv   `json:"undelivered"`
 	ResetCovered   []ConsumerEv   `json:"reset_covered"`
+	ResyncProven   []ConsumerEv   `json:"resync_proven"`
+	ResyncMissed   []ConsumerEv   `json:"resync_missed"`
 	Duplicates     []ConsumerPath `json:"duplicates"`
 	Unexpected     []ConsumerPath `json:"unexpected"`
 	SeqMismatch    []SeqMismatch  `json:"seq_mismatch"`
@@ -120,7 +133,17 @@ func (t *Truth) finish() {
 	}
 	t.Skipped = len(t.Instances.Skipped)
 	t.Undelivered = len(t.Instances.Undelivered)
+	for _, m := range t.misses {
+		if m.moved {
+			t.Instances.ResyncProven = append(t.Instances.ResyncProven, m.ev)
+		} else {
+			t.Instances.ResyncMissed = append(t.Instances.ResyncMissed, m.ev)
+		}
+	}
+	t.misses = nil
 	t.ResetCovered = len(t.Instances.ResetCovered)
+	t.ResyncProven = len(t.Instances.ResyncProven)
+	t.ResyncMissed = len(t.Instances.ResyncMissed)
 	t.Duplicates = len(t.Instances.Duplicates)
 	t.Unexpected = len(t.Instances.Unexpected)
 	t.SeqMismatch = len(t.Instances.SeqMismatch)
@@ -149,7 +172,7 @@ func (t *Truth) finish() {
 		name string
 		n    int
 	}{{"lost_by_reason.silent", t.LostByReason["silent"]}, {"skipped", t.Skipped}, {"leaks", t.Leaks},
-		{"undelivered", t.Undelivered}, {"cold_wakeups", t.ColdWakeups}} {
+		{"undelivered", t.Undelivered}, {"cold_wakeups", t.ColdWakeups}, {"resync_missed", t.ResyncMissed}} {
 		if c.n > 0 {
 			t.FailedBecause = append(t.FailedBecause, c.name)
 		}

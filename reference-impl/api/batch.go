@@ -39,8 +39,12 @@ type batchBody struct {
 
 // handleBatchWrite serves POST /v1/fs:batch-write: many files written in one transaction with
 // their events, which share a batch id (file_changed's batch field). 400 names the bad field.
+//
+// The transaction runs without the client's cancellation (bounded by --request-timeout): a client
+// that hangs up after the events' INSERT took their seqs would otherwise roll it back, a hole every
+// stream of the pool waits --sse-horizon-wait on.
 func (s *Server) handleBatchWrite(w http.ResponseWriter, r *http.Request) {
-	ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), s.cfg.RequestTimeout)
 	defer cancel()
 	files, batch, err := s.readBatch(w, r)
 	if err != nil {

@@ -220,16 +220,23 @@ func chmodMode(r *http.Request) (int, error) {
 // inserts and commits its event (events.Publisher.Joined: one commit); AfterMutation then runs
 // between the mutation's statements and the event's insert, before anything is committed. Under
 // grouped every operation but PUT commits as under joined (PUTs go through groupedWrite).
+//
+// The mutation runs under detached(r): a client that hangs up does not cut its statements short.
+// Cut short, an autocommit statement the server already ran commits while the driver reports an
+// error (the mutation happened, its event was never published), and a transaction whose events
+// took their seqs rolls back, leaving a hole every stream of the pool waits on.
 func (s *Server) commit(r *http.Request, st *store.TenantStore, ev store.Event, sep func(context.Context) error, tx func(context.Context, *sql.Tx) error) error {
+	ctx, cancel := s.detached(r)
+	defer cancel()
 	if s.cfg.EventCommit == EventCommitSeparate {
-		if err := sep(r.Context()); err != nil {
+		if err := sep(ctx); err != nil {
 			return err
 		}
 		s.mutated(r, st, ev)
 		return nil
 	}
 	ev.CreatedAt = time.Now()
-	err := s.publisher.Joined(r.Context(), st, ev, func(ctx context.Context, t *sql.Tx) error {
+	err := s.publisher.Joined(ctx, st, ev, func(ctx context.Context, t *sql.Tx) error {
 		if err := tx(ctx, t); err != nil {
 			return err
 		}
@@ -242,6 +249,17 @@ func (s *Server) commit(r *http.Request, st *store.TenantStore, ev store.Event, 
 		s.m.Mutations.WithLabelValues(ev.Op, "ok").Inc()
 	}
 	return err
+}
+
+// detached is the request's context without the client's cancellation, bounded by the request's
+// deadline (--request-timeout when it has none): a mutation the pod started is finished or failed
+// by the pod, never abandoned half way because its client left.
+func (s *Server) detached(r *http.Request) (context.Context, context.CancelFunc) {
+	ctx := context.WithoutCancel(r.Context())
+	if dl, ok := r.Context().Deadline(); ok {
+		return context.WithDeadline(ctx, dl)
+	}
+	return context.WithTimeout(ctx, s.cfg.RequestTimeout)
 }
 
 // mutated runs the publish path for a committed mutation; it never fails the mutation.

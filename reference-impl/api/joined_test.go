@@ -274,15 +274,19 @@ func TestJoinedMutationCommitsWithItsEvent(t *testing.T) {
 // moves its cursor to the head, and a client resyncs its files on it. A seq below the head still in
 // flight (here an insert the test holds open, as a joined write's transaction is until its commit)
 // would fall below the cursor; under --event-commit joined its file is not committed yet either, so
-// the reset waits for it. Control: separate sends the reset at once, past the seq in flight (there
-// a mutation commits before its event takes a seq, so the resync sees its file).
+// the reset waits for it. Under separate a batch write's files commit with their events too, so the
+// reset waits there as well. Control: the reset-passes-batch defect sends it at once under separate,
+// past the seq in flight.
 func TestJoinedResetWaitsForAWriteInFlight(t *testing.T) {
-	for _, commit := range api.EventCommitModes {
+	for _, commit := range append(api.EventCommitModes, "separate+reset-passes-batch") {
 		t.Run(commit, func(t *testing.T) {
-			joined := commit != api.EventCommitSeparate
+			joined := commit != "separate+reset-passes-batch" // the reset waits
 			e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})
 			p := e.pod("p", func(c *api.Config) {
-				c.EventCommit = commit
+				c.EventCommit = strings.TrimSuffix(commit, "+reset-passes-batch")
+				if !joined {
+					c.Defects = defect.Set{defect.ResetPassesBatch: true}
+				}
 				c.Guard = store.GuardHorizon
 				c.Stream.HorizonWait = 5 * time.Minute // the held insert commits long before
 			})
@@ -300,7 +304,7 @@ func TestJoinedResetWaitsForAWriteInFlight(t *testing.T) {
 			if !joined {
 				got, ok := sub.until(t, window, isReset)
 				if !ok || got[len(got)-1].Seq <= held {
-					t.Fatalf("separate: want reset(initial_sync) at once above held seq %d: %+v", held, got)
+					t.Fatalf("reset-passes-batch: want reset(initial_sync) at once above held seq %d: %+v", held, got)
 				}
 				return
 			}

@@ -259,3 +259,30 @@ func names(es []listed) []string {
 	}
 	return out
 }
+
+// TestListDeepSubtree: a child whose descendants fill a whole page's scan, a name that extends an
+// implicit directory's with a byte below '/' ("big" only from big/..., "big-x" and "big.txt" files):
+// every page size lists each child once, in byte order of the names.
+func TestListDeepSubtree(t *testing.T) {
+	e := newEnv(t, poolDef{id: "shared", role: store.RoleShared})
+	p := e.pod("p", nil)
+	_, k := p.provision(t, "shared")
+	paths := []string{"/r/a", "/r/big-x", "/r/big.txt", "/r/c", "/r/sub/x"}
+	for i := range 12 {
+		paths = append(paths, fmt.Sprintf("/r/big/d%02d", i))
+	}
+	for _, path := range paths {
+		p.write(t, k, path, "x")
+	}
+	want := []string{"a", "big", "big-x", "big.txt", "c", "sub"}
+	for _, limit := range []int{1, 2, 3, 7, 100} {
+		got, _ := p.listAll(t, k, "/r", limit)
+		if !slices.Equal(got, want) {
+			t.Errorf("limit %d: %q, want %q", limit, got, want)
+		}
+	}
+	_, pg := p.list(t, k, "/r", "")
+	if len(pg.Entries) != len(want) || !pg.Entries[1].IsDir || pg.Entries[2].IsDir || pg.Next != nil {
+		t.Fatalf("one page: %+v", pg)
+	}
+}

@@ -227,7 +227,10 @@ func TestPodStartDoesNotWakeMigratedPools(t *testing.T) {
 	a.close()
 	before := settled(t, &e.counts["cold"].bytes, 500*time.Millisecond, 15*time.Second)
 
-	c := e.pod("c", nil) // a restart: a new pod on the same meta DB
+	// A restart: a new pod on the same meta DB. Its initial sync settles the seqs below the head
+	// only when the head hint was written less than --sse-horizon-wait ago (a write of the tenant
+	// could still be committing below it); the tenant has been quiet for longer than c's.
+	c := e.pod("c", func(c *api.Config) { c.Stream.HorizonWait = 200 * time.Millisecond })
 	// Its outbox poller starts on its own and then wakes every stream already open to re-read its
 	// tenant (hints from before it started are never read): by design, a tenant-DB read, so the
 	// streams open once it has started.

@@ -174,10 +174,19 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	scfg.UnsignalledDrop = cfg.Defects.On(defect.UnsignalledQueueDrop)
 	scfg.SpuriousSeqTooOld = cfg.Defects.On(defect.SpuriousSeqTooOld)
 	scfg.Guard = cfg.Guard
-	scfg.SettleResets = cfg.EventCommit != EventCommitSeparate
+	// A batch write commits its files with its events under every --event-commit mode, so a reset
+	// settles the seqs below it in all of them (reset-passes-batch: only under joined and grouped).
+	scfg.SettleResets = cfg.EventCommit != EventCommitSeparate || !cfg.Defects.On(defect.ResetPassesBatch)
+	if scfg.SettleBack == 0 {
+		scfg.SettleBack = cfg.RequestTimeout // a write takes its seq within its request
+	}
+	scfg.NarrowSettle = cfg.Defects.On(defect.NarrowSettle)
+	scfg.AnyTenantSweepMark = cfg.Defects.On(defect.AnyTenantSweepMark)
+	scfg.PullHorizonCursor = cfg.Defects.On(defect.PullHorizonCursor)
+	scfg.PullWakesCold = cfg.Defects.On(defect.PullWakesCold)
 	s.streamer = sse.NewStreamer(scfg, s.bus, s.m, log)
 	s.streamer.Resolve = s.resolveStream
-	s.streamer.HeadHint = s.meta.SeqHead
+	s.streamer.HeadHint = s.meta.SeqHeadAt
 	s.routes()
 	return s, nil
 }

@@ -28,12 +28,17 @@ const (
 	UnboundedSweep         Name = "unbounded-sweep"          // the lazy retention sweep is one unbounded DELETE run inline on the write path, throttled only once it returns
 	UnorderedOutbox        Name = "unordered-outbox"         // outbox transactions skip the order-row lock: an id taken early can commit after a higher one, and the poller passes it
 	BatchInPieces          Name = "batch-in-pieces"          // a batch write commits in two transactions with a pause between them (seed 003: readers see part of a batch, then other events)
+	ResetPassesBatch       Name = "reset-passes-batch"       // under --event-commit separate a reset does not settle the seqs below it: a batch write still committing is neither in the resync listing nor above the cursor
+	NarrowSettle           Name = "narrow-settle"            // a reset settles only the --sse-page-size seqs below the head: in a shared pool neighbours fill that window and a write committing further below is passed
+	AnyTenantSweepMark     Name = "any-tenant-sweep-mark"    // readers pass a gap at or below the highest sweep mark of any tenant, not only their own: a neighbour's swept row lets a write in flight be skipped
+	PullHorizonCursor      Name = "pull-horizon-cursor"      // a stream refuses a since above the tenant's head that the pull endpoint handed out under the horizon guard: reset(server_restart) on every reconnect
+	PullWakesCold          Name = "pull-wakes-cold"          // the pull endpoint queries the tenant DB on every poll, never answering a poll at the head from the meta head hint
 )
 
 // All is the explicit list of defects.
 var All = []Name{DropOnInsertFailure, NoSecondWake, SinglePageReplay, UnsignalledQueueDrop, UnboundedOutboxPinning,
 	ColdDBSweeper, LateCommitSkip, CrossTenantLeak, UncountedDrop, SpuriousSeqTooOld, SilentFanoutDrop, MassCloseOnLag, UnboundedSweep,
-	UnorderedOutbox, BatchInPieces}
+	UnorderedOutbox, BatchInPieces, ResetPassesBatch, NarrowSettle, AnyTenantSweepMark, PullHorizonCursor, PullWakesCold}
 
 // Set is the defects switched on.
 type Set map[Name]bool

@@ -29,7 +29,7 @@ type Metrics struct {
 	FSEventsRows   *prometheus.GaugeVec // tenant_id (or shared_pool:<id>)
 	FSEventsPruned prometheus.Counter
 	Sweeps         *prometheus.CounterVec // kind=lazy|maintenance|shared|cold, result
-	TenantQueries  *prometheus.CounterVec // op=events_since|bounds
+	TenantQueries  *prometheus.CounterVec // op=events_since|bounds|settle_floor|seq_head
 	PodsSwept      prometheus.Counter
 	Mutations      *prometheus.CounterVec // op, result
 	ResumesAtHead  prometheus.Counter
@@ -89,7 +89,7 @@ func New(reg prometheus.Registerer) *Metrics {
 		Sweeps: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_fs_events_sweeps_total",
 			Help: "Retention sweeps by kind (lazy, maintenance, shared, cold) and result (ok, error)."}, []string{"kind", "result"}),
 		TenantQueries: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_tenant_db_event_queries_total",
-			Help: "fs_events reads issued by SSE streams by op (events_since, bounds)."}, []string{"op"}),
+			Help: "fs_events reads issued by SSE streams and pulls by op (events_since, bounds, settle_floor, seq_head)."}, []string{"op"}),
 		PodsSwept: prometheus.NewCounter(prometheus.CounterOpts{Name: "eventlogd_stale_pods_swept_total",
 			Help: "Stale pods (and their outbox cursor rows) removed by this pod's sweep."}),
 		Mutations: prometheus.NewCounterVec(prometheus.CounterOpts{Name: "eventlogd_mutations_total",

@@ -45,6 +45,9 @@ func (e *CompactedError) OldestSeq() int64 { return e.SweptThrough + 1 }
 // to the first missing seq (changesHorizon), and GuardNone (the late-commit-skip defect) reads
 // plainly and may pass one.
 func (s *Streamer) Changes(ctx context.Context, st *store.TenantStore, since int64, limit int) (ChangesPage, error) {
+	if s.pullAtHead(ctx, st.TenantID, since) {
+		return ChangesPage{NextSince: since}, nil
+	}
 	if s.cfg.Guard == store.GuardHorizon {
 		return s.changesHorizon(ctx, st, since, limit)
 	}
@@ -97,11 +100,12 @@ func (s *Streamer) changesHorizon(ctx context.Context, st *store.TenantStore, si
 		if err != nil {
 			return ChangesPage{}, err
 		}
+		s.saw(st, hp)
 		if since < hp.Swept {
 			return ChangesPage{}, s.compacted(st, since, hp.Swept)
 		}
 		from := hz.settled
-		n, held, gaveUp := hz.advance(hp.Rows, hp.SweptAny, time.Now(), s.cfg.HorizonWait)
+		n, held, gaveUp := hz.advance(hp.Rows, s.gone(st, hp), time.Now(), s.cfg.HorizonWait)
 		if gaveUp {
 			s.m.HorizonHoles.Inc()
 			s.log.Warn("pull horizon gave missing seqs up as holes (rolled-back inserts, or rows visible later than --sse-horizon-wait)",
@@ -133,6 +137,24 @@ func (s *Streamer) changesHorizon(ctx context.Context, st *store.TenantStore, si
 			return p, nil
 		}
 	}
+}
+
+// pullAtHead says whether a pull from since may be answered with an empty page without a tenant-DB
+// query: since equals the tenant's head hint (0 for a tenant that never wrote: provisioning writes
+// it) and this pod committed nothing above it, the test a stream's resume at the head makes
+// (knownHead). A pull consumer of a quiet tenant then touches only the meta DB, as a connected
+// stream does, and a cold serverless DB stays asleep. A hint that lags the head (a write committed,
+// its hint not yet written, at most one coalescing window) delays the write to the next poll; every
+// doubt (no hint, another value, a meta error or timeout) queries the tenant DB. Off under the
+// pull-wakes-cold defect.
+func (s *Streamer) pullAtHead(ctx context.Context, tenant string, since int64) bool {
+	if s.cfg.PullWakesCold || s.HeadHint == nil || s.bus.LocalHead(tenant) > since {
+		return false
+	}
+	hctx, cancel := context.WithTimeout(ctx, headHintTimeout)
+	defer cancel()
+	h, _, ok, err := s.HeadHint(hctx, tenant)
+	return err == nil && ok && h == since && s.bus.LocalHead(tenant) <= h
 }
 
 // pullRead runs one read of a pull request under the query timeout, counted as a stream's; a

@@ -20,7 +20,7 @@ type horizon struct {
 
 // advance judges one page read after h.settled, in seq order, and returns how many leading rows
 // may be delivered, whether the stream is held at a gap (it must read again soon, even if no write
-// wakes it), and whether it gave a gap up as a hole. gone (the highest sweep mark of any tenant)
+// wakes it), and whether it gave a gap up as a hole. gone (the reader's own sweep mark, Streamer.gone)
 // bounds the seqs that may be missing because they were deleted.
 func (h *horizon) advance(rows []store.Row, gone int64, now time.Time, wait time.Duration) (n int, held, gaveUp bool) {
 	pos := h.settled

@@ -3,6 +3,8 @@ package sse
 import (
 	"context"
 	"time"
+
+	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
 // Phase 1 of a stream: the resume decision (head hint, bounds, initial reset) and the replay of the
@@ -29,32 +31,32 @@ const headHintTimeout = time.Second
 // meta error or timeout) queries the tenant DB. A resume at the head gets exactly what a query
 // would have given it: no reset (since is neither above the head nor below the sweep mark, which
 // never exceeds the head) and the heartbeat.
-func (x *stream) knownHead(ctx context.Context, since int64) (int64, bool) {
+func (x *stream) knownHead(ctx context.Context, since int64) (seqSample, bool) {
 	if x.HeadHint == nil || x.bus.LocalHead(x.st.TenantID) > since {
-		return 0, false
+		return seqSample{}, false
 	}
 	hctx, cancel := context.WithTimeout(ctx, headHintTimeout)
 	defer cancel()
-	h, ok, err := x.HeadHint(hctx, x.st.TenantID)
+	h, at, ok, err := x.HeadHint(hctx, x.st.TenantID)
 	if err != nil {
 		x.log.Debug("head hint unavailable; querying the tenant DB", "tenant_id", x.st.TenantID, "err", err)
-		return 0, false
+		return seqSample{}, false
 	}
 	if !ok || (since != 0 && h != since) || x.bus.LocalHead(x.st.TenantID) > h {
-		return 0, false
+		return seqSample{}, false
 	}
-	return h, true
+	return seqSample{at: at, seq: h}, true
 }
 
 // phase1 sends the initial reset or the replay backlog, then the stream-current heartbeat.
 func (x *stream) phase1(ctx context.Context, since int64) bool {
-	if h, ok := x.knownHead(ctx, since); ok {
+	if hint, ok := x.knownHead(ctx, since); ok {
 		x.m.ResumesAtHead.Inc()
 		// Every drain page carries the sweep mark: if the hint lagged for a whole retention
 		// (a long meta outage) and rows above it were swept, the first drain says seq_too_old.
-		if since == 0 {
+		if h := hint.seq; since == 0 {
 			x.setCursor(h)
-			return x.settle(ctx, h) && x.reset(ctx, h, ReasonInitialSync) && x.heartbeat(ctx)
+			return x.settleKnown(ctx, h, hint) && x.reset(ctx, h, ReasonInitialSync) && x.heartbeat(ctx)
 		}
 		x.setCursor(since)
 		return x.heartbeat(ctx)
@@ -67,12 +69,13 @@ func (x *stream) phase1(ctx context.Context, since int64) bool {
 		x.log.Warn("sse bounds query failed", "tenant_id", x.st.TenantID, "err", err)
 		return false // the client reconnects with its cursor
 	}
+	x.clock.observe(x.st.PoolID, head, time.Now(), x.cfg.HorizonWait)
 	top := max(head, swept)
 	switch {
 	case since == 0:
 		x.setCursor(top)
 		return x.settle(ctx, top) && x.reset(ctx, top, ReasonInitialSync) && x.heartbeat(ctx)
-	case since > top:
+	case since > top && !x.handedOut(ctx, since):
 		x.setCursor(top)
 		return x.settle(ctx, top) && x.reset(ctx, top, ReasonServerRestart) && x.heartbeat(ctx)
 	case since < swept:
@@ -124,4 +127,25 @@ func (x *stream) phase1(ctx context.Context, since int64) bool {
 		}
 	}
 	return x.heartbeat(ctx)
+}
+
+// handedOut says whether since, above the tenant's head, is a cursor this service may have handed
+// out: under GuardHorizon the pull endpoint answers next_since = its horizon, which can be another
+// tenant's seq above this tenant's head (every seq up to it was judged), and seed 003's bootstrap
+// streams on from it. Such a since is at or below the DB's highest seq (the AUTO_INCREMENT counter
+// is shared by the DB's tenants); a since above that is a cursor from another history (a restored or
+// moved DB): server_restart. A failed read says no (server_restart: a resync, never a skip).
+func (x *stream) handedOut(ctx context.Context, since int64) bool {
+	if x.cfg.Guard != store.GuardHorizon || x.cfg.PullHorizonCursor {
+		return false
+	}
+	x.m.TenantQueries.WithLabelValues("seq_head").Inc()
+	qctx, cancel := context.WithTimeout(ctx, x.cfg.QueryTimeout)
+	defer cancel()
+	h, err := x.st.SeqHead(qctx)
+	if err != nil {
+		x.log.Warn("sse: could not read the DB's highest seq; answering server_restart", "tenant_id", x.st.TenantID, "since", since, "err", err)
+		return false
+	}
+	return since <= h
 }

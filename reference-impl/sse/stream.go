@@ -47,9 +47,18 @@ type Config struct {
 	// HorizonWait is how long a GuardHorizon stream waits for a missing seq before it gives it up
 	// as a hole [5s]. A row that becomes visible later than this after a higher one is skipped.
 	HorizonWait time.Duration
-	// SettleResets (--event-commit joined) holds a reset that moves the cursor to the head until
-	// every seq below it is visible or given up, under GuardHorizon (settle.go).
+	// SettleResets holds a reset that moves the cursor to the head until every seq below it is
+	// visible or given up, under GuardHorizon (settle.go). eventlogd sets it in every
+	// --event-commit mode: a batch write commits its files with its events in all of them.
 	SettleResets bool
+	// SettleBack bounds how long after its row's created_at a write takes its seq (its request's
+	// timeout): a reset settles from the newest row created SettleBack + HorizonWait ago when this
+	// pod has no history of the pool yet (settle.go) [30s].
+	SettleBack         time.Duration
+	NarrowSettle       bool // defect narrow-settle: a reset settles only PageSize seqs below the head
+	AnyTenantSweepMark bool // defect any-tenant-sweep-mark: a gap below any tenant's sweep mark is passed
+	PullHorizonCursor  bool // defect pull-horizon-cursor: a since above the tenant's head is a server_restart
+	PullWakesCold      bool // defect pull-wakes-cold: a pull at the head queries the tenant DB
 }
 
 func (c *Config) defaults() {
@@ -77,6 +86,7 @@ func (c *Config) defaults() {
 	defaults.Positive(&c.WriteTimeout, 30*time.Second)
 	defaults.Positive(&c.QueryTimeout, 10*time.Second)
 	defaults.Positive(&c.HorizonWait, 5*time.Second)
+	defaults.Positive(&c.SettleBack, 30*time.Second)
 }
 
 // Streamer serves event streams of one pod.
@@ -90,7 +100,10 @@ type Streamer struct {
 	Resolve func(ctx context.Context, tenant string) (*store.TenantStore, error)
 	// HeadHint reads the tenant's head hint from the meta DB (store.Meta.SeqHead); nil disables the
 	// resume at the head, and every resume queries the tenant DB.
-	HeadHint func(ctx context.Context, tenant string) (int64, bool, error)
+	// The time is the hint's last write (the head was committed by then).
+	HeadHint func(ctx context.Context, tenant string) (head int64, at time.Time, ok bool, err error)
+
+	clock seqClock // when this pod saw which seqs visible, per pool (a reset's settle window)
 
 	afterPage func() // tests only: runs after each replay page is sent
 }
@@ -262,13 +275,14 @@ func (x *stream) readHorizon(ctx context.Context) (pageResult, error) {
 	if err != nil {
 		return pageResult{}, err
 	}
+	x.saw(x.st, p)
 	if x.cursor < p.Swept {
 		x.swept = p.Swept
 		x.held = false
 		return pageResult{tooOld: true}, nil
 	}
 	before := x.hz.settled
-	n, held, gaveUp := x.hz.advance(p.Rows, p.SweptAny, time.Now(), x.cfg.HorizonWait)
+	n, held, gaveUp := x.hz.advance(p.Rows, x.gone(x.st, p), time.Now(), x.cfg.HorizonWait)
 	if gaveUp {
 		x.m.HorizonHoles.Inc()
 		x.log.Warn("sse horizon gave missing seqs up as holes (rolled-back inserts, or rows visible later than --sse-horizon-wait)",
@@ -282,4 +296,28 @@ func (x *stream) readHorizon(ctx context.Context) (pageResult, error) {
 		}
 	}
 	return pageResult{evs: evs, more: !held && len(p.Rows) >= x.cfg.PageSize}, nil
+}
+
+// gone is the seq at or below which a horizon reader of st's page p may pass a missing seq at once
+// as a row a sweep deleted. This tenant's own sweep mark: a missing seq below it is one of this
+// tenant's swept rows or another tenant's row, neither of which this reader owes its client.
+// Another tenant's mark says nothing about a seq of this tenant: a neighbour's retried row, born
+// older than the retention, takes a fresh seq and is swept at once, and its mark then lands above
+// this tenant's writes still in flight. So another tenant's mark passes a gap at once only below
+// the highest seq this pod saw visible HorizonWait ago (seqClock): a seq that low still missing is
+// a deleted row or has been in flight longer than any stream waits for a gap. Other gaps below a
+// neighbour's mark wait like any gap (at most HorizonWait, once per page of gaps).
+func (s *Streamer) gone(st *store.TenantStore, p store.HorizonPage) int64 {
+	if s.cfg.AnyTenantSweepMark {
+		return p.SweptAny
+	}
+	old, _ := s.clock.before(st.PoolID, time.Now(), s.cfg.HorizonWait)
+	return max(p.Swept, min(p.SweptAny, old))
+}
+
+// saw records the highest seq of a horizon page in the pod's seq clock (settle.go).
+func (s *Streamer) saw(st *store.TenantStore, p store.HorizonPage) {
+	if n := len(p.Rows); n > 0 {
+		s.clock.observe(st.PoolID, p.Rows[n-1].Seq, time.Now(), s.cfg.HorizonWait)
+	}
 }

@@ -521,3 +521,35 @@ func EstimateRows(ctx context.Context, db *sql.DB) (int64, error) {
 func IsClosed(err error) bool {
 	return err != nil && (errors.Is(err, sql.ErrConnDone) || strings.Contains(err.Error(), "database is closed"))
 }
+
+// CreatedBefore returns the highest seq at or below top, of any tenant of the DB, whose row was
+// created before t (0 when there is none): a reset's settle starts there when its pod has no
+// history of the pool. It walks the primary key down from top (forced: the created_at index
+// would read every old row), so it reads about as many rows as were created after t.
+func (s *TenantStore) CreatedBefore(ctx context.Context, top int64, t time.Time) (int64, error) {
+	release, err := s.enter(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	var seq int64
+	err = s.DB.QueryRowContext(ctx, `SELECT seq FROM fs_events FORCE INDEX (PRIMARY) WHERE seq <= ? AND created_at < ? ORDER BY seq DESC LIMIT 1`,
+		top, t.UTC()).Scan(&seq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return seq, err
+}
+
+// SeqHead returns the highest seq of any tenant of the DB (0 when it has none): every seq at or
+// below it was handed out by the DB's AUTO_INCREMENT counter.
+func (s *TenantStore) SeqHead(ctx context.Context) (int64, error) {
+	release, err := s.enter(ctx)
+	if err != nil {
+		return 0, err
+	}
+	defer release()
+	var h sql.NullInt64
+	err = s.DB.QueryRowContext(ctx, `SELECT MAX(seq) FROM fs_events`).Scan(&h)
+	return h.Int64, err
+}

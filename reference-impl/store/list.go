@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"errors"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -24,15 +26,19 @@ type Entry struct {
 
 // ListDir returns up to limit direct children of dir (a path checked by the caller, or "/") whose
 // names sort after after, in byte order of their names, and whether more children remain after
-// them. A name is the segment after dir: a row at dir/name is that child (a file, or a directory
-// made by mkdir), and deeper rows dir/name/... make name a directory when it has no row of its own
-// (a file row wins: its descendants, which a write under a file path can leave, are not listed).
-// It answers ErrNoSuchPath when dir has neither a row nor descendants, ErrNotDir when dir is a
-// file. Only this tenant's rows are read, also in a shared DB.
+// them (a page may hold fewer than limit entries and still say more). A name is the segment after
+// dir: a row at dir/name is that child (a file, or a directory made by mkdir), and deeper rows
+// dir/name/... make name a directory when it has no row of its own (a file row wins: its
+// descendants, which a write under a file path can leave, are not listed). It answers
+// ErrNoSuchPath when dir has neither a row nor descendants, ErrNotDir when dir is a file. Only this
+// tenant's rows are read, also in a shared DB.
 //
-// One statement per page: it groups the rows after the page's start by child name, so a page costs
-// a range scan of the rest of dir's subtree (not of the table); the existence check before it is
-// one point read (and, for a directory without a row, one LIMIT 1 probe).
+// A page reads the rows after its start in path order, 2*limit of them (listScan), which is the
+// rows of its entries for a folder of files. Path order is the names' byte order but for one case:
+// a directory known only from its descendants (dir/a/...) sorts after a sibling whose name extends
+// its own with a byte below '/' (dir/a-b). So a scan answers only the names below the shortest
+// such prefix of the last name it read; when that leaves nothing (one child's subtree filled the
+// scan), the page falls back to one statement that groups every row after the start by name.
 func (s *TenantStore) ListDir(ctx context.Context, dir, after string, limit int) ([]Entry, bool, error) {
 	prefix := dir + "/"
 	if dir == "/" {
@@ -40,6 +46,94 @@ func (s *TenantStore) ListDir(ctx context.Context, dir, after string, limit int)
 	} else if err := s.dirExists(ctx, dir, prefix); err != nil {
 		return nil, false, err
 	}
+	if out, more, ok, err := s.listScan(ctx, prefix, after, limit); err != nil || ok {
+		return out, more, err
+	}
+	return s.listGrouped(ctx, prefix, after, limit)
+}
+
+// listScan is ListDir's page from 2*limit rows in path order; ok false when those rows settle no
+// name (the caller groups instead).
+func (s *TenantStore) listScan(ctx context.Context, prefix, after string, limit int) (out []Entry, more, ok bool, err error) {
+	n := 2 * limit
+	rows, err := s.DB.QueryContext(ctx, `SELECT path, is_dir, mode, revision, LENGTH(content), updated_at FROM files
+		WHERE tenant_id = ? AND path LIKE ? AND path > ? ORDER BY path LIMIT ?`, s.TenantID, likeStart(prefix), []byte(prefix+after), n)
+	if err != nil {
+		return nil, false, false, err
+	}
+	defer rows.Close()
+	byName := map[string]*Entry{}
+	var names []string
+	read, last := 0, ""
+	for rows.Next() {
+		var path []byte
+		var isDir int
+		var size sql.NullInt64
+		var mtime sql.NullTime
+		var e Entry
+		if err := rows.Scan(&path, &isDir, &e.Mode, &e.Revision, &size, &mtime); err != nil {
+			return nil, false, false, err
+		}
+		read++
+		rest := string(path[len(prefix):])
+		name, deeper := rest, false
+		if i := strings.IndexByte(rest, '/'); i >= 0 {
+			name, deeper = rest[:i], true
+		}
+		last = name
+		if name <= after {
+			continue // after's own subtree, or a directory below after known from its descendants
+		}
+		cur, seen := byName[name]
+		if !seen {
+			cur = &Entry{Name: name, IsDir: true, Mode: 0o755}
+			byName[name] = cur
+			names = append(names, name)
+		}
+		if !deeper { // its own row (it comes before its descendants)
+			e.Name, e.IsDir = name, isDir == 1
+			if e.IsDir {
+				e.Revision = 0
+			} else {
+				e.Size = size.Int64
+			}
+			e.MTime = mtime.Time
+			*cur = e
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, false, err
+	}
+	full := read == n
+	bound := ""
+	if full {
+		bound = last
+		for i := 1; i < len(last); i++ {
+			if last[i] < '/' { // last[:i] may be a directory known only from rows after the scan
+				bound = last[:i]
+				break
+			}
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if full && name >= bound {
+			more = true
+			break
+		}
+		if len(out) == limit {
+			return out, true, true, nil
+		}
+		out = append(out, *byName[name])
+	}
+	if full && len(out) == 0 {
+		return nil, false, false, nil
+	}
+	return out, more || full, true, nil
+}
+
+// listGrouped is ListDir's page from one statement grouping every row after the start by name.
+func (s *TenantStore) listGrouped(ctx context.Context, prefix, after string, limit int) ([]Entry, bool, error) {
 	rows, err := s.DB.QueryContext(ctx, `SELECT name, MAX(own), MAX(IF(own, is_dir, 0)), MAX(IF(own, mode, 0)),
 			MAX(IF(own, revision, 0)), MAX(IF(own, size, 0)), MAX(IF(own, updated_at, NULL))
 		FROM (SELECT SUBSTRING_INDEX(SUBSTRING(path, ?), '/', 1) AS name, LOCATE('/', path, ?) = 0 AS own,

@@ -284,6 +284,17 @@ func (m *Meta) SeqHead(ctx context.Context, tenant string) (int64, bool, error) 
 	return h, err == nil, err
 }
 
+// SeqHeadAt is SeqHead with the time of the hint's last write: the head was committed by then.
+func (m *Meta) SeqHeadAt(ctx context.Context, tenant string) (int64, time.Time, bool, error) {
+	var h int64
+	var at time.Time
+	err := m.DB.QueryRowContext(ctx, `SELECT head, updated_at FROM tenant_seq_head WHERE tenant_id = ?`, tenant).Scan(&h, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, time.Time{}, false, nil
+	}
+	return h, at, err == nil, err
+}
+
 // MigratedPools returns the pools whose tenant schema some pod already created at
 // TenantSchemaVersion through the DSN they have now (pool_schema): a starting pod need not touch
 // those tenant DBs (a start must not wake every cold tenant DB).

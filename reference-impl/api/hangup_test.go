@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
 
@@ -58,16 +59,16 @@ func TestHungUpMutationStillPublishesItsEvent(t *testing.T) {
 			}
 			before := handled()
 			hangUp(t, p, k, tc.method, "/v1/fs"+path+tc.query, tc.body, 300*time.Millisecond)
-			waitFor(t, 20*time.Second, "the pod to finish the hung-up request", func() bool { return handled() > before })
+			wait.For(t, 20*time.Second, "the pod to finish the hung-up request", func() bool { return handled() > before })
 			if err := px.Toxics.RemoveToxic(testCtx(t), "late"); err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 20*time.Second, "the hung-up mutation in the tenant's files", func() bool {
+			wait.For(t, 20*time.Second, "the hung-up mutation in the tenant's files", func() bool {
 				code, _, _ := p.raw(t, "GET", "/v1/fs"+path, k, nil, nil)
 				return code == 200
 			})
 			var seen []string
-			waitFor(t, 20*time.Second, "its event in a pull", func() bool {
+			wait.For(t, 20*time.Second, "its event in a pull", func() bool {
 				code, pg := p.pull(t, k, fmt.Sprintf("since=%d", head))
 				seen = seen[:0]
 				for _, ev := range pg.Events {

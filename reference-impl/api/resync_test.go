@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -237,7 +238,7 @@ func TestPullAtTheHeadLeavesTheTenantDBAlone(t *testing.T) {
 			p.write(t, k, "/b", "x")
 			_, head := p.pullAll(t, k, 0, 100)
 			meta := e.openMeta(t)
-			waitFor(t, 10*time.Second, "the head hint to reach the head", func() bool {
+			wait.For(t, 10*time.Second, "the head hint to reach the head", func() bool {
 				var h int64
 				_ = meta.QueryRowContext(testCtx(t), `SELECT head FROM tenant_seq_head WHERE tenant_id = ?`, tenant).Scan(&h)
 				return h == head
@@ -264,7 +265,7 @@ func TestPullAtTheHeadLeavesTheTenantDBAlone(t *testing.T) {
 			}
 			// A write on the other pod reaches this pod's pulls once its hint lands.
 			p.write(t, k, "/c", "x")
-			waitFor(t, 10*time.Second, "the new write in a pull at the old head", func() bool {
+			wait.For(t, 10*time.Second, "the new write in a pull at the old head", func() bool {
 				_, pg := p2.pull(t, k, fmt.Sprintf("since=%d", head))
 				return len(pg.Events) == 1 && pg.Events[0].Path == "/c"
 			})

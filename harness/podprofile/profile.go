@@ -337,3 +337,17 @@ func validMetricName(s string) bool {
 	}
 	return true
 }
+
+// AdminHookKinds are the fault kinds made through eventlogd's --admin endpoints: a profile without
+// admin_hooks cannot have them.
+var AdminHookKinds = []string{"event_insert_fail", "outbox_commit_delay", "outbox_poller_stall", "tenant_delete"}
+
+// Refuses says why the profile's pods cannot take fault kind, or "" when they can: a kind made
+// through an admin hook needs a profile with admin_hooks.
+func (p *Profile) Refuses(kind string) string {
+	if p.AdminHooks || !slices.Contains(AdminHookKinds, kind) {
+		return ""
+	}
+	return fmt.Sprintf("fault kind %s needs an admin hook (eventlogd's --admin endpoints), and the pod profile %s has none (admin_hooks: false): its service cannot be told to fail that way; drop the fault or use a profile with admin_hooks",
+		kind, p.Name)
+}

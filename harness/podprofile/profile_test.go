@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/seqgate/seqgate/faults"
 )
 
 const goodYAML = `name: my-eventlogd
@@ -130,4 +132,38 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("a checked profile does not expand with every placeholder set: %v", err)
 		}
 	})
+}
+
+func TestRefuses(t *testing.T) {
+	e, _ := Builtin(Eventlogd)
+	d, _ := Builtin(Drive9)
+	for _, c := range []struct {
+		p      *Profile
+		kind   string
+		refuse bool
+	}{
+		{e, "outbox_poller_stall", false}, {e, "pod_crash", false},
+		{d, "outbox_poller_stall", true}, {d, "event_insert_fail", true}, {d, "tenant_delete", true},
+		{d, "pod_crash", false}, {d, "tenant_db_stall", false}, {d, "meta_db_down", false},
+	} {
+		why := c.p.Refuses(c.kind)
+		if (why != "") != c.refuse || c.refuse && (!strings.Contains(why, c.kind) || !strings.Contains(why, "admin hook") || !strings.Contains(why, c.p.Name)) {
+			t.Errorf("%s refuses %s: %q, want refused %v", c.p.Name, c.kind, why, c.refuse)
+		}
+	}
+}
+
+// Every kind made through eventlogd's admin endpoints is in AdminHookKinds, and only those.
+func TestAdminHookKindsMatchTheCatalog(t *testing.T) {
+	var got []string
+	for _, name := range faults.KindNames() {
+		k, _ := faults.Lookup(name)
+		if strings.Contains(k.Mechanism, "(--admin)") {
+			got = append(got, name)
+		}
+	}
+	slices.Sort(got)
+	if !slices.Equal(got, AdminHookKinds) {
+		t.Errorf("kinds made by an admin hook %v, AdminHookKinds %v", got, AdminHookKinds)
+	}
 }

@@ -83,7 +83,7 @@ func Start(ctx context.Context, cfg Config, n int) (*Fleet, error) {
 	if err := noSecretArgs(cfg.Args); err != nil {
 		return nil, err
 	}
-	if err := checkBinary(cfg.Binary); err != nil {
+	if err := CheckBinary(cfg.Binary); err != nil {
 		return nil, err
 	}
 	f := &Fleet{}
@@ -442,9 +442,9 @@ func noSecretArgs(args []string) error {
 	return nil
 }
 
-// checkBinary refuses a pod binary that is missing, a directory or not executable, naming it, before
+// CheckBinary refuses a pod binary that is missing, a directory or not executable, naming it, before
 // any pod starts.
-func checkBinary(bin string) error {
+func CheckBinary(bin string) error {
 	if bin == "" {
 		return errors.New("pods: no pod binary given")
 	}

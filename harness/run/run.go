@@ -43,6 +43,7 @@ import (
 	"github.com/seqgate/seqgate/ledger"
 
 	"github.com/seqgate/seqgate/faults"
+	"github.com/seqgate/seqgate/harness/podprofile"
 	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/harness/shard"
 	tgt "github.com/seqgate/seqgate/harness/target"
@@ -62,6 +63,8 @@ type Options struct {
 	Dir      string // the run directory (created)
 	// Eventlogd is the binary for the pods (ignored with Target).
 	Eventlogd string
+	// PodProfile is how each pod starts (nil: the built-in eventlogd profile); Eventlogd is its binary.
+	PodProfile *podprofile.Profile
 	// DSN is an existing server; empty starts a private one (or Infra says docker).
 	DSN   string
 	Infra string

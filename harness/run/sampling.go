@@ -63,10 +63,16 @@ func sampleProxies(s *state) {
 	if s.sys.proxies == nil {
 		return
 	}
-	owner := map[string]string{}
+	owner, count := map[string]string{}, map[string]int{}
 	for _, t := range s.tenants {
+		count[t.Pool]++
 		if t.Mode == "dedicated" {
 			owner[t.Pool] = t.ID
+		}
+	}
+	for pool, n := range count {
+		if n > 1 {
+			delete(owner, pool) // one proxy for several tenants (a pod profile of layout admin_dsn) names none
 		}
 	}
 	at := s.now()

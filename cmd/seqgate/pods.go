@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -41,6 +42,11 @@ func checkPods(path string, sc *scenario.Scenario, f runFlags) (*podprofile.Prof
 	}
 	if err := checkProfileFaults(path, readSource(path), sc, prof); err != nil {
 		return nil, err
+	}
+	if bin := cmp.Or(f.podsBin, prof.Binary); bin != "" {
+		if err := pods.CheckBinary(bin); err != nil {
+			return nil, fmt.Errorf("--pods-bin: %w", err)
+		}
 	}
 	if e := sc.Pods.Eventlogd; !prof.EventlogdFlags && (e.Defect != "" || len(e.Flags) > 0) {
 		return nil, scenario.FieldError(path, readSource(path), "pods.eventlogd", fmt.Sprintf("a seeded defect and eventlogd flags are for eventlogd pods, and the pod profile %s does not take them (eventlogd_flags: false)", prof.Name), nil)

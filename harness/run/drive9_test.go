@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"database/sql"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -167,4 +168,61 @@ func TestE2EDrive9Profile(t *testing.T) {
 			t.Logf("verdict %s acked %d lost %d skipped %d audit rows %d, wall %s", sum.Verdict, sum.Acked, sum.Lost, sum.Skipped, res.Audit.Rows, res.Wall)
 		})
 	}
+}
+
+// On an existing server (--dsn) the run creates its meta database, the pods create one database per
+// tenant, and the run drops all of them at its end, leaving the server's own databases alone.
+func TestE2EDrive9ProfileOnDSN(t *testing.T) {
+	if eventlogdBin == "" {
+		t.Fatal("eventlogd did not build")
+	}
+	if _, err := dbserver.FindBinary(); err != nil {
+		t.Skip(err)
+	}
+	bin := buildDrive9shape(t)
+	srv, err := dbserver.Start(context.Background(), dbserver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Stop()
+	root, err := sql.Open("mysql", srv.DSN(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	if _, err := root.Exec("CREATE DATABASE users_own"); err != nil {
+		t.Fatal(err)
+	}
+	d9, _ := podprofile.Builtin(podprofile.Drive9)
+	sc, err := scenario.Parse("d.yaml", []byte("name: d\nduration: 3s\ndrain_timeout: 20s\ntenants: [{count: 2}]\npods: {count: 2}\nload:\n  - {tenants: g1, executor: constant-arrival-rate, rate: 10}\nconsumers: [{count: 1}]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := Run(context.Background(), Options{Scenario: sc, Dir: t.TempDir(), Eventlogd: bin, PodProfile: d9, DSN: srv.DSN(""), Log: testWriter{t}, Progress: testWriter{t}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Audit == nil || !res.Audit.OK || res.Audit.Tenants != 2 || res.Audit.Rows == 0 {
+		t.Fatalf("audit %+v: the tenants' databases were not there to read", res.Audit)
+	}
+	rows, err := root.Query("SHOW DATABASES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var left []string
+	own := false
+	for rows.Next() {
+		var n string
+		_ = rows.Scan(&n)
+		own = own || n == "users_own"
+		if strings.HasPrefix(n, "drive9_") || strings.HasPrefix(n, "sg") {
+			left = append(left, n)
+		}
+	}
+	if len(left) > 0 || !own {
+		t.Errorf("databases left by the run: %v; the server's own database kept: %v", left, own)
+	}
+	_ = srv.Stop() // the test's own server; then nothing the run started may be left
+	noChildren(t)
 }

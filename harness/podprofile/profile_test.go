@@ -167,3 +167,32 @@ func TestAdminHookKindsMatchTheCatalog(t *testing.T) {
 		t.Errorf("kinds made by an admin hook %v, AdminHookKinds %v", got, AdminHookKinds)
 	}
 }
+
+// The profile docs/external.md shows is a valid one, and the placeholder table there lists every
+// placeholder.
+func TestDocExample(t *testing.T) {
+	b, err := os.ReadFile("../../docs/external.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	_, rest, ok := strings.Cut(doc, "# my-eventlogd.yaml")
+	if !ok {
+		t.Fatal("docs/external.md has no my-eventlogd.yaml example")
+	}
+	_, rest, _ = strings.Cut(rest, "\n") // the rest of the comment line
+	example, _, _ := strings.Cut(rest, "```")
+	p, err := Parse("my-eventlogd.yaml", []byte(example))
+	if err != nil {
+		t.Fatalf("the docs' example profile: %v", err)
+	}
+	e, _ := Builtin(Eventlogd)
+	if !slices.Equal(p.Args, e.Args) || p.Layout != e.Layout || !p.AdminHooks || !p.EventlogdFlags {
+		t.Errorf("the docs' example is not the built-in eventlogd profile: %+v", p)
+	}
+	for _, ph := range Placeholders {
+		if !strings.Contains(doc, "| `"+ph+"` |") {
+			t.Errorf("docs/external.md has no row for %s", ph)
+		}
+	}
+}

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"database/sql"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -158,6 +159,9 @@ func TestE2EDrive9Profile(t *testing.T) {
 				if rec.K == ledger.KindMut && rec.T >= from && rec.T < to && rec.Res != ledger.ResOK {
 					stalled[rec.Tenant]++
 				}
+			}
+			if b, _ := os.ReadFile(filepath.Join(res.Dir, "run.log")); !strings.Contains(string(b), "reaches=tenant_1,tenant_2") {
+				t.Error("run.log does not say that tenant_1's DB fault reaches tenant_2 too")
 			}
 			if len(stalled) != 2 {
 				t.Errorf("mutations not answered during the stall, by tenant: %v; want both tenants (one DB address)", stalled)

@@ -101,6 +101,9 @@ faults:
 					crashes++
 				}
 			}
+			if b, _ := os.ReadFile(filepath.Join(res.Dir, "run.log")); strings.Contains(string(b), "reaches=") {
+				t.Error("run.log says a dedicated pool's fault reaches other tenants")
+			}
 			if faultPhases != 4 || crashes != 1 {
 				t.Errorf("fault records %d (want a start and a stop of each of 2), pod-1 crashes %d", faultPhases, crashes)
 			}

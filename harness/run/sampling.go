@@ -22,10 +22,10 @@ func startSampling(s *state) {
 		sc := &scrape.Scraper{Targets: func() []scrape.Target {
 			var out []scrape.Target
 			for _, e := range s.sys.endpoints(true) {
-				out = append(out, scrape.Target{Pod: e.Name, URL: e.URL})
+				out = append(out, scrape.Target{Pod: e.Name, URL: e.URL, Path: s.sys.metricsPath})
 			}
 			return out
-		}, Names: append(append([]string(nil), scrape.Families...), s.sc.Metrics...), Period: time.Second, Start: s.start, Sink: s.w}
+		}, Names: append(append(append([]string(nil), scrape.Families...), s.sc.Metrics...), s.sys.lossCounters...), Period: time.Second, Start: s.start, Sink: s.w}
 		p.scraper = sc
 		p.wg.Add(1)
 		go func() { defer p.wg.Done(); sc.Run(ctx) }()

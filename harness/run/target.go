@@ -53,6 +53,10 @@ type system struct {
 	// serviceDBs are databases the run's pods created on a --dsn server for the run's tenants (their
 	// real names: drive9_<id>), dropped with the run's own.
 	serviceDBs []string
+	// metricsPath is where the pods serve their metrics ("": /metrics), lossCounters the pod profile's
+	// counters that explain a loss, scraped beside the families the verifier reads.
+	metricsPath  string
+	lossCounters []string
 }
 
 // endpoints lists where writers and consumers send: the pods (only those whose process runs, when

@@ -144,7 +144,7 @@ func (t eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys
 	if err != nil {
 		return err
 	}
-	sys.fleet = fleet
+	sys.fleet, sys.metricsPath, sys.lossCounters = fleet, prof.MetricsPath(), prof.LossCounters
 	log.Info("pods ready", "pods", strings.Join(fleet.Names(), ","))
 	return nil
 }

@@ -182,3 +182,25 @@ func TestFinalLineRate(t *testing.T) {
 		}
 	}
 }
+
+// scenario lint against a pod profile refuses what run would refuse for it, and passes the same file
+// for a profile that can take it.
+func TestLintAgainstPodProfile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "admin.yaml")
+	if err := os.WriteFile(file, []byte("name: x\nduration: 5s\ntenants: [{count: 1}]\npods: {count: 1}\nload:\n  - {tenants: g1, executor: constant-arrival-rate, rate: 1}\nfaults:\n  - {at: 2s, for: 1s, kind: event_insert_fail, target: tenant_1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"drive9", "eventlogd"} {
+		prof, err := podProfileOf(runFlags{profile: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		err = lintProfile(context.Background(), &out, []string{file}, "", prof)
+		refused := strings.Contains(out.String(), "admin.yaml:8: faults[0].kind: fault kind event_insert_fail needs an admin hook")
+		if want := name == "drive9"; refused != want || (err != nil) != want {
+			t.Errorf("%s: lint %v, output %q; want refused %v", name, err, out.String(), want)
+		}
+	}
+}

@@ -57,6 +57,8 @@ type system struct {
 	// counters that explain a loss, scraped beside the families the verifier reads.
 	metricsPath  string
 	lossCounters []string
+	// wire is the service's API (the target profile's), set by provision: the load sends by it.
+	wire *tgt.Wire
 }
 
 // endpoints lists where writers and consumers send: the pods (only those whose process runs, when

@@ -186,6 +186,7 @@ func (t eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logg
 		return nil, err
 	}
 	p.SendPool, p.ProvisionToken = true, s.sys.provisionToken
+	s.sys.wire = p.Wire()
 	s.sys.tables = map[string]audit.Table{}
 	var out []tenant
 	for _, slot := range s.sc.Expand() {

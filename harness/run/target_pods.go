@@ -26,6 +26,7 @@ func provisionAdminDSN(ctx context.Context, s *state, log *slog.Logger, prof *po
 	if err != nil {
 		return nil, err
 	}
+	s.sys.wire = p.Wire()
 	if prof.Uses(podprofile.PhProvisionToken) {
 		p.ProvisionToken = s.sys.provisionToken
 	}

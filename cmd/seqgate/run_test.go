@@ -204,3 +204,19 @@ func TestLintAgainstPodProfile(t *testing.T) {
 		}
 	}
 }
+
+// The drive9 variants of the shipped scenarios lint clean against the drive9 pod profile.
+func TestDrive9ScenariosLint(t *testing.T) {
+	files, _ := filepath.Glob("../../scenarios/drive9/*.yaml")
+	if len(files) < 3 {
+		t.Fatalf("found %d drive9 scenarios", len(files))
+	}
+	prof, err := podProfileOf(runFlags{profile: "drive9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := lintProfile(context.Background(), &out, files, "", prof); err != nil {
+		t.Errorf("%v\n%s", err, out.String())
+	}
+}

@@ -1,6 +1,7 @@
-// Package pods runs eventlogd pods as child processes: each in its own process group with a
-// parent-death signal (nothing outlives the run), stdout and stderr kept in one log file per pod,
-// ready-checked on /healthz, and every start, ready, crash and exit written as a ledger `pod` record.
+// Package pods runs a service's pods (eventlogd's, or any a pod profile describes) as child processes:
+// each in its own process group with a parent-death signal (nothing outlives the run), stdout and
+// stderr kept in one log file per pod, ready-checked on a health path (/healthz), and every start,
+// ready, crash and exit written as a ledger `pod` record.
 package pods
 
 import (
@@ -26,7 +27,7 @@ import (
 
 // Config is what every pod of a fleet shares.
 type Config struct {
-	Binary     string        // the eventlogd executable
+	Binary     string        // the pod's executable (eventlogd, or a pod profile's)
 	Args       []string      // flags every pod gets (pools file, retention...), without --listen/--pod; never a secret
 	LogDir     string        // one <pod>.log per pod
 	Start      time.Time     // the run's clock origin
@@ -52,7 +53,7 @@ type Config struct {
 	Health string
 }
 
-// Pod is one eventlogd process (or the slot for one, while it is down).
+// Pod is one service process (or the slot for one, while it is down).
 type Pod struct {
 	Name string
 	cfg  *Config

@@ -27,9 +27,11 @@
 //
 // To add a target (what the run drives): write target_<name>.go with a type implementing target (up:
 // bring up or connect to the system and return a *system; provision: the scenario's tenants on it),
-// and add its case to targetFor in target.go. The phases only see the *system. An external service's
-// conventions (how it provisions and reports tenants ready, where their events live) are a profile
-// of package harness/target, which the external target follows.
+// and add its case to targetFor in target.go. The phases only see the *system. A service's
+// conventions (how it provisions and reports tenants ready, where their events live, its wire) are a
+// profile of package harness/target, which both targets follow; how the run starts a service's pods
+// is a pod profile of package harness/podprofile (eventlogd's by default), which eventlogdTarget
+// starts them by.
 //
 // Verification is not a phase here: the harness writes and never judges (it does not import the
 // verifier), so cmd/seqgate verifies the ledger this package closed, as `seqgate verify` would.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -218,5 +219,34 @@ func TestDrive9ScenariosLint(t *testing.T) {
 	var out bytes.Buffer
 	if err := lintProfile(context.Background(), &out, files, "", prof); err != nil {
 		t.Errorf("%v\n%s", err, out.String())
+	}
+}
+
+// A --dsn that refuses connections ends a pods run with exit 3 before any pod starts, naming the
+// server; nothing is left running.
+func TestRunRefusesDeadDSN(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sc, []byte("name: x\nduration: 5s\ntenants: [{count: 1}]\npods: {count: 1}\nload:\n  - {tenants: g1, executor: constant-arrival-rate, rate: 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pod := filepath.Join(dir, "pod")
+	if err := os.WriteFile(pod, []byte("#!/bin/sh\nsleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	f := runFlags{profile: "drive9", podsBin: pod, dsn: "root@tcp(" + addr + ")/", ready: time.Minute, out: filepath.Join(dir, "run")}
+	err = runRun(context.Background(), &bytes.Buffer{}, &bytes.Buffer{}, sc, f)
+	var xe *exitError
+	if !errors.As(err, &xe) || xe.code != exitUnusable || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("runRun = %v, want exit 3 naming %s", err, addr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "run", "run.log")); strings.Contains(string(b), "starting pods") {
+		t.Error("pods were started against a dead --dsn")
 	}
 }

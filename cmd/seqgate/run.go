@@ -53,7 +53,8 @@ func newRunCmd() *cobra.Command {
 		Use:   "run SCENARIO",
 		Short: "Run one scenario end to end (DB, proxies, pods, load, consumers, faults, audit) and verify its ledger",
 		Long: `run brings up a private MySQL-compatible server (or uses --dsn), one toxiproxy proxy per database,
-the scenario's eventlogd pods, consumers and open-model load; injects the scenario's faults; drains,
+the scenario's pods (eventlogd's, or another service's by --target-profile drive9 or --pods-profile FILE,
+with --pods-bin PATH), consumers and open-model load; injects the scenario's faults; drains,
 audits the DB, writes the ledger and verifies it. Everything goes to the run directory
 (runs/<scenario>-<time>/ unless --out): ledger.jsonl.gz, summary.json, summary.txt, report.html, summary.md, run.log, pods/*.log,
 scenario.yaml (resolved), schedule.json, pools.json.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seqgate/seqgate/harness/podprofile"
 	"github.com/seqgate/seqgate/harness/run"
 	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/harness/target"
@@ -43,6 +44,8 @@ type runFlags struct {
 	toxiproxy string
 	shard     string
 	runID     string
+	podsProf  string
+	podsBin   string
 }
 
 func newRunCmd() *cobra.Command {
@@ -51,7 +54,8 @@ func newRunCmd() *cobra.Command {
 		Use:   "run SCENARIO",
 		Short: "Run one scenario end to end (DB, proxies, pods, load, consumers, faults, audit) and verify its ledger",
 		Long: `run brings up a private MySQL-compatible server (or uses --dsn), one toxiproxy proxy per database,
-the scenario's eventlogd pods, consumers and open-model load; injects the scenario's faults; drains,
+the scenario's pods (eventlogd's, or another service's by --target-profile drive9 or --pods-profile FILE,
+with --pods-bin PATH), consumers and open-model load; injects the scenario's faults; drains,
 audits the DB, writes the ledger and verifies it. Everything goes to the run directory
 (runs/<scenario>-<time>/ unless --out): ledger.jsonl.gz, summary.json, summary.txt, report.html, summary.md, run.log, pods/*.log,
 scenario.yaml (resolved), schedule.json, pools.json.
@@ -68,10 +72,12 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 	fl.StringVar(&f.dsn, "dsn", "", "use this existing MySQL-compatible server (go-sql-driver DSN, e.g. 'root:pw@tcp(127.0.0.1:3306)/') instead of a private one; with --target: the service's own server, each tenant's database is opened from it and audited")
 	fl.StringVar(&f.infra, "infra", "private", "where the DB server comes from when --dsn is not given: private (mariadbd/mysqld on PATH) or docker")
 	fl.StringVar(&f.eventlogd, "eventlogd", "", "eventlogd binary (default: next to seqgate, else on PATH; never built implicitly)")
+	fl.StringVar(&f.podsProf, "pods-profile", "", "start the pods by this pod profile YAML file (binary, args, env, readiness, layout; docs/external.md) instead of eventlogd's")
+	fl.StringVar(&f.podsBin, "pods-bin", "", "the pods' binary (default: the pod profile's binary; for eventlogd as --eventlogd finds it)")
 	fl.StringVar(&f.target, "target", "", "run against this external drive9-compatible base URL instead of eventlogd pods")
 	fl.StringVar(&f.apiKey, "api-key", "", "with --target: the API key of the one tenant to use (default: provision each tenant)")
 	fl.StringVar(&f.tenantID, "tenant-id", "", "with --api-key: that tenant's id (the ledger's tenant, and how drive9 and {tenant} templates find its database; default external)")
-	fl.StringVar(&f.profile, "target-profile", target.Eventlogd, "with --target: how the service provisions tenants and where their events live: "+strings.Join(target.Names, ", ")+" (docs/external.md)")
+	fl.StringVar(&f.profile, "target-profile", target.Eventlogd, "with --target: how the service provisions tenants and where their events live: "+strings.Join(target.Names, ", ")+"; without --target: the built-in pod profile the run starts its pods by: "+strings.Join(podprofile.Builtins, ", ")+" (docs/external.md)")
 	fl.StringVar(&f.auditDB, "audit-db", "", "with --target and --dsn: the database of each tenant's events, a template with {tenant}, {tenant_nodash}, {pool} (default: the profile's; required for generic)")
 	fl.StringVar(&f.tenantCol, "tenant-column", "", "with --target and --dsn: the fs_events column naming the tenant, or none (default: the profile's; required for generic)")
 	fl.DurationVar(&f.ready, "ready-timeout", run.DefaultReadyTimeout, "with --target: how long to wait for every provisioned tenant to become active")
@@ -98,12 +104,12 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 				return &exitError{exitUnusable, fmt.Errorf("%s needs --target", flag)}
 			}
 		}
-		if f.profile != "" && f.profile != target.Eventlogd {
-			return &exitError{exitUnusable, errors.New("--target-profile needs --target")}
-		}
 		if sc.Pods.Count == 0 {
 			return &exitError{exitUnusable, fmt.Errorf("%s declares no pods (pods: {count: N}): seqgate runs eventlogd pods unless --target names a service", path)}
 		}
+	}
+	if f.target != "" && (f.podsProf != "" || f.podsBin != "") {
+		return &exitError{exitUnusable, errors.New("--pods-profile and --pods-bin start pods, and --target runs against a service that runs its own: give one or the other")}
 	}
 	if f.tenantID != "" && f.apiKey == "" {
 		return &exitError{exitUnusable, errors.New("--tenant-id needs --api-key (provisioned tenants get their ids from the service)")}
@@ -120,6 +126,12 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 		}
 		if f.apiKey != "" && f.tenantID == "" && f.dsn != "" && p.NeedsTenantID() {
 			return &exitError{exitUnusable, fmt.Errorf("--target-profile %s finds a tenant's events by its id (%s): give --tenant-id with --api-key, or drop --dsn to run without an audit", p.Name, p.Layout())}
+		}
+	}
+	var prof *podprofile.Profile
+	if f.target == "" {
+		if prof, err = checkPods(path, sc, f); err != nil {
+			return &exitError{exitUnusable, err}
 		}
 	}
 	sh, runID, err := shardOf(sc, f)
@@ -164,15 +176,11 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 		opts.Observe, liveMetrics = m.Observe, m
 	}
 	if f.target == "" {
-		bin, how, err := run.FindEventlogd(f.eventlogd)
+		bin, err := podsBinary(ctx, stderr, path, sc, f, prof, dir)
 		if err != nil {
 			return &exitError{exitUnusable, err}
 		}
-		fmt.Fprintf(stderr, "seqgate: eventlogd %s (%s)\n", bin, how)
-		if err := checkPodFlags(ctx, bin, path, readSource(path), sc); err != nil {
-			return &exitError{exitUnusable, err}
-		}
-		opts.Eventlogd = bin
+		opts.Eventlogd, opts.PodProfile = bin, prof
 	}
 	res, err := run.Run(ctx, opts)
 	if err != nil {

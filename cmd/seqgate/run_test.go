@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -32,7 +33,6 @@ func TestRunRefusesBadTargetFlags(t *testing.T) {
 		{"no pods without --target", base, "nopods.yaml declares no pods"},
 		{"--api-key without --target", with(func(f *runFlags) { f.apiKey = "k" }), "--api-key needs --target"},
 		{"--audit-db without --target", with(func(f *runFlags) { f.auditDB = "x" }), "--audit-db needs --target"},
-		{"--target-profile without --target", with(func(f *runFlags) { f.profile = "drive9" }), "--target-profile needs --target"},
 		{"unknown profile", with(func(f *runFlags) { f.target, f.profile = "http://127.0.0.1:1", "drive8" }), `--target-profile "drive8": unknown (allowed: eventlogd, drive9, generic)`},
 		{"generic without --audit-db", with(func(f *runFlags) {
 			f.target, f.profile, f.dsn = "http://127.0.0.1:1", "generic", "root@tcp(127.0.0.1:1)/"
@@ -65,6 +65,68 @@ func TestRunRefusesBadTargetFlags(t *testing.T) {
 				t.Error("a run directory was made for flags that were refused")
 			}
 		})
+	}
+}
+
+// Bad pod profiles, binaries and faults a profile cannot take end the run with exit 3, naming the
+// input, before any run directory is made; the control (the same flags, good) gets past these checks.
+func TestRunRefusesBadPods(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	sc := write("s.yaml", "name: x\nduration: 5s\ntenants: [{count: 1}]\npods: {count: 1}\nload:\n  - {tenants: g1, executor: constant-arrival-rate, rate: 1}\n", 0o644)
+	adminFault := write("admin.yaml", "name: x\nduration: 5s\ntenants: [{count: 1}]\npods: {count: 1}\nload:\n  - {tenants: g1, executor: constant-arrival-rate, rate: 1}\nfaults:\n  - {at: 1s, for: 1s, kind: pod_crash, target: pod-1}\n  - {at: 2s, for: 1s, kind: outbox_poller_stall, target: pod-1}\n", 0o644)
+	flagsSc := write("flags.yaml", "name: x\nduration: 5s\ntenants: [{count: 1}]\npods: {count: 1, eventlogd: {flags: {sse-queue-size: \"8\"}}}\nload:\n  - {tenants: g1, executor: constant-arrival-rate, rate: 1}\n", 0o644)
+	exe := write("pod", "#!/bin/sh\nexit 1\n", 0o755)
+	notExe := write("pod.txt", "#!/bin/sh\n", 0o644)
+	badPh := write("bad.yaml", "name: p\nenv: {LISTEN: \"{listen}\", POD: \"{pod_name}\"}\nlayout: admin_dsn\ntarget: drive9\n", 0o644)
+	good := write("good.yaml", "name: p\nenv: {LISTEN: \"{listen}\", POD: \"{pod}\"}\nlayout: admin_dsn\ntarget: drive9\n", 0o644)
+	base := runFlags{profile: "eventlogd", ready: time.Minute}
+	with := func(edit func(*runFlags)) runFlags { f := base; edit(&f); return f }
+	for _, tc := range []struct {
+		name, scenario string
+		f              runFlags
+		want           string
+	}{
+		{"unknown pod profile", sc, with(func(f *runFlags) { f.profile = "drive8" }), `--target-profile "drive8": no pod profile of that name`},
+		{"--pods-profile missing", sc, with(func(f *runFlags) { f.podsProf = filepath.Join(dir, "none.yaml") }), "none.yaml: no such file"},
+		{"unknown placeholder", sc, with(func(f *runFlags) { f.podsProf = badPh }), "bad.yaml:2: env.POD: unknown placeholder {pod_name}"},
+		{"--pods-profile and --target-profile", sc, with(func(f *runFlags) { f.podsProf, f.profile = good, "drive9" }), "both name the pods' profile"},
+		{"--pods-bin missing", sc, with(func(f *runFlags) { f.profile, f.podsBin = "drive9", filepath.Join(dir, "nope") }), "--pods-bin: pod binary " + filepath.Join(dir, "nope")},
+		{"--pods-bin not executable", sc, with(func(f *runFlags) { f.profile, f.podsBin = "drive9", notExe }), "--pods-bin: pod binary " + notExe + ": exec: \"" + notExe + "\": permission denied"},
+		{"drive9-server not on PATH", sc, with(func(f *runFlags) { f.profile = "drive9" }), "pod binary drive9-server"},
+		{"admin-hook fault on drive9", adminFault, with(func(f *runFlags) { f.profile, f.podsBin = "drive9", exe }), "admin.yaml:9: faults[1].kind: fault kind outbox_poller_stall needs an admin hook"},
+		{"eventlogd flags on drive9", flagsSc, with(func(f *runFlags) { f.profile, f.podsBin = "drive9", exe }), "flags.yaml:4: pods.eventlogd: a seeded defect and eventlogd flags are for eventlogd pods"},
+		{"--pods-bin with --target", sc, with(func(f *runFlags) { f.target, f.podsBin = "http://127.0.0.1:1", exe }), "--pods-profile and --pods-bin start pods"},
+		{"--eventlogd and --pods-bin", sc, with(func(f *runFlags) { f.eventlogd, f.podsBin = exe, exe }), "--eventlogd and --pods-bin both"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv("PATH", dir) // no drive9-server on it
+			tc.f.out = filepath.Join(dir, "run-"+strings.ReplaceAll(tc.name, " ", "_"))
+			err := runRun(context.Background(), &bytes.Buffer{}, &bytes.Buffer{}, tc.scenario, tc.f)
+			var xe *exitError
+			if !errors.As(err, &xe) || xe.code != exitUnusable || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("runRun = %v, want exit %d and %q", err, exitUnusable, tc.want)
+			}
+			if _, err := os.Stat(tc.f.out); err == nil {
+				t.Error("a run directory was made for flags that were refused")
+			}
+		})
+	}
+	// The control: good flags pass checkPods.
+	for _, f := range []runFlags{with(func(f *runFlags) { f.profile, f.podsBin = "drive9", exe }), with(func(f *runFlags) { f.podsProf, f.podsBin = good, exe }), base} {
+		s, err := readScenario(sc, f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := checkPods(sc, s, f); err != nil {
+			t.Errorf("%+v: %v", f, err)
+		}
 	}
 }
 
@@ -119,5 +181,72 @@ func TestFinalLineRate(t *testing.T) {
 		if got := finalLine(&tc.res); !strings.Contains(got, tc.want) {
 			t.Errorf("%s: %q\nwant it to contain %q", tc.name, got, tc.want)
 		}
+	}
+}
+
+// scenario lint against a pod profile refuses what run would refuse for it, and passes the same file
+// for a profile that can take it.
+func TestLintAgainstPodProfile(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "admin.yaml")
+	if err := os.WriteFile(file, []byte("name: x\nduration: 5s\ntenants: [{count: 1}]\npods: {count: 1}\nload:\n  - {tenants: g1, executor: constant-arrival-rate, rate: 1}\nfaults:\n  - {at: 2s, for: 1s, kind: event_insert_fail, target: tenant_1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"drive9", "eventlogd"} {
+		prof, err := podProfileOf(runFlags{profile: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out bytes.Buffer
+		err = lintProfile(context.Background(), &out, []string{file}, "", prof)
+		refused := strings.Contains(out.String(), "admin.yaml:8: faults[0].kind: fault kind event_insert_fail needs an admin hook")
+		if want := name == "drive9"; refused != want || (err != nil) != want {
+			t.Errorf("%s: lint %v, output %q; want refused %v", name, err, out.String(), want)
+		}
+	}
+}
+
+// The drive9 variants of the shipped scenarios lint clean against the drive9 pod profile.
+func TestDrive9ScenariosLint(t *testing.T) {
+	files, _ := filepath.Glob("../../scenarios/drive9/*.yaml")
+	if len(files) < 3 {
+		t.Fatalf("found %d drive9 scenarios", len(files))
+	}
+	prof, err := podProfileOf(runFlags{profile: "drive9"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := lintProfile(context.Background(), &out, files, "", prof); err != nil {
+		t.Errorf("%v\n%s", err, out.String())
+	}
+}
+
+// A --dsn that refuses connections ends a pods run with exit 3 before any pod starts, naming the
+// server; nothing is left running.
+func TestRunRefusesDeadDSN(t *testing.T) {
+	dir := t.TempDir()
+	sc := filepath.Join(dir, "s.yaml")
+	if err := os.WriteFile(sc, []byte("name: x\nduration: 5s\ntenants: [{count: 1}]\npods: {count: 1}\nload:\n  - {tenants: g1, executor: constant-arrival-rate, rate: 1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pod := filepath.Join(dir, "pod")
+	if err := os.WriteFile(pod, []byte("#!/bin/sh\nsleep 60\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	f := runFlags{profile: "drive9", podsBin: pod, dsn: "root@tcp(" + addr + ")/", ready: time.Minute, out: filepath.Join(dir, "run")}
+	err = runRun(context.Background(), &bytes.Buffer{}, &bytes.Buffer{}, sc, f)
+	var xe *exitError
+	if !errors.As(err, &xe) || xe.code != exitUnusable || !strings.Contains(err.Error(), addr) || !strings.Contains(err.Error(), "refused") {
+		t.Fatalf("runRun = %v, want exit 3 naming %s", err, addr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "run", "run.log")); strings.Contains(string(b), "starting pods") {
+		t.Error("pods were started against a dead --dsn")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/go-sql-driver/mysql"
@@ -133,6 +134,22 @@ func (d *DB) Drop(ctx context.Context, logical ...string) error {
 	var errs []error
 	for _, l := range logical {
 		if _, err := d.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+d.Name(l)+"`"); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// DropNamed drops databases by their real names (ones a service the run started created for the
+// run's tenants), IF EXISTS.
+func (d *DB) DropNamed(ctx context.Context, names ...string) error {
+	var errs []error
+	for _, n := range names {
+		if strings.ContainsAny(n, "`\x00") {
+			errs = append(errs, fmt.Errorf("drop database %q: not a database name", n))
+			continue
+		}
+		if _, err := d.admin.ExecContext(ctx, "DROP DATABASE IF EXISTS `"+n+"`"); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -47,7 +47,7 @@ func (d *Driver) sendBatch(t Tenant, timeout time.Duration, mid string, size int
 		res.Pod = ep.Name
 		ctx, cancel := context.WithTimeout(context.Background(), timeout)
 		defer cancel()
-		req, err := http.NewRequestWithContext(dialScoped(ctx), http.MethodPost, ep.URL+"/v1/fs:batch-write", strings.NewReader(string(b)))
+		req, err := http.NewRequestWithContext(dialScoped(ctx), http.MethodPost, ep.URL+d.wire().BatchPath, strings.NewReader(string(b)))
 		if err != nil {
 			panic(err) // our own URL
 		}

@@ -71,7 +71,7 @@ func (s *slot) send(a arrival) {
 	if src == "" && op != ledger.OpWrite && op != ledger.OpMkdir && op != "write_unicode" && op != "write_invalid_utf8" {
 		op = ledger.OpWrite
 	}
-	method, query, header, body := http.MethodPut, "", "", io.Reader(nil)
+	body := io.Reader(nil)
 	rawSuffix := "" // sent after the escaped path, not part of the ledger's path
 	switch op {
 	case ledger.OpWrite:
@@ -83,17 +83,14 @@ func (s *slot) send(a arrival) {
 		op, rawSuffix = ledger.OpWrite, InvalidUTF8Suffix
 		path += InvalidUTF8Suffix // the ledger's path is the escaped form (a ledger string is UTF-8)
 		body = strings.NewReader("seqgate " + mid + "\n")
-	case ledger.OpMkdir:
-		method, query = http.MethodPost, "?mkdir"
-	case ledger.OpRename:
-		method, query, header = http.MethodPost, "?rename", "X-Dat9-Rename-Source"
-	case ledger.OpCopy:
-		method, query, header = http.MethodPost, "?copy", "X-Dat9-Copy-Source"
 	case ledger.OpChmod: // silent op on an existing file: its path is that file's
-		method, query, path, src = http.MethodPost, "?chmod&mode=0600", src, ""
+		path, src = src, ""
 	case ledger.OpDelete:
-		method, path, src = http.MethodDelete, src, ""
+		path, src = src, ""
 	}
+	wire := d.wire()
+	opReq := wire.Ops[op] // the service's request for the op (harness/target.Wire)
+	method, query, header := opReq.Method, opReq.Query, opReq.SourceHeader
 	// The sink copies what it keeps: one record per slot serves every send.
 	rec := &s.rec
 	*rec = ledger.Record{K: ledger.KindMut, MID: mid, Tenant: t.ID, Op: op, Path: path, Src: src,
@@ -111,7 +108,7 @@ func (s *slot) send(a arrival) {
 	rec.Pod = ep.Name
 	ctx, cancel := context.WithTimeout(context.Background(), s.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(dialScoped(ctx), method, ep.URL+"/v1/fs"+escapePath(strings.TrimSuffix(path, rawSuffix))+rawSuffix+query, body)
+	req, err := http.NewRequestWithContext(dialScoped(ctx), method, ep.URL+wire.FSPath+escapePath(strings.TrimSuffix(path, rawSuffix))+rawSuffix+query, body)
 	if err != nil {
 		panic(err) // our own URL: a bug, not an input
 	}

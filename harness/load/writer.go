@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/harness/target"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -45,6 +46,16 @@ type Config struct {
 	Sink      ledger.Sink
 	Endpoints func() []Endpoint // where to send; called per mutation so dead pods can be left out
 	Client    *http.Client      // nil: Run makes one that keeps a connection per request slot
+	// Wire is the service's API, the request of each op (nil: drive9's, target.Drive9Wire).
+	Wire *target.Wire
+}
+
+// wire is the API the driver sends to.
+func (d *Driver) wire() *target.Wire {
+	if d.cfg.Wire != nil {
+		return d.cfg.Wire
+	}
+	return target.Drive9Wire
 }
 
 // Stats are live totals over every writer (safe to read while running).

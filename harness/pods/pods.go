@@ -1,6 +1,7 @@
-// Package pods runs eventlogd pods as child processes: each in its own process group with a
-// parent-death signal (nothing outlives the run), stdout and stderr kept in one log file per pod,
-// ready-checked on /healthz, and every start, ready, crash and exit written as a ledger `pod` record.
+// Package pods runs a service's pods (eventlogd's, or any a pod profile describes) as child processes:
+// each in its own process group with a parent-death signal (nothing outlives the run), stdout and
+// stderr kept in one log file per pod, ready-checked on a health path (/healthz), and every start,
+// ready, crash and exit written as a ledger `pod` record.
 package pods
 
 import (
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -25,7 +27,7 @@ import (
 
 // Config is what every pod of a fleet shares.
 type Config struct {
-	Binary     string        // the eventlogd executable
+	Binary     string        // the pod's executable (eventlogd, or a pod profile's)
 	Args       []string      // flags every pod gets (pools file, retention...), without --listen/--pod; never a secret
 	LogDir     string        // one <pod>.log per pod
 	Start      time.Time     // the run's clock origin
@@ -39,9 +41,19 @@ type Config struct {
 	// PodEnv, when set, is environment one pod gets on top of Env (by pod name, the same on every
 	// restart), e.g. its own meta DSN through its own proxy.
 	PodEnv func(pod string) []string
+	// Command, when set, gives each start of a pod its whole argument list and extra environment from
+	// its name and listen address (a pod profile, harness/podprofile), instead of --listen/--pod, Args,
+	// Env and PodEnv.
+	Command func(pod, listen string) (args, env []string, err error)
+	// AddrLine is the prefix of the stdout line on which a pod prints its bound address; the first
+	// start listens on 127.0.0.1:0. Empty with Command: the fleet picks a free loopback port, the pod
+	// listens there and no line is awaited. Without Command it is always "listening on ".
+	AddrLine string
+	// Health is the path a pod answers 200 on once it serves (default /healthz).
+	Health string
 }
 
-// Pod is one eventlogd process (or the slot for one, while it is down).
+// Pod is one service process (or the slot for one, while it is down).
 type Pod struct {
 	Name string
 	cfg  *Config
@@ -63,7 +75,16 @@ func Start(ctx context.Context, cfg Config, n int) (*Fleet, error) {
 	if cfg.ReadyAfter == 0 {
 		cfg.ReadyAfter = 30 * time.Second
 	}
+	if cfg.Command == nil {
+		cfg.AddrLine = "listening on "
+	}
+	if cfg.Health == "" {
+		cfg.Health = "/healthz"
+	}
 	if err := noSecretArgs(cfg.Args); err != nil {
+		return nil, err
+	}
+	if err := CheckBinary(cfg.Binary); err != nil {
 		return nil, err
 	}
 	f := &Fleet{}
@@ -164,20 +185,39 @@ func (p *Pod) record(r *ledger.Record) {
 func (p *Pod) start(ctx context.Context) error {
 	p.mu.Lock()
 	listen := p.addr
-	if listen == "" {
-		listen = "127.0.0.1:0"
-	}
 	p.mu.Unlock()
+	if listen == "" && p.cfg.AddrLine != "" {
+		listen = "127.0.0.1:0"
+	} else if listen == "" {
+		a, err := freePort()
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.Name, err)
+		}
+		listen = a
+	}
 	logf, err := os.OpenFile(filepath.Join(p.cfg.LogDir, p.Name+".log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND|syscall.O_NOFOLLOW, 0o644) // never through a link planted in the run directory
 	if err != nil {
 		return err
 	}
 	defer logf.Close()
-	args := append([]string{"--listen", listen, "--pod", p.Name}, p.cfg.Args...)
-	cmd := exec.Command(p.cfg.Binary, args...)
-	cmd.Env = append(os.Environ(), p.cfg.Env...)
-	if p.cfg.PodEnv != nil {
-		cmd.Env = append(cmd.Env, p.cfg.PodEnv(p.Name)...)
+	var cmd *exec.Cmd
+	if p.cfg.Command != nil {
+		args, env, err := p.cfg.Command(p.Name, listen)
+		if err != nil {
+			return fmt.Errorf("%s: %w", p.Name, err)
+		}
+		if err := noSecretArgs(args); err != nil {
+			return err
+		}
+		cmd = exec.Command(p.cfg.Binary, args...)
+		cmd.Env = append(os.Environ(), env...)
+	} else {
+		args := append([]string{"--listen", listen, "--pod", p.Name}, p.cfg.Args...)
+		cmd = exec.Command(p.cfg.Binary, args...)
+		cmd.Env = append(os.Environ(), p.cfg.Env...)
+		if p.cfg.PodEnv != nil {
+			cmd.Env = append(cmd.Env, p.cfg.PodEnv(p.Name)...)
+		}
 	}
 	cmd.Stderr = logf
 	stdout, err := cmd.StdoutPipe()
@@ -210,7 +250,7 @@ func (p *Pod) start(ctx context.Context) error {
 		for sc.Scan() {
 			line := sc.Text()
 			fmt.Fprintln(logOut, line)
-			if a, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on "); ok {
+			if a, ok := strings.CutPrefix(strings.TrimSpace(line), p.cfg.AddrLine); ok && p.cfg.AddrLine != "" {
 				select {
 				case addrc <- strings.TrimSpace(a):
 				default:
@@ -228,6 +268,12 @@ func (p *Pod) start(ctx context.Context) error {
 
 	timer := time.NewTimer(p.cfg.ReadyAfter)
 	defer timer.Stop()
+	if p.cfg.AddrLine == "" {
+		p.mu.Lock()
+		p.addr = listen
+		p.mu.Unlock()
+		return p.waitReady(ctx, done, timer.C)
+	}
 	select {
 	case a := <-addrc:
 		p.mu.Lock()
@@ -237,7 +283,7 @@ func (p *Pod) start(ctx context.Context) error {
 		return fmt.Errorf("%s exited before printing its address%s", p.Name, p.logHint())
 	case <-timer.C:
 		_ = p.Kill(syscall.SIGKILL)
-		return fmt.Errorf("%s printed no \"listening on\" line within %v", p.Name, p.cfg.ReadyAfter)
+		return fmt.Errorf("%s printed no %q line within %v%s", p.Name, p.cfg.AddrLine, p.cfg.ReadyAfter, p.logHint())
 	case <-ctx.Done():
 		_ = p.Kill(syscall.SIGKILL)
 		return ctx.Err()
@@ -247,7 +293,7 @@ func (p *Pod) start(ctx context.Context) error {
 
 func (p *Pod) waitReady(ctx context.Context, done chan struct{}, deadline <-chan time.Time) error {
 	client := &http.Client{Timeout: time.Second}
-	url := p.URL() + "/healthz"
+	url := p.URL() + p.cfg.Health
 	for {
 		resp, err := client.Get(url)
 		if err == nil {
@@ -259,10 +305,16 @@ func (p *Pod) waitReady(ctx context.Context, done chan struct{}, deadline <-chan
 		}
 		select {
 		case <-done:
-			return fmt.Errorf("%s exited before /healthz answered 200%s", p.Name, p.logHint())
+			return fmt.Errorf("%s exited before %s answered 200%s", p.Name, p.cfg.Health, p.logHint())
 		case <-deadline:
 			_ = p.Kill(syscall.SIGKILL)
-			return fmt.Errorf("%s: /healthz not 200 in time: %v", p.Name, err)
+			last := "no answer"
+			if err != nil {
+				last = err.Error()
+			} else if resp != nil {
+				last = resp.Status
+			}
+			return fmt.Errorf("%s: GET %s not 200 within %v (last: %s)%s", p.Name, url, p.cfg.ReadyAfter, last, p.logHint())
 		case <-ctx.Done():
 			_ = p.Kill(syscall.SIGKILL)
 			return ctx.Err()
@@ -389,4 +441,35 @@ func noSecretArgs(args []string) error {
 		}
 	}
 	return nil
+}
+
+// CheckBinary refuses a pod binary that is missing, a directory or not executable, naming it, before
+// any pod starts.
+func CheckBinary(bin string) error {
+	if bin == "" {
+		return errors.New("pods: no pod binary given")
+	}
+	path, err := exec.LookPath(bin)
+	if err != nil {
+		return fmt.Errorf("pod binary %s: %w", bin, err)
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("pod binary %s: %w", bin, err)
+	}
+	if st.IsDir() || st.Mode()&0o111 == 0 {
+		return fmt.Errorf("pod binary %s: not an executable file (mode %v)", bin, st.Mode())
+	}
+	return nil
+}
+
+// freePort picks a free loopback port for a pod that listens where it is told: bound, then closed,
+// so the pod can take it (another process taking it first makes the pod fail its start, loudly).
+func freePort() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("pick a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
 }

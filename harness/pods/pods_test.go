@@ -35,6 +35,9 @@ func fakePod() {
 		os.Exit(1)
 	}
 	listen := "127.0.0.1:0"
+	if a := os.Getenv("FAKE_POD_LISTEN"); a != "" { // a pod told where to listen by its environment (drive9's DRIVE9_LISTEN_ADDR)
+		listen = a
+	}
 	for i, a := range os.Args {
 		if a == "--listen" && i+1 < len(os.Args) {
 			listen = os.Args[i+1]
@@ -47,7 +50,14 @@ func fakePod() {
 	}
 	fmt.Println("listening on", ln.Addr().String())
 	mux := http.NewServeMux()
-	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { w.WriteHeader(200) })
+	never := os.Getenv("SEQGATE_FAKE_POD") == "never-ready"
+	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		if never {
+			w.WriteHeader(503)
+			return
+		}
+		w.WriteHeader(200)
+	})
 	mux.HandleFunc("/exit", func(http.ResponseWriter, *http.Request) { os.Exit(3) }) // a crash of its own
 	_ = http.Serve(ln, mux)
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/harness/podprofile"
 	"github.com/seqgate/seqgate/harness/scenario"
 )
 
@@ -23,7 +24,20 @@ func TestEventlogdCommandKeepsTheDSNOffArgv(t *testing.T) {
 		{"defect", scenario.Eventlogd{Retention: scenario.Duration(time.Hour), Defect: "cross-tenant-leak"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			args, env := eventlogdCommand(tc.e, dsn, "/run/pools.json", "adm-TOKEN", "prov-TOKEN")
+			prof, err := podprofile.Builtin(podprofile.Eventlogd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			args, env, err := podCommand(prof, tc.e, podprofile.Vars{podprofile.PhListen: "127.0.0.1:0", podprofile.PhPod: "pod-1",
+				podprofile.PhPoolsFile: "/run/pools.json", podprofile.PhRetention: tc.e.Retention.D().String(), podprofile.PhMetaDSN: dsn,
+				podprofile.PhAdminToken: "adm-TOKEN", podprofile.PhProvisionToken: "prov-TOKEN"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The arguments eventlogd pods have always had, in their order.
+			if want := "--listen 127.0.0.1:0 --pod pod-1 --pools /run/pools.json --fs-events-retention 1h0m0s --admin"; !strings.HasPrefix(strings.Join(args, " "), want) {
+				t.Fatalf("args %q, want them to start %q", args, want)
+			}
 			if a := strings.Join(args, " "); strings.Contains(a, "TOKEN") {
 				t.Fatalf("a token is on the command line: %q", args)
 			}

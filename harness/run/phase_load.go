@@ -17,7 +17,7 @@ import (
 // and the progress display beside it. Ctrl-C cuts it short; the phases after it still run.
 func loadPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	s.driver = load.NewDriver(load.Config{RunID: s.id, Seed: s.sc.Seed, Start: s.start, Sink: s.w,
-		Endpoints: func() []load.Endpoint { return s.sys.endpoints(true) }})
+		Endpoints: func() []load.Endpoint { return s.sys.endpoints(true) }, Wire: s.sys.wire})
 	startSampling(s) // after the driver: the audit passes read the run's paths through it
 	var blocks []load.Block
 	for i, l := range s.sc.Load {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"log/slog"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/seqgate/seqgate/faults"
@@ -37,6 +39,7 @@ func schedulePhase(_ context.Context, s *state, log *slog.Logger) error {
 		return nil
 	}
 	log.Info("fault schedule", "faults", len(inst))
+	logReach(s, log, inst)
 	// Fault times count from the start of the load phase (set before the runner runs); their records
 	// are moved onto the ledger's clock, which started before the pods.
 	record := func(rec *ledger.Record) {
@@ -49,4 +52,40 @@ func schedulePhase(_ context.Context, s *state, log *slog.Logger) error {
 	}
 	s.faults = runner
 	return nil
+}
+
+// logReach says, for each tenant-DB fault whose proxy carries other tenants too (a shared pool, or a
+// pod profile of layout admin_dsn where every tenant is behind one DB address), which tenants it
+// reaches.
+func logReach(s *state, log *slog.Logger, inst []faults.Instance) {
+	byPool := map[string][]string{}
+	for _, t := range s.env.Tenants() {
+		byPool[s.env.pool[t]] = append(byPool[s.env.pool[t]], t)
+	}
+	for _, in := range inst {
+		k, ok := faults.Lookup(in.Kind)
+		if !ok || k.Targets != faults.TargetTenant || !strings.HasPrefix(in.Kind, "tenant_db_") {
+			continue
+		}
+		reached := map[string]bool{}
+		var pools []string
+		for _, slot := range in.Slots {
+			pool := s.env.pool[slot]
+			if !slices.Contains(pools, pool) {
+				pools = append(pools, pool)
+			}
+			for _, t := range byPool[pool] {
+				reached[t] = true
+			}
+		}
+		if len(reached) > len(in.Slots) {
+			names := make([]string, 0, len(reached))
+			for t := range reached {
+				names = append(names, t)
+			}
+			slices.Sort(names)
+			log.Info("tenant-DB fault reaches every tenant behind its proxy", "fault", in.ID, "kind", in.Kind,
+				"target", strings.Join(in.Slots, ","), "proxy", strings.Join(pools, ","), "reaches", strings.Join(names, ","))
+		}
+	}
 }

@@ -27,9 +27,11 @@
 //
 // To add a target (what the run drives): write target_<name>.go with a type implementing target (up:
 // bring up or connect to the system and return a *system; provision: the scenario's tenants on it),
-// and add its case to targetFor in target.go. The phases only see the *system. An external service's
-// conventions (how it provisions and reports tenants ready, where their events live) are a profile
-// of package harness/target, which the external target follows.
+// and add its case to targetFor in target.go. The phases only see the *system. A service's
+// conventions (how it provisions and reports tenants ready, where their events live, its wire) are a
+// profile of package harness/target, which both targets follow; how the run starts a service's pods
+// is a pod profile of package harness/podprofile (eventlogd's by default), which eventlogdTarget
+// starts them by.
 //
 // Verification is not a phase here: the harness writes and never judges (it does not import the
 // verifier), so cmd/seqgate verifies the ledger this package closed, as `seqgate verify` would.
@@ -44,6 +46,7 @@ import (
 	"github.com/seqgate/seqgate/ledger"
 
 	"github.com/seqgate/seqgate/faults"
+	"github.com/seqgate/seqgate/harness/podprofile"
 	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/harness/shard"
 	tgt "github.com/seqgate/seqgate/harness/target"
@@ -63,6 +66,8 @@ type Options struct {
 	Dir      string // the run directory (created)
 	// Eventlogd is the binary for the pods (ignored with Target).
 	Eventlogd string
+	// PodProfile is how each pod starts (nil: the built-in eventlogd profile); Eventlogd is its binary.
+	PodProfile *podprofile.Profile
 	// DSN is an existing server; empty starts a private one (or Infra says docker).
 	DSN   string
 	Infra string

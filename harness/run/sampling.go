@@ -22,10 +22,10 @@ func startSampling(s *state) {
 		sc := &scrape.Scraper{Targets: func() []scrape.Target {
 			var out []scrape.Target
 			for _, e := range s.sys.endpoints(true) {
-				out = append(out, scrape.Target{Pod: e.Name, URL: e.URL})
+				out = append(out, scrape.Target{Pod: e.Name, URL: e.URL, Path: s.sys.metricsPath})
 			}
 			return out
-		}, Names: append(append([]string(nil), scrape.Families...), s.sc.Metrics...), Period: time.Second, Start: s.start, Sink: s.w}
+		}, Names: append(append(append([]string(nil), scrape.Families...), s.sc.Metrics...), s.sys.lossCounters...), Period: time.Second, Start: s.start, Sink: s.w}
 		p.scraper = sc
 		p.wg.Add(1)
 		go func() { defer p.wg.Done(); sc.Run(ctx) }()
@@ -63,10 +63,16 @@ func sampleProxies(s *state) {
 	if s.sys.proxies == nil {
 		return
 	}
-	owner := map[string]string{}
+	owner, count := map[string]string{}, map[string]int{}
 	for _, t := range s.tenants {
+		count[t.Pool]++
 		if t.Mode == "dedicated" {
 			owner[t.Pool] = t.ID
+		}
+	}
+	for pool, n := range count {
+		if n > 1 {
+			delete(owner, pool) // one proxy for several tenants (a pod profile of layout admin_dsn) names none
 		}
 	}
 	at := s.now()

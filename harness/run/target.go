@@ -28,7 +28,7 @@ func targetFor(o Options) target {
 		return &externalTarget{url: strings.TrimRight(o.Target, "/"), dsn: o.DSN, apiKey: o.APIKey, tenantID: o.TenantID,
 			profile: o.Profile, readyTimeout: o.ReadyTimeout, toxiproxy: o.Toxiproxy}
 	}
-	return eventlogdTarget{}
+	return eventlogdTarget{prof: o.PodProfile}
 }
 
 // system is what the up phase brought up or connected to. The later phases use what is there and
@@ -50,6 +50,15 @@ type system struct {
 	// --admin-token, --provision-token, given in their environment): no other local user who reaches
 	// their loopback ports can call the admin endpoints or make tenants. Empty for an external target.
 	adminToken, provisionToken string
+	// serviceDBs are databases the run's pods created on a --dsn server for the run's tenants (their
+	// real names: drive9_<id>), dropped with the run's own.
+	serviceDBs []string
+	// metricsPath is where the pods serve their metrics ("": /metrics), lossCounters the pod profile's
+	// counters that explain a loss, scraped beside the families the verifier reads.
+	metricsPath  string
+	lossCounters []string
+	// wire is the service's API (the target profile's), set by provision: the load sends by it.
+	wire *tgt.Wire
 }
 
 // endpoints lists where writers and consumers send: the pods (only those whose process runs, when
@@ -102,6 +111,7 @@ func (sys *system) close(databases []string) {
 		if sys.db.Kind == infra.DSN {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			_ = sys.db.Drop(ctx, databases...)
+			_ = sys.db.DropNamed(ctx, sys.serviceDBs...)
 			cancel()
 		}
 		_ = sys.db.Close()

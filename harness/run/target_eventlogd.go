@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -15,19 +16,35 @@ import (
 
 	"github.com/seqgate/seqgate/harness/audit"
 	"github.com/seqgate/seqgate/harness/infra"
+	"github.com/seqgate/seqgate/harness/podprofile"
 	"github.com/seqgate/seqgate/harness/pods"
 	"github.com/seqgate/seqgate/harness/proxy"
 	"github.com/seqgate/seqgate/harness/scenario"
 	tgt "github.com/seqgate/seqgate/harness/target"
 )
 
-// eventlogdTarget is the reference service run by the harness: a DB server (private, docker or
-// --dsn), one proxy per database (in-process, or on the --toxiproxy server), and the scenario's
-// eventlogd pods.
-type eventlogdTarget struct{}
+// eventlogdTarget is the pods a run starts itself: a DB server (private, docker or --dsn), one proxy
+// per database (in-process, or on the --toxiproxy server), and the scenario's pods, each started by
+// the pod profile (harness/podprofile; nil: the built-in eventlogd one, seqgate's reference service).
+type eventlogdTarget struct {
+	prof *podprofile.Profile
+}
 
-func (eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *system) error {
-	sys.name, sys.profile, sys.audited = "eventlogd", tgt.Eventlogd, true
+// profile is the pod profile the pods start by.
+func (t eventlogdTarget) profile() *podprofile.Profile {
+	if t.prof != nil {
+		return t.prof
+	}
+	p, _ := podprofile.Builtin(podprofile.Eventlogd)
+	return p
+}
+
+func (t eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *system) error {
+	prof := t.profile()
+	sys.name, sys.profile, sys.audited = "eventlogd", prof.Target, true
+	if prof.Target != tgt.Eventlogd {
+		sys.name = "external" // a service other than eventlogd, in pods the run started (the run record's pods)
+	}
 	if s.sc.Pods.Count < 1 {
 		return fmt.Errorf("the scenario declares no pods (pods: {count: N}): seqgate runs eventlogd pods unless --target names a service")
 	}
@@ -41,10 +58,14 @@ func (eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *
 	}
 	sys.db = db
 	log.Info("database server", "kind", db.Kind, "addr", db.Addr)
-	if err := db.Create(ctx, s.databases()...); err != nil {
+	databases := s.databases()
+	if prof.Layout == podprofile.LayoutAdminDSN {
+		databases = []string{"meta"} // the pods create each tenant's database themselves
+	}
+	if err := db.Create(ctx, databases...); err != nil {
 		return err
 	}
-	for _, name := range s.databases() {
+	for _, name := range databases {
 		d, err := sql.Open("mysql", db.DirectDSN(name))
 		if err != nil {
 			return err
@@ -62,28 +83,27 @@ func (eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *
 	} else {
 		sys.proxies = proxy.NewSet()
 	}
-	type poolJSON struct {
-		ID   string `json:"id"`
-		Role string `json:"role"`
-		DSN  string `json:"dsn"`
+	vars := podprofile.Vars{podprofile.PhRetention: s.sc.Pods.Eventlogd.Retention.D().String()}
+	for _, name := range databases {
+		if _, err := sys.proxies.Add(name, db.Addr); err != nil {
+			return err
+		}
 	}
-	var pools []poolJSON
-	var metaDSN string
-	for _, name := range s.databases() {
-		p, err := sys.proxies.Add(name, db.Addr)
+	switch prof.Layout {
+	case podprofile.LayoutPools:
+		path, err := writePools(s, db, sys.proxies)
 		if err != nil {
 			return err
 		}
-		dsn := db.ProxiedDSN(p.Addr(), name)
-		if name == "meta" {
-			metaDSN = dsn
-			continue
+		vars[podprofile.PhPoolsFile] = path
+	case podprofile.LayoutAdminDSN:
+		// Every tenant's database is on the server the admin DSN names: one proxy carries them all,
+		// so a tenant-DB fault acts on every tenant (the log of the schedule says which).
+		p, err := sys.proxies.Add(podprofile.TenantDBProxy, db.Addr)
+		if err != nil {
+			return err
 		}
-		role := "dedicated"
-		if name == scenario.SharedPool {
-			role = "shared"
-		}
-		pools = append(pools, poolJSON{ID: name, Role: role, DSN: dsn})
+		vars[podprofile.PhTenantDSN] = db.ProxiedDSN(p.Addr(), "")
 	}
 	// Each pod reaches the meta DB through a proxy of its own, chained in front of the shared one:
 	// a fault on "meta" still hits every pod, one on a pod's proxy (pod_meta_db_latency) only that
@@ -97,42 +117,76 @@ func (eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *
 		}
 		podMetaDSN[pod] = db.ProxiedDSN(p.Addr(), "meta")
 	}
-	b, _ := json.MarshalIndent(map[string]any{"pools": pools}, "", "  ")
-	poolsPath := filepath.Join(s.o.Dir, "pools.json")
-	if err := writeFile(s.o.Dir, "pools.json", b, 0o600); err != nil {
-		return err
-	}
 	if sys.adminToken, err = newToken(); err != nil {
 		return err
 	}
 	if sys.provisionToken, err = newToken(); err != nil {
 		return err
 	}
-	args, env := eventlogdCommand(s.sc.Pods.Eventlogd, metaDSN, poolsPath, sys.adminToken, sys.provisionToken)
-	log.Info("starting pods", "count", s.sc.Pods.Count, "eventlogd", s.o.Eventlogd)
-	fleet, err := pods.Start(ctx, pods.Config{Binary: s.o.Eventlogd, Args: args, Env: env, LogDir: filepath.Join(s.o.Dir, "pods"),
-		Start: s.start, Sink: s.sink, PodEnv: func(pod string) []string {
-			if dsn, ok := podMetaDSN[pod]; ok {
-				return []string{"EVENTLOGD_META_DSN=" + dsn}
+	vars[podprofile.PhAdminToken], vars[podprofile.PhProvisionToken] = sys.adminToken, sys.provisionToken
+	if prof.Uses(podprofile.PhDataDir) {
+		dir := filepath.Join(s.o.Dir, "pods", "data")
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return err
+		}
+		vars[podprofile.PhDataDir] = dir
+	}
+	log.Info("starting pods", "count", s.sc.Pods.Count, "profile", prof.Name, "binary", s.o.Eventlogd)
+	fleet, err := pods.Start(ctx, pods.Config{Binary: s.o.Eventlogd, LogDir: filepath.Join(s.o.Dir, "pods"),
+		Start: s.start, Sink: s.sink, AddrLine: prof.Ready.AddressLine, Health: prof.HealthPath(), ReadyAfter: prof.ReadyTimeout(),
+		Command: func(pod, listen string) ([]string, []string, error) {
+			v := podprofile.Vars{podprofile.PhPod: pod, podprofile.PhListen: listen, podprofile.PhMetaDSN: podMetaDSN[pod]}
+			for k, x := range vars {
+				v[k] = x
 			}
-			return nil
+			return podCommand(prof, s.sc.Pods.Eventlogd, v)
 		}}, s.sc.Pods.Count)
 	if err != nil {
 		return err
 	}
-	sys.fleet = fleet
+	sys.fleet, sys.metricsPath, sys.lossCounters = fleet, prof.MetricsPath(), prof.LossCounters
 	log.Info("pods ready", "pods", strings.Join(fleet.Names(), ","))
 	return nil
 }
 
+// writePools writes pools.json (0600: it holds the pool DSNs): one entry per pool, each through its
+// proxy, dedicated or shared.
+func writePools(s *state, db *infra.DB, proxies *proxy.Set) (string, error) {
+	type poolJSON struct {
+		ID   string `json:"id"`
+		Role string `json:"role"`
+		DSN  string `json:"dsn"`
+	}
+	var pools []poolJSON
+	for _, name := range s.databases() {
+		if name == "meta" {
+			continue
+		}
+		role := "dedicated"
+		if name == scenario.SharedPool {
+			role = "shared"
+		}
+		pools = append(pools, poolJSON{ID: name, Role: role, DSN: db.ProxiedDSN(proxies.Get(name).Addr(), name)})
+	}
+	b, _ := json.MarshalIndent(map[string]any{"pools": pools}, "", "  ")
+	if err := writeFile(s.o.Dir, "pools.json", b, 0o600); err != nil {
+		return "", err
+	}
+	return filepath.Join(s.o.Dir, "pools.json"), nil
+}
+
 // provision creates each tenant in its pool (the scenario's: tenant_<n>, shared_pool) through the
 // pods' POST /v1/provision, and notes where its events are: its pool's database, tenant_id column.
-func (eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logger) ([]tenant, error) {
-	p, err := tgt.New(tgt.Options{}, true)
+func (t eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logger) ([]tenant, error) {
+	if t.profile().Layout == podprofile.LayoutAdminDSN {
+		return provisionAdminDSN(ctx, s, log, t.profile())
+	}
+	p, err := tgt.New(tgt.Options{Profile: t.profile().Target}, true)
 	if err != nil {
 		return nil, err
 	}
 	p.SendPool, p.ProvisionToken = true, s.sys.provisionToken
+	s.sys.wire = p.Wire()
 	s.sys.tables = map[string]audit.Table{}
 	var out []tenant
 	for _, slot := range s.sc.Expand() {
@@ -157,12 +211,19 @@ func (eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logger
 	return out, nil
 }
 
-// eventlogdCommand is every pod's arguments and extra environment. The meta DSN (which carries the
-// --dsn password, if any) and the run's admin and provisioning tokens go in the environment, never on
-// the command line that every local user can read; the pools file holding the pool DSNs is written
-// 0600.
-func eventlogdCommand(e scenario.Eventlogd, metaDSN, poolsPath, adminToken, provisionToken string) (args, env []string) {
-	args = []string{"--pools", poolsPath, "--fs-events-retention", e.Retention.D().String(), "--admin"}
+// podCommand is one pod's arguments and extra environment: the profile's, filled with vars, then for
+// a profile that starts eventlogd the scenario's seeded defect and flags. Secrets (the meta DSN with
+// the --dsn password, the run's tokens) are in the environment only, never on the command line every
+// local user can read (the profile refuses a secret placeholder in args); the pools file holding the
+// pool DSNs is written 0600.
+func podCommand(prof *podprofile.Profile, e scenario.Eventlogd, vars podprofile.Vars) (args, env []string, err error) {
+	args, env, err = prof.Expand(vars)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !prof.EventlogdFlags {
+		return args, env, nil
+	}
 	if e.Defect != "" {
 		args = append(args, "--test-defects", "--defect", e.Defect)
 	}
@@ -174,7 +235,7 @@ func eventlogdCommand(e scenario.Eventlogd, metaDSN, poolsPath, adminToken, prov
 	for _, k := range names {
 		args = append(args, "--"+k+"="+e.Flags[k])
 	}
-	return args, []string{"EVENTLOGD_META_DSN=" + metaDSN, "EVENTLOGD_ADMIN_TOKEN=" + adminToken, "EVENTLOGD_PROVISION_TOKEN=" + provisionToken}
+	return args, env, nil
 }
 
 // newToken is a fresh random token (256 bits, hex).

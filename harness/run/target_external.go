@@ -36,7 +36,7 @@ func (t *externalTarget) up(ctx context.Context, s *state, log *slog.Logger, sys
 		return err
 	}
 	p.ProvisionToken = s.o.ProvisionToken
-	t.p, sys.profile, sys.audited = p, p.Name, t.dsn != ""
+	t.p, sys.profile, sys.audited, sys.wire = p, p.Name, t.dsn != "", p.Wire()
 	if s.sc.Pods.Count > 0 {
 		log.Warn("pods: is ignored with --target (the service runs its own)")
 	}

@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -22,7 +23,14 @@ func FieldError(file string, data []byte, field, msg string, allowed []string) *
 		v := &validator{file: file, doc: root.Content[0]}
 		var path []any
 		for _, p := range strings.Split(field, ".") {
-			path = append(path, p)
+			// faults[2] is the key faults, then the sequence's third entry
+			name, idx, ok := strings.Cut(p, "[")
+			n, err := strconv.Atoi(strings.TrimSuffix(idx, "]"))
+			if !ok || err != nil || !strings.HasSuffix(idx, "]") {
+				path = append(path, p)
+				continue
+			}
+			path = append(path, name, n)
 		}
 		e.Line = v.at(path...)
 	}

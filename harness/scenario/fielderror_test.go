@@ -6,7 +6,7 @@ import (
 )
 
 func TestFieldErrorFindsTheLine(t *testing.T) {
-	src := []byte("name: x\npods:\n  count: 1\n  eventlogd:\n    defect: late-commit-skp\n    flags:\n      retry-tenat-cap: \"3\"\n")
+	src := []byte("name: x\npods:\n  count: 1\n  eventlogd:\n    defect: late-commit-skp\n    flags:\n      retry-tenat-cap: \"3\"\nfaults:\n  - {at: 1s, kind: pod_crash}\n  - at: 2s\n    kind: outbox_poller_stall\n")
 	for _, c := range []struct {
 		field string
 		line  int
@@ -15,6 +15,9 @@ func TestFieldErrorFindsTheLine(t *testing.T) {
 		{"pods.eventlogd.flags.retry-tenat-cap", 7},
 		{"pods.eventlogd.flags.set-by-override", 6}, // absent: the closest parent
 		{"name", 1},
+		{"faults[1].kind", 11}, // a sequence entry by its index
+		{"faults[0].kind", 9},
+		{"faults[7].kind", 8}, // no such entry: the sequence's key
 	} {
 		e := FieldError("s.yaml", src, c.field, "bad", []string{"a", "b"})
 		if e.Line != c.line || e.Error() != fmt.Sprintf("s.yaml:%d: %s: bad (allowed: a, b)", c.line, c.field) {

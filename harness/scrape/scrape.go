@@ -31,7 +31,9 @@ var Families = []string{
 // Target is one pod to scrape.
 type Target struct {
 	Pod string
-	URL string // base URL; /metrics is appended
+	URL string // base URL; Path is appended
+	// Path is where the pod serves its metrics (default /metrics; a pod profile's metrics field).
+	Path string
 }
 
 // Scraper samples targets every Period.
@@ -85,7 +87,11 @@ func (s *Scraper) Once(ctx context.Context, keep map[string]bool) {
 }
 
 func (s *Scraper) one(ctx context.Context, t Target, keep map[string]bool) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.URL+"/metrics", nil)
+	path := t.Path
+	if path == "" {
+		path = "/metrics"
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, t.URL+path, nil)
 	if err != nil {
 		return err
 	}

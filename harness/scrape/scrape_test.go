@@ -32,7 +32,7 @@ func TestScrapeKeepsNamedFamilies(t *testing.T) {
 	dead.Close()
 
 	s := &ledger.Memory{}
-	sc := &Scraper{Targets: func() []Target { return []Target{{"pod-1", srv.URL}, {"pod-2", dead.URL}} },
+	sc := &Scraper{Targets: func() []Target { return []Target{{Pod: "pod-1", URL: srv.URL}, {Pod: "pod-2", URL: dead.URL}} },
 		Start: time.Now(), Sink: s, Client: &http.Client{Timeout: time.Second}}
 	keep := map[string]bool{}
 	for _, n := range append(Families, "wanted_seconds") {
@@ -72,5 +72,30 @@ func TestScrapeKeepsNamedFamilies(t *testing.T) {
 	}
 	if len(s.Records()) != 2 || sc.Failures.Load() != 1 {
 		t.Errorf("%d records, %d failures; want 2 and 1 (the dead pod)", len(s.Records()), sc.Failures.Load())
+	}
+}
+
+// A pod profile's metrics path is where the scraper asks; the default path on the same pod finds nothing.
+func TestScrapePath(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	depth := prometheus.NewGauge(prometheus.GaugeOpts{Name: "drive9_sse_event_retry_buffer_depth", Help: "h"})
+	reg.MustRegister(depth)
+	depth.Set(2)
+	mux := http.NewServeMux()
+	mux.Handle("/custom/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	for _, c := range []struct {
+		path     string
+		records  int
+		failures int64
+	}{{"/custom/metrics", 1, 0}, {"", 0, 1}} {
+		s := &ledger.Memory{}
+		sc := &Scraper{Targets: func() []Target { return []Target{{Pod: "pod-1", URL: srv.URL, Path: c.path}} },
+			Start: time.Now(), Sink: s, Client: &http.Client{Timeout: time.Second}}
+		sc.Once(context.Background(), map[string]bool{"drive9_sse_event_retry_buffer_depth": true})
+		if len(s.Records()) != c.records || sc.Failures.Load() != c.failures {
+			t.Errorf("path %q: %d records, %d failures; want %d and %d", c.path, len(s.Records()), sc.Failures.Load(), c.records, c.failures)
+		}
 	}
 }

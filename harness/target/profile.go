@@ -71,6 +71,9 @@ type Profile struct {
 	needsID  bool
 }
 
+// Database returns the database that holds tenant's events under this profile.
+func (p *Profile) Database(t Tenant) (string, error) { return p.database(t) }
+
 // New resolves the profile the options name. audit says whether the run reads the service's
 // database (--dsn given): only then must generic know where the events are.
 func New(o Options, audit bool) (*Profile, error) {

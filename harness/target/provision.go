@@ -24,7 +24,7 @@ func (p *Profile) Provision(ctx context.Context, c *http.Client, base, pool stri
 	// A service may rate-limit provisioning (eventlogd's --provision-rate): a 429 is waited out
 	// (Retry-After, at least 1 s), up to 60 times.
 	for attempt := 0; ; attempt++ {
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/provision", bytes.NewReader(body))
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+p.Wire().ProvisionPath, bytes.NewReader(body))
 		if err != nil {
 			return Tenant{}, fmt.Errorf("POST %s/v1/provision: %w", base, err)
 		}
@@ -131,7 +131,7 @@ func (p *Profile) WaitReady(ctx context.Context, c *http.Client, base string, t 
 func (p *Profile) pollStatus(ctx context.Context, c *http.Client, base string, t Tenant, nr *NotReadyError) (ready, final bool) {
 	rctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodGet, base+"/v1/status", nil)
+	req, err := http.NewRequestWithContext(rctx, http.MethodGet, base+p.Wire().StatusPath, nil)
 	if err != nil {
 		nr.Message = err.Error()
 		return false, true

@@ -1,0 +1,72 @@
+package run
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/seqgate/seqgate/harness/podprofile"
+	tgt "github.com/seqgate/seqgate/harness/target"
+)
+
+// provisionAdminDSN provisions the scenario's tenants on pods whose layout is admin_dsn (drive9's
+// local provisioner): each through POST /v1/provision, the service creating the tenant's database on
+// the server behind {tenant_dsn}; then it waits until each is active, and opens and checks every
+// tenant's events table directly (not through the proxies), all before any load. Every tenant sits
+// behind the one tenant_db proxy, so a tenant-DB fault acts on all of them.
+func provisionAdminDSN(ctx context.Context, s *state, log *slog.Logger, prof *podprofile.Profile) ([]tenant, error) {
+	for _, g := range s.sc.Tenants {
+		if g.Backlog != nil {
+			return nil, fmt.Errorf("tenant group %q: backlog: only with pods of layout pools (the pod profile %s has layout %s: its service makes the tables)",
+				g.Group, prof.Name, prof.Layout)
+		}
+	}
+	p, err := tgt.New(tgt.Options{Profile: prof.Target}, true)
+	if err != nil {
+		return nil, err
+	}
+	s.sys.wire = p.Wire()
+	if prof.Uses(podprofile.PhProvisionToken) {
+		p.ProvisionToken = s.sys.provisionToken
+	}
+	var out []tenant
+	var list []tgt.Tenant
+	for _, slot := range s.sc.Expand() {
+		tn, err := p.Provision(ctx, provisionClient, s.sys.baseURL(), slot.Pool)
+		if err != nil {
+			return nil, err
+		}
+		slot.Pool = podprofile.TenantDBProxy // the proxy a tenant-DB fault on this tenant acts on
+		out = append(out, tenant{Tenant: slot, ID: tn.ID, Key: tn.Key})
+		tn.Pool = slot.Pool
+		list = append(list, tn)
+		if name, err := p.Database(tn); err == nil {
+			s.sys.serviceDBs = append(s.sys.serviceDBs, name)
+		}
+	}
+	log.Info("tenants provisioned", "count", len(out), "profile", prof.Name)
+	timeout := s.o.ReadyTimeout
+	if timeout <= 0 {
+		timeout = DefaultReadyTimeout
+	}
+	begin := time.Now()
+	for _, tn := range list {
+		if err := p.WaitReady(ctx, provisionClient, s.sys.baseURL(), tn, max(timeout-time.Since(begin), 0), 200*time.Millisecond); err != nil {
+			return nil, fmt.Errorf("pod profile %s: %w", prof.Name, err)
+		}
+	}
+	log.Info("tenants active", "count", len(list), "took", time.Since(begin).Round(time.Millisecond))
+	srv, err := tgt.ParseServer(s.sys.db.DirectDSN(""))
+	if err != nil {
+		return nil, err
+	}
+	tables, err := p.Open(ctx, srv, list)
+	if err != nil {
+		return nil, err
+	}
+	s.sys.extTables, s.sys.tables = tables, tables.ByTenant
+	log.Info("events tables checked", "profile", prof.Name, "layout", p.Layout(), "tenants", len(list),
+		"tenant_db_proxy", "every tenant's database is behind proxy "+podprofile.TenantDBProxy+": a tenant-DB fault reaches all of them")
+	return out, nil
+}

@@ -11,10 +11,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/seqgate/seqgate/harness/audit"
 	"github.com/seqgate/seqgate/harness/infra"
+	"github.com/seqgate/seqgate/harness/load"
 	"github.com/seqgate/seqgate/harness/pods"
 	"github.com/seqgate/seqgate/harness/proxy"
 	"github.com/seqgate/seqgate/harness/scenario"
@@ -126,7 +128,8 @@ func (eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *
 }
 
 // provision creates each tenant in its pool (the scenario's: tenant_<n>, shared_pool) through the
-// pods' POST /v1/provision, and notes where its events are: its pool's database, tenant_id column.
+// pods' POST /v1/provision, several at once and spread over the pods (each pod rate-limits
+// provisioning on its own), and notes where its events are: its pool's database, tenant_id column.
 func (eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logger) ([]tenant, error) {
 	p, err := tgt.New(tgt.Options{}, true)
 	if err != nil {
@@ -134,24 +137,33 @@ func (eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logger
 	}
 	p.SendPool, p.ProvisionToken = true, s.sys.provisionToken
 	s.sys.tables = map[string]audit.Table{}
-	var out []tenant
-	for _, slot := range s.sc.Expand() {
-		t, err := p.Provision(ctx, provisionClient, s.sys.baseURL(), slot.Pool)
+	var mu sync.Mutex
+	eps := s.sys.endpoints(true)
+	if len(eps) == 0 { // no pod alive: the first one's error says so
+		eps = []load.Endpoint{{Name: "pod-1", URL: s.sys.baseURL()}}
+	}
+	out, err := provisionEach(ctx, log, s.o.Progress, s.sc.Expand(), s.o.ProvisionConcurrency, func(ctx context.Context, slot scenario.Tenant) (tenant, error) {
+		t, err := p.Provision(ctx, provisionClient, eps[slot.Index%len(eps)].URL, slot.Pool)
 		if err != nil {
-			return nil, err
+			return tenant{}, err
 		}
-		out = append(out, tenant{Tenant: slot, ID: t.ID, Key: t.Key})
 		tb := audit.Table{DB: s.sys.direct[slot.Pool], Database: s.sys.db.Name(slot.Pool), TenantColumn: p.TenantColumn}
+		mu.Lock()
 		s.sys.tables[t.ID] = tb
+		mu.Unlock()
 		if b := slot.Backlog; b != nil {
 			// Written directly, before any load or consumer: no stream has a cursor yet, so the rows sit
 			// below every consumer's starting head, and the first write finds them old.
 			t0 := time.Now()
 			if err := tb.Backlog(ctx, t.ID, b.Rows, t0.Add(-b.Age.D())); err != nil {
-				return nil, err
+				return tenant{}, err
 			}
 			log.Info("backlog written", "tenant", t.ID, "rows", b.Rows, "age", b.Age.D().String(), "took", time.Since(t0).Round(time.Millisecond).String())
 		}
+		return tenant{Tenant: slot, ID: t.ID, Key: t.Key}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	log.Info("tenants provisioned", "count", len(out))
 	return out, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/seqgate/seqgate/harness/audit"
@@ -21,7 +20,7 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	consCtx, stop := context.WithCancel(context.Background()) // stopped by the stop phase, not by Ctrl-C
 	cs := &consumerSet{late: map[*consumer.Consumer]bool{}, stop: stop}
 	s.cons = cs
-	streamClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}} // no timeout: streams are long
+	streamClient := consumer.NewClient(0) // no timeout: streams are long
 	if s.o.consumerTransport != nil {
 		streamClient.Transport = s.o.consumerTransport(streamClient.Transport)
 	}

@@ -106,5 +106,6 @@ func provisionEach(ctx context.Context, log *slog.Logger, progress io.Writer, sl
 	if time.Since(begin) >= provisionEvery {
 		report()
 	}
+	log.Info("tenants provisioned", "count", len(out), "concurrency", conc, "took", time.Since(begin).Round(time.Millisecond).String())
 	return out, nil
 }

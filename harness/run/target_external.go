@@ -105,7 +105,6 @@ func (t *externalTarget) provision(ctx context.Context, s *state, log *slog.Logg
 		if err != nil {
 			return nil, err
 		}
-		log.Info("tenants provisioned", "count", len(out))
 	}
 	if err := t.waitReady(ctx, log, out); err != nil {
 		return nil, err

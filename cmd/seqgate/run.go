@@ -109,7 +109,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	if f.tenantID != "" && f.apiKey == "" {
 		return &exitError{exitUnusable, errors.New("--tenant-id needs --api-key (provisioned tenants get their ids from the service)")}
 	}
-	if f.provConc < 1 || f.provConc > 256 {
+	if f.provConc < 0 || f.provConc > 256 { // 0: the default
 		return &exitError{exitUnusable, fmt.Errorf("--provision-concurrency %d: allowed 1..256", f.provConc)}
 	}
 	if f.ready < 0 { // 0: the default

@@ -78,7 +78,7 @@ func provisionEach(ctx context.Context, log *slog.Logger, progress io.Writer, sl
 				slot := slots[i]
 				t, err := one(ctx, slot)
 				if err != nil {
-					if c := context.Cause(ctx); c != nil && ctx.Err() != nil {
+					if c := context.Cause(ctx); c != nil && ctx.Err() != nil && c != ctx.Err() { // say it was the bound
 						err = fmt.Errorf("%w (%v)", err, c)
 					}
 					mu.Lock()

@@ -43,7 +43,7 @@ BENCH_EVENTS ?= 2440000
 bench: build
 	$(GO) test -run '^$$' -bench . -benchmem ./verifier/...
 	$(GO) test -run '^$$' -bench LoadVsVegeta -benchtime 1x -v ./harness/load/
-	$(GO) test -run '^$$' -bench SSEFanIn -benchtime 1x ./harness/consumer/
+	$(GO) test -run '^$$' -bench 'SSEFanIn|IdleConsumers' -benchtime 1x ./harness/consumer/
 	$(GO) test -run '^$$' -bench VsRawInsert -benchtime 1x -v ./reference-impl/api/
 	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && \
 	echo "bench: generating a ~10M-record ledger in $$d" && \

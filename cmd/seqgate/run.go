@@ -35,6 +35,7 @@ type runFlags struct {
 	auditDB   string
 	tenantCol string
 	ready     time.Duration
+	provConc  int
 	junit     string
 	replay    string
 	sets      []string
@@ -80,6 +81,7 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 	fl.StringVar(&f.profile, "target-profile", target.Eventlogd, "with --target: how the service provisions tenants and where their events live: "+strings.Join(target.Names, ", ")+"; without --target: the built-in pod profile the run starts its pods by: "+strings.Join(podprofile.Builtins, ", ")+" (docs/external.md)")
 	fl.StringVar(&f.auditDB, "audit-db", "", "with --target and --dsn: the database of each tenant's events, a template with {tenant}, {tenant_nodash}, {pool} (default: the profile's; required for generic)")
 	fl.StringVar(&f.tenantCol, "tenant-column", "", "with --target and --dsn: the fs_events column naming the tenant, or none (default: the profile's; required for generic)")
+	fl.IntVar(&f.provConc, "provision-concurrency", run.DefaultProvisionConcurrency, "how many tenants to provision at once (1..256)")
 	fl.DurationVar(&f.ready, "ready-timeout", run.DefaultReadyTimeout, "with --target: how long to wait for every provisioned tenant to become active")
 	fl.StringVar(&f.replay, "replay", "", "replay the fault schedule of this earlier run directory (its schedule.json) instead of expanding the scenario's faults")
 	fl.StringVar(&f.toxiproxy, "toxiproxy", "", "drive the DB proxies on this toxiproxy server's HTTP API (e.g. http://127.0.0.1:8474) instead of in-process ones; with --target, adopt the proxies it already has, named after the service's pools (docs/stack.md)")
@@ -113,6 +115,9 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	}
 	if f.tenantID != "" && f.apiKey == "" {
 		return &exitError{exitUnusable, errors.New("--tenant-id needs --api-key (provisioned tenants get their ids from the service)")}
+	}
+	if f.provConc < 0 || f.provConc > 256 { // 0: the default
+		return &exitError{exitUnusable, fmt.Errorf("--provision-concurrency %d: allowed 1..256", f.provConc)}
 	}
 	if f.ready < 0 { // 0: the default
 		return &exitError{exitUnusable, fmt.Errorf("--ready-timeout %s: want a positive duration", f.ready)}
@@ -164,7 +169,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 		return &exitError{exitUnusable, err}
 	}
 	opts := run.Options{Scenario: sc, Dir: dir, DSN: f.dsn, ProvisionToken: os.Getenv("SEQGATE_PROVISION_TOKEN"), Infra: f.infra, Target: f.target, APIKey: f.apiKey, TenantID: f.tenantID,
-		Profile: target.Options{Profile: f.profile, AuditDB: f.auditDB, TenantColumn: f.tenantCol}, ReadyTimeout: f.ready, Replay: f.replay, Toxiproxy: f.toxiproxy,
+		Profile: target.Options{Profile: f.profile, AuditDB: f.auditDB, TenantColumn: f.tenantCol}, ReadyTimeout: f.ready, ProvisionConcurrency: f.provConc, Replay: f.replay, Toxiproxy: f.toxiproxy,
 		Log: stderr, Progress: stderr, Terminal: isTerminal(stderr), Shard: sh, RunID: runID}
 	var liveMetrics *live.Metrics
 	if f.metrics != "" {

@@ -41,6 +41,8 @@ func TestRunRefusesBadTargetFlags(t *testing.T) {
 		{"drive9 --api-key without --tenant-id", with(func(f *runFlags) {
 			f.target, f.profile, f.dsn, f.apiKey = "http://127.0.0.1:1", "drive9", "root@tcp(127.0.0.1:1)/", "k"
 		}), "give --tenant-id with --api-key"},
+		{"bad --provision-concurrency", with(func(f *runFlags) { f.target, f.provConc = "http://127.0.0.1:1", 257 }), "--provision-concurrency 257: allowed 1..256"},
+		{"negative --provision-concurrency", with(func(f *runFlags) { f.target, f.provConc = "http://127.0.0.1:1", -1 }), "--provision-concurrency -1: allowed 1..256"},
 		{"bad --ready-timeout", with(func(f *runFlags) { f.target, f.ready = "http://127.0.0.1:1", -time.Second }), "--ready-timeout -1s"},
 		{"--shard 0/3", with(func(f *runFlags) { f.target, f.shard = "http://127.0.0.1:1", "0/3" }), `--shard "0/3": K is 0`},
 		{"--shard 4/3", with(func(f *runFlags) { f.target, f.shard = "http://127.0.0.1:1", "4/3" }), `--shard "4/3": K is 4`},

@@ -61,7 +61,7 @@ func BenchmarkSSEFanIn(b *testing.B) {
 				w := ledger.NewWriter(io.Discard)
 				var mu sync.Mutex
 				sink := sinkFunc(func(r *ledger.Record) error { mu.Lock(); defer mu.Unlock(); return w.Write(r) })
-				client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: 0}}
+				client := NewClient(0) // the client a run's consumers use
 				ctx, cancel := context.WithCancel(context.Background())
 				start := time.Now()
 				cs := make([]*Consumer, n)

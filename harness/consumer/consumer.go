@@ -57,7 +57,9 @@ type Config struct {
 	Start     time.Time
 	Sink      ledger.Sink
 	Endpoints func() []Endpoint
-	Client    *http.Client // must have no overall timeout: streams are long
+	// Client must have no overall timeout: streams are long. NewClient(0), the default, holds an
+	// idle stream in one goroutine and about 1 KiB of buffers.
+	Client *http.Client
 	// Pull makes this a pull consumer (pull.go): it polls GET /v1/events/changes every PollInterval
 	// at the head, PageSize events per request, instead of holding a stream.
 	Pull         bool
@@ -113,7 +115,7 @@ func New(cfg Config) *Consumer {
 		cfg.BackoffMax = cfg.BackoffMin
 	}
 	if cfg.Client == nil {
-		cfg.Client = &http.Client{}
+		cfg.Client = NewClient(0)
 	}
 	if cfg.ListTimeout <= 0 {
 		cfg.ListTimeout = DefaultListTimeout

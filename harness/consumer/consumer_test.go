@@ -246,34 +246,46 @@ func TestNewClientSetsReceiveBuffer(t *testing.T) {
 		{rcvbuf: 0, min: 2 * 8192, max: 1 << 30},
 	}
 	for _, tc := range tests {
-		t.Run(fmt.Sprint(tc.rcvbuf), func(t *testing.T) {
-			got := make(chan int, 1)
-			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
-			defer srv.Close()
-			cl := NewClient(tc.rcvbuf)
-			tr := cl.Transport.(*http.Transport)
-			dial := tr.DialContext
-			tr.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
-				c, err := dial(ctx, network, addr)
-				if err == nil {
-					n, err := receiveBuffer(c.(*net.TCPConn))
-					if err != nil {
-						t.Error(err)
+		for _, stream := range []bool{true, false} { // an SSE stream (its own connection), another request (net/http's)
+			t.Run(fmt.Sprintf("%d/stream=%v", tc.rcvbuf, stream), func(t *testing.T) {
+				got := make(chan int, 1)
+				srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
+				defer srv.Close()
+				cl := NewClient(tc.rcvbuf)
+				st := cl.Transport.(*streamTransport)
+				tr := st.next.(*http.Transport)
+				measured := func(dial func(ctx context.Context, network, addr string) (net.Conn, error)) func(ctx context.Context, network, addr string) (net.Conn, error) {
+					return func(ctx context.Context, network, addr string) (net.Conn, error) {
+						c, err := dial(ctx, network, addr)
+						if err == nil {
+							n, err := receiveBuffer(c.(*net.TCPConn))
+							if err != nil {
+								t.Error(err)
+							}
+							got <- n
+						}
+						return c, err
 					}
-					got <- n
 				}
-				return c, err
-			}
-			resp, err := cl.Get(srv.URL)
-			if err != nil {
-				t.Fatal(err)
-			}
-			resp.Body.Close()
-			tr.CloseIdleConnections()
-			if n := <-got; n < tc.min || n > tc.max {
-				t.Errorf("SO_RCVBUF %d, want %d..%d", n, tc.min, tc.max)
-			}
-		})
+				st.dial, tr.DialContext = measured(st.dial), measured(tr.DialContext)
+				req, err := http.NewRequest(http.MethodGet, srv.URL, nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if stream {
+					req.Header.Set("Accept", "text/event-stream")
+				}
+				resp, err := cl.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				resp.Body.Close()
+				cl.CloseIdleConnections()
+				if n := <-got; n < tc.min || n > tc.max {
+					t.Errorf("SO_RCVBUF %d, want %d..%d", n, tc.min, tc.max)
+				}
+			})
+		}
 	}
 }
 

@@ -17,7 +17,9 @@ import (
 // and MSS 536.
 const SmallMSS = 536
 
-// NewClient returns an HTTP client for SSE streams (no overall timeout). With rcvbuf > 0 every socket
+// NewClient returns an HTTP client for SSE streams (no overall timeout): plain-HTTP streams go on
+// connections of their own, read by the consumer's goroutine (streamTransport), the rest through
+// net/http's transport. With rcvbuf > 0 every socket
 // it opens gets SO_RCVBUF = rcvbuf bytes and TCP_MAXSEG = SmallMSS before it connects, so the window it
 // advertises and the server's send buffer both stay small and a slow reader pushes back on the
 // server's own send queue after some tens of KB (loopback autotuning would otherwise let the kernels
@@ -46,7 +48,7 @@ func NewClient(rcvbuf int) *http.Client {
 	if rcvbuf > 0 {
 		tr.ReadBufferSize = min(max(rcvbuf, 512), 4096) // the client's own buffer must not undo the small window
 	}
-	return &http.Client{Transport: tr}
+	return &http.Client{Transport: &streamTransport{dial: d.DialContext, next: tr}}
 }
 
 // chunkReader hands out at most n bytes per Read, so a buffered parser on top of it holds about one

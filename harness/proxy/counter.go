@@ -69,10 +69,22 @@ func (c *counter) track(a, b net.Conn) bool {
 	return true
 }
 
+// Relay buffers: a link reads into a small buffer of its own while it is quiet and into a big one,
+// lent by a pool, while its reads fill the small one. Most DB connections of a run sit idle in a
+// read (a pod's pool keeps them open): a run of a thousand dedicated tenants holds thousands, each
+// then costing smallRelayBuf per direction instead of bigRelayBuf.
+const (
+	smallRelayBuf = 1 << 10
+	bigRelayBuf   = 32 << 10
+)
+
+var relayBufs = sync.Pool{New: func() any { b := make([]byte, bigRelayBuf); return &b }}
+
 // pipe copies src to dst, counting into n chunk by chunk; when either side ends it closes both.
 func (c *counter) pipe(dst, src net.Conn, n *atomic.Int64) {
 	defer c.wg.Done()
-	buf := make([]byte, 32<<10)
+	small := make([]byte, smallRelayBuf)
+	buf, big := small, (*[]byte)(nil)
 	for {
 		k, err := src.Read(buf)
 		if k > 0 {
@@ -84,6 +96,17 @@ func (c *counter) pipe(dst, src net.Conn, n *atomic.Int64) {
 		if err != nil { // EOF, a reset or our own close: all are an ordinary end of the link
 			break
 		}
+		switch {
+		case big == nil && k == len(small): // busy: read on in big chunks
+			big = relayBufs.Get().(*[]byte)
+			buf = *big
+		case big != nil && k <= smallRelayBuf: // quiet again: give the big buffer back before blocking
+			relayBufs.Put(big)
+			buf, big = small, nil
+		}
+	}
+	if big != nil {
+		relayBufs.Put(big)
 	}
 	src.Close()
 	dst.Close()

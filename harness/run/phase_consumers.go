@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"time"
 
 	"github.com/seqgate/seqgate/harness/audit"
@@ -21,7 +20,7 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	consCtx, stop := context.WithCancel(context.Background()) // stopped by the stop phase, not by Ctrl-C
 	cs := &consumerSet{late: map[*consumer.Consumer]bool{}, stop: stop}
 	s.cons = cs
-	streamClient := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}} // no timeout: streams are long
+	streamClient := consumer.NewClient(0) // no timeout: streams are long
 	if s.o.consumerTransport != nil {
 		streamClient.Transport = s.o.consumerTransport(streamClient.Transport)
 	}
@@ -89,7 +88,10 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	log.Info("consumers started", "count", started)
 	// Each consumer's first frame, and the listing its initial_sync asks for, before the load and
 	// the DB samples begin: a listing reads the tenant's DB, which would count as a cold DB waking.
-	ok := audit.Wait(ctx, 20*time.Second, 20*time.Millisecond, func(context.Context) bool {
+	// The bound grows with the consumers: a thousand first listings at once take the pods tens of
+	// seconds on a small machine, and a listing still under way when the samples begin wakes a cold DB.
+	begin := time.Now()
+	ok := audit.Wait(ctx, settleBound(started), 20*time.Millisecond, func(context.Context) bool {
 		for _, c := range cs.all {
 			if !c.Settled() && !cs.late[c] {
 				return false
@@ -98,9 +100,17 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 		return true
 	})
 	if !ok {
-		log.Warn("not every consumer had a frame and its first listing before the load")
+		log.Warn("not every consumer had a frame and its first listing before the load", "waited", settleBound(started).String())
+	} else {
+		log.Info("consumers settled", "count", started, "took", time.Since(begin).Round(time.Millisecond).String())
 	}
 	return nil
+}
+
+// settleBound is how long the consumers phase waits for every consumer's first frame and listing:
+// 20 s, and 100 ms more per consumer.
+func settleBound(consumers int) time.Duration {
+	return 20*time.Second + time.Duration(consumers)*100*time.Millisecond
 }
 
 func deref(p *int64) int64 {

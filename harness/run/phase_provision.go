@@ -3,8 +3,6 @@ package run
 import (
 	"context"
 	"log/slog"
-	"net/http"
-	"time"
 
 	"github.com/seqgate/seqgate/harness/consumer"
 	"github.com/seqgate/seqgate/harness/scenario"
@@ -50,5 +48,3 @@ func resyncs(sc *scenario.Scenario) bool {
 	}
 	return false
 }
-
-var provisionClient = &http.Client{Timeout: 30 * time.Second}

@@ -85,6 +85,8 @@ type Options struct {
 	Profile tgt.Options
 	// ReadyTimeout bounds the wait for every provisioned tenant to become active (default 60 s).
 	ReadyTimeout time.Duration
+	// ProvisionConcurrency is how many tenants are provisioned at once (0: DefaultProvisionConcurrency).
+	ProvisionConcurrency int
 	// Toxiproxy is a toxiproxy server's API URL: the DB proxies live there instead of in-process.
 	// With harness-started pods the run creates its proxies on it (and deletes them at the end); with
 	// Target it adopts the proxies the server already has, named after the service's pools (meta,

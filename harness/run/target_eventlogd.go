@@ -12,10 +12,12 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/seqgate/seqgate/harness/audit"
 	"github.com/seqgate/seqgate/harness/infra"
+	"github.com/seqgate/seqgate/harness/load"
 	"github.com/seqgate/seqgate/harness/podprofile"
 	"github.com/seqgate/seqgate/harness/pods"
 	"github.com/seqgate/seqgate/harness/proxy"
@@ -133,7 +135,7 @@ func (t eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys
 	}
 	log.Info("starting pods", "count", s.sc.Pods.Count, "profile", prof.Name, "binary", s.o.Eventlogd)
 	fleet, err := pods.Start(ctx, pods.Config{Binary: s.o.Eventlogd, LogDir: filepath.Join(s.o.Dir, "pods"),
-		Start: s.start, Sink: s.sink, AddrLine: prof.Ready.AddressLine, Health: prof.HealthPath(), ReadyAfter: prof.ReadyTimeout(),
+		Start: s.start, Sink: s.sink, AddrLine: prof.Ready.AddressLine, Health: prof.HealthPath(), ReadyAfter: max(prof.ReadyTimeout(), podReadyAfter(len(s.databases()))),
 		Command: func(pod, listen string) ([]string, []string, error) {
 			v := podprofile.Vars{podprofile.PhPod: pod, podprofile.PhListen: listen, podprofile.PhMetaDSN: podMetaDSN[pod]}
 			for k, x := range vars {
@@ -176,7 +178,8 @@ func writePools(s *state, db *infra.DB, proxies *proxy.Set) (string, error) {
 }
 
 // provision creates each tenant in its pool (the scenario's: tenant_<n>, shared_pool) through the
-// pods' POST /v1/provision, and notes where its events are: its pool's database, tenant_id column.
+// pods' POST /v1/provision, several at once and spread over the pods (each pod rate-limits
+// provisioning on its own), and notes where its events are: its pool's database, tenant_id column.
 func (t eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logger) ([]tenant, error) {
 	if t.profile().Layout == podprofile.LayoutAdminDSN {
 		return provisionAdminDSN(ctx, s, log, t.profile())
@@ -188,26 +191,34 @@ func (t eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logg
 	p.SendPool, p.ProvisionToken = true, s.sys.provisionToken
 	s.sys.wire = p.Wire()
 	s.sys.tables = map[string]audit.Table{}
-	var out []tenant
-	for _, slot := range s.sc.Expand() {
-		t, err := p.Provision(ctx, provisionClient, s.sys.baseURL(), slot.Pool)
+	var mu sync.Mutex
+	eps := s.sys.endpoints(true)
+	if len(eps) == 0 { // no pod alive: the first one's error says so
+		eps = []load.Endpoint{{Name: "pod-1", URL: s.sys.baseURL()}}
+	}
+	out, err := provisionEach(ctx, log, s.o.Progress, s.sc.Expand(), s.o.ProvisionConcurrency, func(ctx context.Context, slot scenario.Tenant) (tenant, error) {
+		t, err := p.Provision(ctx, provisionClient, eps[slot.Index%len(eps)].URL, slot.Pool)
 		if err != nil {
-			return nil, err
+			return tenant{}, err
 		}
-		out = append(out, tenant{Tenant: slot, ID: t.ID, Key: t.Key})
 		tb := audit.Table{DB: s.sys.direct[slot.Pool], Database: s.sys.db.Name(slot.Pool), TenantColumn: p.TenantColumn}
+		mu.Lock()
 		s.sys.tables[t.ID] = tb
+		mu.Unlock()
 		if b := slot.Backlog; b != nil {
 			// Written directly, before any load or consumer: no stream has a cursor yet, so the rows sit
 			// below every consumer's starting head, and the first write finds them old.
 			t0 := time.Now()
 			if err := tb.Backlog(ctx, t.ID, b.Rows, t0.Add(-b.Age.D())); err != nil {
-				return nil, err
+				return tenant{}, err
 			}
 			log.Info("backlog written", "tenant", t.ID, "rows", b.Rows, "age", b.Age.D().String(), "took", time.Since(t0).Round(time.Millisecond).String())
 		}
+		return tenant{Tenant: slot, ID: t.ID, Key: t.Key}, nil
+	})
+	if err != nil {
+		return nil, err
 	}
-	log.Info("tenants provisioned", "count", len(out))
 	return out, nil
 }
 
@@ -245,6 +256,13 @@ func newToken() (string, error) {
 		return "", fmt.Errorf("generate a token: %w", err)
 	}
 	return hex.EncodeToString(b[:]), nil
+}
+
+// podReadyAfter bounds a pod's start: eventlogd creates the schema of every pool it has not
+// migrated before it listens, one pool after another, so a run of a thousand dedicated tenants
+// waits for a thousand schemas (about 40 ms each on a loaded 2-core machine, both pods at once).
+func podReadyAfter(pools int) time.Duration {
+	return 30*time.Second + time.Duration(pools)*150*time.Millisecond
 }
 
 // PodMetaProxyName is the name of the proxy in front of one pod's meta DB connections.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/harness/proxy"
+	"github.com/seqgate/seqgate/harness/scenario"
 	tgt "github.com/seqgate/seqgate/harness/target"
 )
 
@@ -89,18 +90,21 @@ func (t *externalTarget) provision(ctx context.Context, s *state, log *slog.Logg
 		}
 		out = []tenant{{Tenant: slots[0], ID: id, Key: t.apiKey}}
 	} else {
-		for _, slot := range slots {
+		var err error
+		out, err = provisionEach(ctx, log, s.o.Progress, slots, s.o.ProvisionConcurrency, func(ctx context.Context, slot scenario.Tenant) (tenant, error) {
 			tn, err := t.p.Provision(ctx, provisionClient, t.url, slot.Pool)
 			if err != nil {
-				return nil, err
+				return tenant{}, err
 			}
 			// The service chose the pool (eventlogd names it; else it is the one asked for): DB
 			// faults hit the toxiproxy proxy of that name, and with --dsn the profile finds the
 			// tenant's events in that pool's database (eventlogd's {pool}).
 			slot.Pool = tn.Pool
-			out = append(out, tenant{Tenant: slot, ID: tn.ID, Key: tn.Key})
+			return tenant{Tenant: slot, ID: tn.ID, Key: tn.Key}, nil
+		})
+		if err != nil {
+			return nil, err
 		}
-		log.Info("tenants provisioned", "count", len(out))
 	}
 	if err := t.waitReady(ctx, log, out); err != nil {
 		return nil, err

@@ -204,7 +204,7 @@ func (s *Server) launch(ctx context.Context, bin, datadir, tmpdir, logPath strin
 		"--user=root",
 		"--init-file=" + filepath.Join(s.Dir, initFile), // root's password, set before any connection
 		"--innodb-flush-log-at-trx-commit=2",
-		"--max-connections=2000",
+		"--max-connections=10000", // a run of a thousand dedicated tenants holds a few per tenant DB and pod
 		"--skip-name-resolve",
 	}
 	if isMySQL {

@@ -4,10 +4,10 @@
 package eventstream
 
 import (
-	"bufio"
 	"bytes"
 	"io"
 	"strconv"
+	"sync"
 )
 
 // Event is one dispatched event.
@@ -18,9 +18,25 @@ type Event struct {
 	Retry int    // the last valid retry field in milliseconds, 0 if none
 }
 
+// Buffer sizes of a Reader: it reads into a small buffer of its own while the stream is quiet and
+// into a big one, lent by a pool, while the stream brings more than the small one holds. An idle
+// subscriber, blocked in a read between heartbeats, then holds smallBuf bytes instead of bigBuf (a
+// thousand idle subscribers in one process: 1 MiB, not 64), and a busy one reads bigBuf per system
+// call.
+const (
+	smallBuf = 512
+	bigBuf   = 64 << 10
+)
+
+var bigBufs = sync.Pool{New: func() any { b := make([]byte, bigBuf); return &b }}
+
 // Reader reads events from a stream. It is not safe for concurrent use.
 type Reader struct {
-	r        *bufio.Reader
+	src      io.Reader
+	small    []byte
+	big      *[]byte // lent by bigBufs while the stream is busy, nil otherwise
+	buf      []byte  // small or *big: bytes buf[r:w] are read and not yet parsed
+	r, w     int
 	started  bool
 	pendCR   bool // the previous line ended in CR: a following LF belongs to it
 	lastID   string
@@ -33,14 +49,68 @@ type Reader struct {
 }
 
 // NewReader returns a Reader on r.
-func NewReader(r io.Reader) *Reader { return &Reader{r: bufio.NewReaderSize(r, 64<<10)} }
+func NewReader(r io.Reader) *Reader {
+	small := make([]byte, smallBuf)
+	return &Reader{src: r, small: small, buf: small}
+}
+
+// readByte returns the next byte of the stream, reading more when every byte read is parsed.
+func (p *Reader) readByte() (byte, error) {
+	if p.r == p.w {
+		if err := p.fill(); err != nil {
+			return 0, err
+		}
+	}
+	b := p.buf[p.r]
+	p.r++
+	return b, nil
+}
+
+// fill reads once more (every byte before is parsed). A read that filled the small buffer says the
+// stream is busy: the next ones go into a big buffer; a read into the big one that would have fit in
+// the small one says it is quiet again: the big buffer goes back to the pool before the next read,
+// which may block for as long as the stream stays quiet.
+func (p *Reader) fill() error {
+	switch {
+	case p.big == nil && p.w == len(p.small):
+		p.big = bigBufs.Get().(*[]byte)
+		p.buf = *p.big
+	case p.big != nil && p.w <= smallBuf:
+		bigBufs.Put(p.big)
+		p.big, p.buf = nil, p.small
+	}
+	p.r, p.w = 0, 0
+	for empty := 0; ; empty++ {
+		if empty == 100 { // as bufio: a reader that keeps returning nothing is broken
+			p.release()
+			return io.ErrNoProgress
+		}
+		n, err := p.src.Read(p.buf)
+		if n > 0 {
+			p.w = n
+			return nil
+		}
+		if err != nil {
+			p.release()
+			return err
+		}
+	}
+}
+
+// release hands a big buffer back to the pool once the stream has ended.
+func (p *Reader) release() {
+	if p.big != nil {
+		bigBufs.Put(p.big)
+		p.big, p.buf = nil, p.small
+	}
+}
 
 // readLine returns the next line without its terminator; io.EOF when the stream ends
 // (a final unterminated line is discarded, as the standard says for an incomplete event).
 func (p *Reader) readLine() ([]byte, error) {
 	p.line = p.line[:0]
 	for {
-		b, err := p.r.ReadByte()
+		b, err := p.readByte()
 		if err != nil {
 			return nil, err
 		}

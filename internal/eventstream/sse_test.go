@@ -93,3 +93,62 @@ func FuzzReader(f *testing.F) {
 		}
 	})
 }
+
+// chunks hands out at most n bytes per Read and counts the buffer sizes it was asked to fill.
+type chunks struct {
+	r     io.Reader
+	n     int
+	sizes map[int]int
+}
+
+func (c *chunks) Read(p []byte) (int, error) {
+	c.sizes[len(p)]++
+	return c.r.Read(p[:min(len(p), c.n)])
+}
+
+// TestReadSizes: whatever sizes the stream arrives in (a byte at a time, just under, at and over the
+// small buffer, bigger than the big one), the events are those of the stream read at once. A stream
+// whose reads fill the small buffer is read into the big one; one whose reads never fill it is
+// never read into the big one (an idle stream holds only the small buffer), and a stream that
+// quietens after a busy spell goes back to the small one.
+func TestReadSizes(t *testing.T) {
+	var b strings.Builder
+	for i := range 2000 {
+		b.WriteString("event: file_changed\r\ndata: {\"seq\":" + strings.Repeat("7", i%40) + "}\n\n: keep-alive\r\r")
+	}
+	stream := b.String()
+	want := readAll(t, stream)
+	if len(want) != 2000 {
+		t.Fatalf("%d events, want 2000", len(want))
+	}
+	for _, c := range []struct {
+		chunk        int
+		big, smallTo bool // reads into the big buffer expected; back to the small one after them
+	}{
+		{chunk: 1}, {chunk: smallBuf - 1}, {chunk: smallBuf, big: true, smallTo: true}, {chunk: smallBuf + 1, big: true, smallTo: true},
+		{chunk: 3 * bigBuf, big: true},
+	} {
+		src := &chunks{r: strings.NewReader(stream), n: c.chunk, sizes: map[int]int{}}
+		r := NewReader(src)
+		var got []Event
+		for {
+			ev, err := r.Next()
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, ev)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("chunks of %d: the events differ from the stream's read at once", c.chunk)
+		}
+		if (src.sizes[bigBuf] > 0) != c.big {
+			t.Fatalf("chunks of %d: reads by buffer size %v, want the big buffer used: %v", c.chunk, src.sizes, c.big)
+		}
+		if c.smallTo && src.sizes[smallBuf] < 2 {
+			t.Fatalf("chunks of %d: reads by buffer size %v, want reads into the small buffer between big ones", c.chunk, src.sizes)
+		}
+	}
+}

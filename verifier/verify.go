@@ -119,12 +119,8 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	if opts.Budget != nil {
 		s.Budget = *opts.Budget
 	}
-	for i := range ix.tenantNames {
-		s.tenant(ix.tenantName(int32(i)))
-	}
-	for _, c := range ix.cons {
-		s.consumer(c.id)
-	}
+	// Per-tenant and per-consumer entries are made by the checkers as they find numbers for them,
+	// so a run of many idle tenants costs no entry for each (idle.go).
 	for _, c := range cs {
 		c.Finish(s)
 	}
@@ -132,6 +128,8 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	if err := resolveThresholdIDs(s, ix, th); err != nil {
 		return nil, &UnusableError{err}
 	}
+	pruneIdle(s)
+	countIdle(s, ix)
 	s.Thresholds = mergeThresholds(ix.run.Thresholds, opts.Thresholds)
 	s.Witnesses = w.lists()
 	s.Timeline = w.tl

@@ -5,14 +5,6 @@ package verifier
 // from the run record) and the service's id. Only tenants and consumers with numbers have entries;
 // every tenant entry names crash and silent in lost_by_reason, as the spec's lost_by_reason does.
 func nameScopes(s *Summary, ix *index) {
-	// listed[i] is the run record's entry of tenant i (the last one, should an id repeat), or -1.
-	listed := make([]int32, len(ix.tenantNames))
-	for i := range listed {
-		listed[i] = -1
-	}
-	for j, t := range ix.run.Tenants {
-		listed[ix.tenantIDs[t.ID]] = int32(j)
-	}
 	s.Tenants = make([]TenantInfo, 0, len(ix.tenantNames))
 	for i, id := range ix.tenantNames {
 		name := ix.tenantName(int32(i))
@@ -24,11 +16,8 @@ func nameScopes(s *Summary, ix *index) {
 				}
 			}
 		}
-		info := TenantInfo{Name: name, ID: id}
-		if j := listed[i]; j >= 0 {
-			info.Mode, info.Cold = ix.run.Tenants[j].Mode, ix.run.Tenants[j].Cold
-		}
-		s.Tenants = append(s.Tenants, info)
+		l := ix.run.Listed[i] // a tenant the list does not name has no mode and is not cold
+		s.Tenants = append(s.Tenants, TenantInfo{Name: name, ID: id, Mode: l.mode, Cold: l.cold})
 	}
 	for _, c := range ix.cons {
 		if st, ok := s.PerConsumer[c.id]; ok {

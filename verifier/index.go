@@ -77,8 +77,8 @@ type index struct {
 // runInfo is the part of the run record the checkers need, copied because records are reused.
 type runInfo struct {
 	RunInfo
-	StartUnixNs       int64
-	Budget            *float64 // nil: the run record has none (DefaultBudget)
+	StartUnixNs int64
+	Budget      *float64 // nil: the run record has none (DefaultBudget)
 	// Listed is, by tenant index, what the run record (or its tenant records) says of each tenant:
 	// kept per index, not as the records' list, so a run of a million tenants holds no copy of it.
 	Listed            []listedTenant

@@ -64,7 +64,9 @@ func checkers(ix *index, w *witnessSet, slow *slowest) []checker {
 // the Summary. Errors are *UnusableError (exit code 3) naming the line or cause.
 func Verify(r *ledger.Reader, opts Options) (*Summary, error) {
 	r.BorrowStrings() // every checker copies what it keeps of a record's path and mid
-	s, err := VerifySource(r, opts)
+	p := newPipe(r)   // decoding on one core, the checks on another
+	s, err := VerifySource(p, opts)
+	p.close() // the reader is done (or stopped) before its warnings are read
 	if err != nil {
 		return nil, err
 	}

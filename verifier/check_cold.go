@@ -64,12 +64,8 @@ func newColdCheck(ix *index, w *witnessSet) *coldCheck {
 }
 
 func (c *coldCheck) cold(tenant string) bool {
-	for _, t := range c.ix.run.Tenants {
-		if t.ID == tenant {
-			return t.Cold
-		}
-	}
-	return false
+	i, ok := c.ix.tenantIDs[tenant]
+	return ok && c.ix.run.Listed[i].coldFirst
 }
 
 func (c *coldCheck) Observe(r *ledger.Record) {

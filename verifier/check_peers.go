@@ -48,6 +48,9 @@ func (c *peersCheck) Finish(s *Summary) {
 	rowed := make([]*roaring.Bitmap, nt)   // mutation ids with an event row, by tenant
 	pathAt := make([]map[int64]int32, nt)  // audited seq -> the id of its event row, for mismatches
 	for ti, a := range ix.audit {
+		if a == nil {
+			continue // no rows: named and rowed stay nil, which contain nothing
+		}
 		named[ti], rowed[ti] = roaring64.New(), roaring.New()
 		a.rows.each(func(row auditRow) bool {
 			named[ti].Add(uint64(row.seq))
@@ -65,10 +68,10 @@ func (c *peersCheck) Finish(s *Summary) {
 			continue
 		}
 		seq := ix.muts.evSeq(m)
-		if seq == noTime || rowed[m.tenant].Contains(uint32(id)) {
+		if seq == noTime || rowed[m.tenant] != nil && rowed[m.tenant].Contains(uint32(id)) {
 			continue
 		}
-		if named[m.tenant].Contains(uint64(seq)) {
+		if named[m.tenant] != nil && named[m.tenant].Contains(uint64(seq)) {
 			c.againstAudit(s, id, m, seq, pathAt, m.tenant)
 			continue
 		}
@@ -78,7 +81,7 @@ func (c *peersCheck) Finish(s *Summary) {
 		peer[m.tenant][seq] = append(peer[m.tenant][seq], id)
 	}
 	for ti, bySeq := range peer {
-		a := ix.audit[ti]
+		a := ix.auditFor(ti)
 		for seq, ids := range bySeq {
 			for _, id := range ids {
 				a.rows.add(auditRow{seq: seq, persistedT: noTime, id: id, op: opEvent})
@@ -106,7 +109,7 @@ func (c *peersCheck) againstAudit(s *Summary, id int32, m *mutation, seq int64, 
 	ix := c.ix
 	if pathAt[ti] == nil {
 		pathAt[ti] = map[int64]int32{}
-		ix.audit[ti].rows.each(func(row auditRow) bool {
+		ix.auditOf(ti).rows.each(func(row auditRow) bool {
 			if _, ok := pathAt[ti][row.seq]; !ok {
 				pathAt[ti][row.seq] = row.id
 			}

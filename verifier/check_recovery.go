@@ -168,7 +168,7 @@ func (c *windowCheck) Finish(s *Summary) {
 		h := map[int32]int64{}
 		for _, ti := range sp.tenants {
 			var head int64
-			ix.audit[ti].rows.each(func(row auditRow) bool {
+			ix.auditOf(ti).rows.each(func(row auditRow) bool {
 				if row.seq > head && ix.persistedAt(row) <= sp.stop {
 					head = row.seq
 				}

@@ -268,7 +268,7 @@ func (c *resyncCheck) Finish(s *Summary) {
 			outcome[i] = -1
 		}
 		cov := &c.covered[ci]
-		a := ix.audit[cs.tenant]
+		a := ix.auditOf(cs.tenant)
 		a.sort()
 		a.rows.each(func(row auditRow) bool {
 			if row.op != opEvent || cs.deliveredID.Contains(uint32(row.id)) {

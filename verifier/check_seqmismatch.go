@@ -77,6 +77,9 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 		s.tenant(ix.tenantName(cs.tenant)).SeqMismatch += n
 	}
 	for ti, a := range ix.audit {
+		if a == nil {
+			continue
+		}
 		a.sort()
 		a.rows.each(func(row auditRow) bool {
 			if row.op != opEvent {

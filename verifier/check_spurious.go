@@ -73,7 +73,7 @@ func (c *spuriousCheck) Finish(s *Summary) {
 	}
 	for _, r := range c.resets {
 		cs := ix.cons[r.cons]
-		seqs := ix.audit[cs.tenant].seqs
+		seqs := ix.auditOf(cs.tenant).seqs
 		var n uint64
 		if r.after > r.before && r.before >= 0 {
 			n = seqs.Rank(uint64(r.after)) - seqs.Rank(uint64(r.before))

@@ -146,7 +146,7 @@ func (c *spuriousCursorCheck) Finish(s *Summary) {
 
 // allStillIn reports whether every row of the tenant at or below seq is still in the audit.
 func (c *spuriousCursorCheck) allStillIn(ti int32, seq int64) bool {
-	a := c.ix.audit[ti]
+	a := c.ix.auditOf(ti)
 	var rows uint64
 	a.rows.each(func(row auditRow) bool {
 		if row.seq <= seq && row.seq >= 0 {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
@@ -46,7 +47,9 @@ type index struct {
 	consIDs map[string]int32
 	cons    []*consumerState
 
-	audit []*tenantAudit // by tenant index
+	// audit holds each tenant's audit rows, by tenant index; nil for a tenant with none yet (most of
+	// a large run's idle tenants): auditOf reads it, auditFor makes it.
+	audit []*tenantAudit
 
 	// gone: tenants a tenant_delete fault deleted -> when (its start record's t); a deletion whose
 	// fault record carries an error did not happen for sure and is not taken (deletions).
@@ -58,6 +61,8 @@ type index struct {
 	oddSeq  []oddDelivery
 
 	cur frame // what the driver learned about the current record
+
+	modes []string // the distinct tenant modes (internMode)
 
 	// covers, when set (a run whose consumers resync, check_resync.go), decides which events a reset
 	// covered, in place of the older seq_too_old rule.
@@ -72,15 +77,26 @@ type index struct {
 // runInfo is the part of the run record the checkers need, copied because records are reused.
 type runInfo struct {
 	RunInfo
-	StartUnixNs       int64
-	Budget            *float64 // nil: the run record has none (DefaultBudget)
-	Tenants           []ledger.Tenant
+	StartUnixNs int64
+	Budget      *float64 // nil: the run record has none (DefaultBudget)
+	// Listed is, by tenant index, what the run record (or its tenant records) says of each tenant:
+	// kept per index, not as the records' list, so a run of a million tenants holds no copy of it.
+	Listed            []listedTenant
 	CrashesPerPodYear *float64
 	PodsInFleet       *int
 	Audit             bool // an audit of the events table is part of this run
 	Profile           string
 	Thresholds        map[string][]string
 	Metrics           []string // the families the scenario named
+}
+
+// listedTenant is what the run's tenant list says of one tenant: the mode and cold of its last
+// entry, and, for the cold-wakeup check, the cold of its first (an id listed twice keeps both
+// readings the verifier always had).
+type listedTenant struct {
+	mode            string
+	cold, coldFirst bool
+	listed          bool
 }
 
 type opClass uint8
@@ -263,7 +279,8 @@ func (ix *index) tenant(id string) int32 {
 		label = "id:" + id // another tenant is named so: keep the two apart in the summary
 	}
 	ix.tenantLabels = append(ix.tenantLabels, label)
-	ix.audit = append(ix.audit, &tenantAudit{seqs: roaring64.New()})
+	ix.audit = append(ix.audit, nil)
+	ix.run.Listed = append(ix.run.Listed, listedTenant{})
 	return i
 }
 
@@ -364,7 +381,6 @@ func (ix *index) observe(r *ledger.Record) error {
 			RunInfo:           RunInfo{RunID: r.RunID, Scenario: r.Scenario, Seed: r.Seed, Target: r.Target, Profile: r.Profile},
 			StartUnixNs:       r.StartUnixNs,
 			Budget:            clonePtr(r.Budget),
-			Tenants:           append([]ledger.Tenant(nil), r.Tenants...),
 			CrashesPerPodYear: r.CrashesPerPodYear,
 			Audit:             r.Audit,
 			Profile:           r.Profile,
@@ -372,8 +388,19 @@ func (ix *index) observe(r *ledger.Record) error {
 			Thresholds:        maps.Clone(r.Thresholds),
 			Metrics:           slices.Clone(r.Metrics),
 		}
+		n := len(r.Tenants) // sized once: a large run's tenants would otherwise grow every table by doubling
+		ix.tenantIDs = make(map[string]int32, n)
+		ix.tenantNames = make([]string, 0, n)
+		ix.tenantLabels = make([]string, 0, n)
+		ix.audit = make([]*tenantAudit, 0, n)
+		ix.run.Listed = make([]listedTenant, 0, n)
 		for _, t := range r.Tenants {
-			ix.tenant(t.ID)
+			i := ix.tenant(t.ID)
+			l := &ix.run.Listed[i]
+			if !l.listed {
+				l.listed, l.coldFirst = true, t.Cold
+			}
+			l.mode, l.cold = ix.internMode(t.Mode), t.Cold
 		}
 		ix.nameTenants(r.Tenants)
 	case ledger.KindMut:
@@ -421,7 +448,7 @@ func (ix *index) observe(r *ledger.Record) error {
 		if r.CreatedUnixNs > 0 && ix.run.StartUnixNs > 0 {
 			pt = r.CreatedUnixNs - ix.run.StartUnixNs
 		}
-		a := ix.audit[ti]
+		a := ix.auditFor(ti)
 		a.rows.add(auditRow{seq: r.Seq, persistedT: pt, id: id, op: op})
 		if r.Seq >= 0 && !r.Absent { // seqs: the rows still in the audit (the spurious-reset check)
 			a.seqs.Add(uint64(r.Seq))
@@ -636,7 +663,7 @@ func (ix *index) expected(c *consumerState, fn func(row auditRow, class delivery
 	if !c.durable || !c.hasRecord {
 		return
 	}
-	a := ix.audit[c.tenant]
+	a := ix.auditOf(c.tenant)
 	a.sort()
 	first := c.firstCursor()
 	a.rows.each(func(row auditRow) bool {
@@ -681,6 +708,36 @@ func (ix *index) persistedAt(row auditRow) int64 {
 		return m.doneT
 	}
 	return noTime
+}
+
+// internMode returns mode, one copy per distinct mode: a million tenants share two strings.
+func (ix *index) internMode(mode string) string {
+	for _, m := range ix.modes {
+		if m == mode {
+			return m
+		}
+	}
+	mode = strings.Clone(mode)
+	ix.modes = append(ix.modes, mode)
+	return mode
+}
+
+// auditOf returns tenant ti's audit rows to read: none for a tenant without any.
+func (ix *index) auditOf(ti int32) *tenantAudit {
+	if a := ix.audit[ti]; a != nil {
+		return a
+	}
+	return &tenantAudit{seqs: roaring64.New()}
+}
+
+// auditFor returns tenant ti's audit rows to add to, made on first use.
+func (ix *index) auditFor(ti int32) *tenantAudit {
+	a := ix.audit[ti]
+	if a == nil {
+		a = &tenantAudit{seqs: roaring64.New()}
+		ix.audit[ti] = a
+	}
+	return a
 }
 
 func (a *tenantAudit) sort() {

@@ -81,14 +81,18 @@ func writeTenants(b *strings.Builder, s *Summary) {
 	}
 	shown := tenantRows(s)
 	for _, t := range shown {
-		row(tenantLabel(t.Name, t.ID), s.PerTenant[t.Name])
+		row(tenantLabel(t.Name, t.ID), s.TenantStats(t.Name))
 	}
 	if len(s.Tenants) > 1 {
 		row("all", &s.Stats)
 	}
 	_ = tw.Flush()
 	if n := len(s.Tenants) - len(shown); n > 0 {
-		fmt.Fprintf(b, "  ... and %d more tenants (shown: the %d with the most lost, then failed, then dropped writes; all in summary.json per_tenant)\n", n, len(shown))
+		where := "all in summary.json per_tenant"
+		if s.PerTenantIdle > 0 {
+			where = fmt.Sprintf("the others with any number in summary.json per_tenant; the %d idle ones, every number 0, counted in per_tenant_idle", s.PerTenantIdle)
+		}
+		fmt.Fprintf(b, "  ... and %d more tenants (shown: the %d with the most lost, then failed, then dropped writes; %s)\n", n, len(shown), where)
 	}
 }
 
@@ -99,22 +103,24 @@ const maxTenantRows = 20
 // maxTenantRows, the ones with the most lost writes, then the most failed (err + timeout), then the
 // most dropped: the tenants a reader is looking for.
 func tenantRows(s *Summary) []TenantInfo {
-	var rows []TenantInfo
-	for _, t := range s.Tenants {
-		if _, ok := s.PerTenant[t.Name]; ok {
-			rows = append(rows, t)
-		}
-	}
+	rows := s.Tenants // idle tenants (no per_tenant entry) too: their numbers are 0
 	if len(rows) <= maxTenantRows {
 		return rows
 	}
-	order := make([]int, len(rows))
-	for i := range order {
-		order[i] = i
-	}
 	key := func(i int) [3]int64 {
-		st := s.PerTenant[rows[i].Name]
+		st := s.TenantStats(rows[i].Name)
 		return [3]int64{st.Lost, st.Err + st.Timeout, st.Drops}
+	}
+	// A stable sort of every row by key, descending, puts the rows with a key first and the rest
+	// (key 0: most tenants of a large run) after them in the scenario's order: sorting only the
+	// former and filling up with the latter picks the same rows without sorting them all.
+	var order, zero []int
+	for i := range rows {
+		if key(i) != [3]int64{} {
+			order = append(order, i)
+		} else if len(zero) < maxTenantRows {
+			zero = append(zero, i)
+		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int {
 		ka, kb := key(a), key(b)
@@ -128,7 +134,7 @@ func tenantRows(s *Summary) []TenantInfo {
 		}
 		return 0
 	})
-	keep := order[:maxTenantRows]
+	keep := append(order, zero...)[:maxTenantRows]
 	slices.Sort(keep)
 	out := make([]TenantInfo, 0, maxTenantRows)
 	for _, i := range keep {

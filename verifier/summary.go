@@ -66,9 +66,15 @@ type Summary struct {
 	SlowestDeliveries []SlowDelivery `json:"slowest_deliveries"`
 	// Tenants names every tenant: by the scenario's name (tenant_2, the key of per_tenant and the
 	// tenant of every witness) and by the service's id (what the ledger's records carry).
-	Tenants     []TenantInfo      `json:"tenants"`
-	PerTenant   map[string]*Stats `json:"per_tenant"`
-	PerConsumer map[string]*Stats `json:"per_consumer"`
+	Tenants []TenantInfo `json:"tenants"`
+	// PerTenant and PerConsumer hold the numbers of the tenants and consumers with any: an idle one
+	// (every number 0: no write, no delivery, no anomaly) has no entry and is counted in
+	// PerTenantIdle or PerConsumerIdle instead, so a run of many silent tenants keeps a small
+	// summary. A threshold on an idle one's field measures 0, as its entry would have said.
+	PerTenant       map[string]*Stats `json:"per_tenant"`
+	PerConsumer     map[string]*Stats `json:"per_consumer"`
+	PerTenantIdle   int64             `json:"per_tenant_idle,omitempty"`
+	PerConsumerIdle int64             `json:"per_consumer_idle,omitempty"`
 
 	// Thresholds is the gate the ledger was judged against: the run record's thresholds, with the
 	// paths given to the verifier (seqgate verify --threshold) replacing the run record's.
@@ -301,6 +307,18 @@ func (s *Summary) tenant(id string) *Stats {
 	}
 	return st
 }
+
+// TenantStats returns the numbers of the tenant the summary names name: its per_tenant entry, or,
+// for an idle tenant (none), zeros. The result must not be modified.
+func (s *Summary) TenantStats(name string) *Stats {
+	if st, ok := s.PerTenant[name]; ok {
+		return st
+	}
+	return &idleStats
+}
+
+// idleStats are an idle tenant's or consumer's numbers: all 0.
+var idleStats Stats
 
 // consumer returns the per-consumer stats of id, creating them on first use.
 func (s *Summary) consumer(id string) *Stats {

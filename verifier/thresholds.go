@@ -15,6 +15,9 @@ import (
 func measureThreshold(doc map[string]any, t threshold.Threshold) float64 {
 	switch {
 	case t.Scope != "":
+		// resolveThresholdIDs has refused ids the ledger does not have: a tenant or consumer with no
+		// entry is an idle one, every number of which is 0, and measure gives 0 for every path of
+		// the empty entry.
 		scope, _ := doc[t.Scope].(map[string]any)
 		one, _ := scope[t.ID].(map[string]any)
 		return measure(one, t.Field)
@@ -68,27 +71,35 @@ func resolveThresholdIDs(s *Summary, ix *index, th threshold.List) error {
 		if err := checkMetricAggregate(s, t); err != nil {
 			return err
 		}
-		var known map[string]*Stats
+		// Every tenant and consumer of the ledger is known here, idle ones (no entry) included.
+		var known []string
 		what := "tenant"
 		switch t.Scope {
 		case threshold.ScopeTenant:
-			known = s.PerTenant
 			if ti, ok := ix.tenantRef(t.ID); ok {
 				th[i].ID = ix.tenantName(ti)
 				continue
 			}
+			for ti := range ix.tenantNames {
+				known = append(known, ix.tenantName(int32(ti)))
+			}
 		case threshold.ScopeConsumer:
-			known, what = s.PerConsumer, "consumer"
+			if _, ok := ix.consIDs[t.ID]; ok {
+				continue
+			}
+			what = "consumer"
+			for _, c := range ix.cons {
+				known = append(known, c.id)
+			}
 		default:
 			continue
 		}
-		if _, ok := known[t.ID]; !ok {
-			ids := slices.Sorted(maps.Keys(known))
-			if len(ids) > 10 {
-				ids = append(ids[:10], "...")
-			}
-			return fmt.Errorf("%s: threshold %q: the ledger has no %s %q (its %ss: %s)", source(t), t.Path, what, t.ID, what, strings.Join(ids, ", "))
+		slices.Sort(known)
+		known = slices.Compact(known)
+		if len(known) > 10 {
+			known = append(known[:10], "...")
 		}
+		return fmt.Errorf("%s: threshold %q: the ledger has no %s %q (its %ss: %s)", source(t), t.Path, what, t.ID, what, strings.Join(known, ", "))
 	}
 	return nil
 }

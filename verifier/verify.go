@@ -64,7 +64,9 @@ func checkers(ix *index, w *witnessSet, slow *slowest) []checker {
 // the Summary. Errors are *UnusableError (exit code 3) naming the line or cause.
 func Verify(r *ledger.Reader, opts Options) (*Summary, error) {
 	r.BorrowStrings() // every checker copies what it keeps of a record's path and mid
-	s, err := VerifySource(r, opts)
+	p := newPipe(r)   // decoding on one core, the checks on another
+	s, err := VerifySource(p, opts)
+	p.close() // the reader is done (or stopped) before its warnings are read
 	if err != nil {
 		return nil, err
 	}
@@ -119,12 +121,8 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	if opts.Budget != nil {
 		s.Budget = *opts.Budget
 	}
-	for i := range ix.tenantNames {
-		s.tenant(ix.tenantName(int32(i)))
-	}
-	for _, c := range ix.cons {
-		s.consumer(c.id)
-	}
+	// Per-tenant and per-consumer entries are made by the checkers as they find numbers for them,
+	// so a run of many idle tenants costs no entry for each (idle.go).
 	for _, c := range cs {
 		c.Finish(s)
 	}
@@ -132,6 +130,8 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	if err := resolveThresholdIDs(s, ix, th); err != nil {
 		return nil, &UnusableError{err}
 	}
+	pruneIdle(s)
+	countIdle(s, ix)
 	s.Thresholds = mergeThresholds(ix.run.Thresholds, opts.Thresholds)
 	s.Witnesses = w.lists()
 	s.Timeline = w.tl

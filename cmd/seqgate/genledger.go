@@ -47,6 +47,8 @@ Each anomaly flag injects exactly that many instances under the spec's definitio
   --spurious-resets K  a seq_too_old reset that jumps the cursor over a row still in the audit
   --cold N             the last N tenants are cold: no writers; their DB proxy counters stay flat
   --cold-wakeups K     K of the cold tenants' DB proxies see traffic mid-run (a cold wakeup each)
+  --idle-tenants N     N more tenants with no records at all; every tenant is then named in tenant
+                       records after the run record instead of the run record's tenants list
 
 --events is the number of acked event-producing mutations (the summary's "acked"); about 3% more
 mutations are structural, silent (chmod) or ambiguous (err/timeout, nothing persisted). The ledger goes
@@ -67,6 +69,7 @@ OUT.truth.json beside --out (none for stdout). The same flags and seed give the 
 	fl.Float64Var(&c.Rate, "rate", 1000, "event mutations per second (sets the run's length)")
 	fl.Float64Var(&c.Budget, "budget", 1e-4, "loss budget written in the run record")
 	fl.IntVar(&c.Cold, "cold", 0, "cold tenants (the last N)")
+	fl.IntVar(&c.Idle, "idle-tenants", 0, "more tenants, named in tenant records and otherwise silent (no writers, consumers or proxy)")
 	fl.IntVar(&c.Lost, "lost", 0, "lost mutations explained by a drop counter")
 	fl.IntVar(&c.Silent, "silent", 0, "lost mutations nothing explains")
 	fl.IntVar(&c.CrashLoss, "crash-loss", 0, "lost mutations acked by a pod that later crashes")

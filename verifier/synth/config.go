@@ -19,6 +19,10 @@ type Config struct {
 	Rate               float64 // event-producing mutations per second over the run (default 1000)
 	Budget             float64 // loss budget of the run record (default 1e-4)
 	Cold               int     // cold tenants: no writers, their DB proxies stay flat
+	// Idle tenants are named in the run (as tenant records, which then name every tenant) and have
+	// no records at all: no writers, no consumers, no proxy. They model a run of many mostly idle
+	// tenants, whose summary must stay small.
+	Idle int
 
 	Lost           int // lost, explained by a retry_dropped_total counter on the acking pod
 	Silent         int // lost, unexplained
@@ -76,7 +80,7 @@ func (c Config) Validate() error {
 		v    int
 	}{
 		{"tenants", c.Tenants}, {"consumers-per-tenant", c.ConsumersPerTenant}, {"events", c.Events},
-		{"pods", c.Pods}, {"cold", c.Cold}, {"lost", c.Lost}, {"silent", c.Silent}, {"crash-loss", c.CrashLoss},
+		{"pods", c.Pods}, {"cold", c.Cold}, {"idle-tenants", c.Idle}, {"lost", c.Lost}, {"silent", c.Silent}, {"crash-loss", c.CrashLoss},
 		{"skipped", c.Skipped}, {"undelivered", c.Undelivered}, {"duplicates", c.Duplicates}, {"leaks", c.Leaks},
 		{"unexpected", c.Unexpected}, {"reorder", c.Reorder}, {"recovered", c.Recovered},
 		{"seq-too-old", c.SeqTooOld}, {"spurious-resets", c.SpuriousResets}, {"cold-wakeups", c.ColdWakeups},

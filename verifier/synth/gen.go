@@ -234,7 +234,25 @@ func (g *gen) writeRun() error {
 		}
 		rec.Tenants = append(rec.Tenants, ledger.Tenant{ID: t.id, Mode: mode, Cold: t.cold})
 	}
-	return g.w.Write(&rec)
+	if g.cfg.Idle == 0 {
+		return g.w.Write(&rec)
+	}
+	// A run with idle tenants names every tenant in tenant records, as a large run does.
+	tenants := rec.Tenants
+	rec.Tenants = nil
+	if err := g.w.Write(&rec); err != nil {
+		return err
+	}
+	for i := range g.cfg.Idle {
+		tenants = append(tenants, ledger.Tenant{ID: "t" + strconv.Itoa(g.cfg.Tenants+i), Mode: "dedicated"})
+	}
+	for _, t := range tenants {
+		tr := ledger.Record{K: ledger.KindTenant, ID: t.ID, Mode: t.Mode, Cold: t.Cold}
+		if err := g.w.Write(&tr); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // startup: pods start and become ready, consumers connect and get initial_sync; the first scrape.

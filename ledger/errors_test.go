@@ -97,7 +97,7 @@ func TestWarnings(t *testing.T) {
 		{"unknown field ignored", runLine + "\n" + strings.Replace(evLine, `"pod":"p0"`, `"pod":"p0","extra":{"x":[1,2,{"y":null}]}`, 1) + "\n", 2, ""},
 		{"blank lines skipped", runLine + "\n\n  \n" + evLine + "\n", 2, ""},
 		{"byte order mark and CRLF", "\xef\xbb\xbf" + runLine + "\r\n" + evLine + "\r\n", 2, ""},
-		{"numeric ids", runLine + "\n" + `{"k":"ev","consumer":7,"tenant":1,"conn":3,"t":5,"seq":1,"op":"write","path":"/a","pod":0}` + "\n", 2, ""},
+		{"numeric ids", strings.Replace(runLine, `"id":"t1"`, `"id":"1"`, 1) + "\n" + `{"k":"ev","consumer":7,"tenant":1,"conn":3,"t":5,"seq":1,"op":"write","path":"/a","pod":0}` + "\n", 2, ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -119,7 +119,7 @@ func TestWarnings(t *testing.T) {
 }
 
 func TestNumericIDsKeptAsWritten(t *testing.T) {
-	recs, _, err := readString(t, "x", runLine+"\n"+`{"k":"ev","consumer":7,"tenant":1,"conn":3,"t":5,"seq":1,"op":"write","path":"/a","pod":0}`+"\n")
+	recs, _, err := readString(t, "x", strings.Replace(runLine, `"id":"t1"`, `"id":"1"`, 1)+"\n"+`{"k":"ev","consumer":7,"tenant":1,"conn":3,"t":5,"seq":1,"op":"write","path":"/a","pod":0}`+"\n")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,5 +173,31 @@ func TestOverlongLineIsAnError(t *testing.T) {
 	var le *LineError
 	if !errors.As(err, &le) || le.Line != 2 || !strings.Contains(le.Msg, "line longer than") {
 		t.Fatalf("error = %v, want an overlong-line LineError on line 2", err)
+	}
+}
+
+// TestUndeclaredTenantRefused: a single ledger's record of a tenant its run record does not declare
+// is unusable input naming the line, in the run and after it; the same records of a declared tenant
+// read as before.
+func TestUndeclaredTenantRefused(t *testing.T) {
+	ev := `{"k":"ev","consumer":"c1","tenant":"TENANT","conn":"x","t":5,"seq":1,"op":"write","path":"/a","pod":"p0"}`
+	persisted := `{"k":"persisted","tenant":"TENANT","seq":1,"op":"write","path":"/a"}` + "\n" + `{"k":"end","t":9,"drained":true}`
+	for _, tc := range []struct {
+		name, text string
+		line       int
+	}{
+		{"delivery", runLine + "\n" + ev + "\n", 2},
+		{"persisted row", runLine + "\n" + persisted + "\n", 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := readString(t, "x", strings.ReplaceAll(tc.text, "TENANT", "other"))
+			var le *LineError
+			if !errors.As(err, &le) || le.Line != tc.line || le.Field != "tenant" || !strings.Contains(le.Msg, `"other" is not declared`) {
+				t.Fatalf("undeclared tenant: err = %v, want line %d, field tenant", err, tc.line)
+			}
+			if _, _, err := readString(t, "x", strings.ReplaceAll(tc.text, "TENANT", "t1")); err != nil {
+				t.Fatalf("declared tenant: %v", err)
+			}
+		})
 	}
 }

@@ -180,6 +180,13 @@ func (r *Reader) header() (*Record, error) {
 		return nil, err
 	}
 	r.state = stateRun
+	if len(r.srcs) == 1 {
+		s := r.srcs[0]
+		s.declared = make(map[string]bool, len(s.hdr.Tenants))
+		for _, t := range s.hdr.Tenants {
+			s.declared[t.ID] = true
+		}
+	}
 	if len(r.srcs) > 1 {
 		r.unite()
 		for _, s := range r.srcs {
@@ -199,6 +206,9 @@ func (r *Reader) nextSingle() (*Record, error) {
 		return nil, err
 	}
 	if err := checkRunPhase(s, rec); err != nil {
+		return nil, err
+	}
+	if err := s.checkDeclared(rec); err != nil {
 		return nil, err
 	}
 	if IsPostRun(rec.K) {
@@ -282,6 +292,9 @@ func (r *Reader) nextPost() (*Record, error) {
 			return nil, err
 		}
 		if err := r.checkPost(s, rec); err != nil {
+			return nil, err
+		}
+		if err := s.checkDeclared(rec); err != nil {
 			return nil, err
 		}
 		return rec, nil

@@ -167,7 +167,7 @@ func TestConcurrentWrites(t *testing.T) {
 	for g := 0; g < goroutines; g++ {
 		go func() {
 			for i := 0; i < each; i++ {
-				rec := Record{K: KindEv, Consumer: "c", Tenant: "t", Conn: "x", T: int64(i), Seq: int64(i), Op: "write",
+				rec := Record{K: KindEv, Consumer: "c", Tenant: run.Tenants[0].ID, Conn: "x", T: int64(i), Seq: int64(i), Op: "write",
 					Path: strings.Repeat("p", g*50+i%7), Pod: "p0"}
 				if err := w.Write(&rec); err != nil {
 					done <- err

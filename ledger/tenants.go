@@ -44,3 +44,14 @@ func errLateTenant(s *source) error {
 	return &LineError{File: s.name, Line: s.line, Field: "k",
 		Msg: `a "tenant" record after other records (tenant records come right after the run record)`}
 }
+
+// checkDeclared refuses a record of a single ledger whose tenant its run (or tenant) records do not
+// declare: the verifier judges only declared tenants, so such a record's mutations and deliveries
+// would otherwise go unjudged, and a loss in them unseen.
+func (s *source) checkDeclared(rec *Record) error {
+	if rec.Tenant == "" || s.declared[rec.Tenant] {
+		return nil
+	}
+	return &LineError{File: s.name, Line: s.line, Field: "tenant",
+		Msg: "tenant " + quote(rec.Tenant) + " is not declared by the run record (its tenants list or tenant records): a record of an undeclared tenant cannot be judged"}
+}

@@ -93,7 +93,7 @@ func TestPullFloodLeavesOtherTenantsWrites(t *testing.T) {
 				}()
 			}
 			wait.For(t, time.Minute, "the flood's pulls to be answered", func() bool { return ok.Load() >= 64 })
-			under := writes("flood", 30)
+			under := writes("flood", 100)
 			queued := metricSum(t, p.srv, "eventlogd_stream_reads_queued_total", map[string]string{"tenant_id": flood})
 			stop()
 			wg.Wait()

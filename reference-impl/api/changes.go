@@ -29,7 +29,14 @@ func (s *Server) handleChanges(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	page, err := s.streamer.Changes(r.Context(), tenantStore(r), since, int(limit))
+	// A pull reads as a stream does: on the stream-read handle, under the tenant's read gate, so
+	// one tenant's many pullers queue on their own gate and the mutations' connections stay free.
+	st, err := s.onStreamHandle(r.Context(), tenantStore(r))
+	if err != nil {
+		writeErr(w, http.StatusServiceUnavailable, "tenant DB unavailable: "+err.Error())
+		return
+	}
+	page, err := s.streamer.Changes(r.Context(), st, since, int(limit))
 	var gone *sse.CompactedError
 	switch {
 	case errors.As(err, &gone):

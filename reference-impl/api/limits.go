@@ -429,15 +429,27 @@ func (s *Server) guardStream(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		defer release()
-		db, err := s.pools.AcquireStream(ctx, st.PoolID)
+		sst, err := s.onStreamHandle(ctx, st)
 		if err != nil {
 			writeErr(w, http.StatusServiceUnavailable, "tenant DB unavailable: "+err.Error())
 			return
 		}
-		sst := *st
-		sst.DB, sst.Gate = db, s.pools.StreamGate(st.PoolID, st.TenantID)
-		h(w, r.WithContext(context.WithValue(ctx, storeKey, &sst)))
+		h(w, r.WithContext(context.WithValue(ctx, storeKey, sst)))
 	}
+}
+
+// onStreamHandle returns a copy of st that reads through its pool's stream-read handle under its
+// tenant's read gate: the reads of event streams and of pulls, which can then never hold the
+// connections the pool's mutations need, and of which one tenant runs at most
+// --db-stream-tenant-max at once.
+func (s *Server) onStreamHandle(ctx context.Context, st *store.TenantStore) (*store.TenantStore, error) {
+	db, err := s.pools.AcquireStream(ctx, st.PoolID)
+	if err != nil {
+		return nil, err
+	}
+	sst := *st
+	sst.DB, sst.Gate = db, s.pools.StreamGate(st.PoolID, st.TenantID)
+	return &sst, nil
 }
 
 // resolveStream is resolve for a stream: the tenant's store over the stream-read handle.
@@ -446,12 +458,7 @@ func (s *Server) resolveStream(ctx context.Context, tenant string) (*store.Tenan
 	if err != nil {
 		return nil, err
 	}
-	db, err := s.pools.AcquireStream(ctx, st.PoolID)
-	if err != nil {
-		return nil, err
-	}
-	st.DB, st.Gate = db, s.pools.StreamGate(st.PoolID, st.TenantID)
-	return st, nil
+	return s.onStreamHandle(ctx, st)
 }
 
 // watchStreamKeys revalidates the keys of open streams every StreamAuthEvery, in bulk: a key the

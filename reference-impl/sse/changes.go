@@ -78,7 +78,9 @@ func (s *Streamer) Changes(ctx context.Context, st *store.TenantStore, since int
 	return p, nil
 }
 
-// changesHorizon is Changes under GuardHorizon. A pull request keeps no state between requests, so
+// changesHorizon is Changes under GuardHorizon. It first reads the tenant's own rows only
+// (changesMine) and answers from them when no seq of the pool is missing below them; otherwise a
+// pull request keeps no state between requests, so
 // the horizon lives inside the request: it reads every tenant's seqs after since in order
 // (store.EventsAfter) and judges them with a stream's horizon rule (horizon.advance), starting at
 // since. Events up to the first missing seq are answered at once (has_more when rows are visible past
@@ -88,6 +90,9 @@ func (s *Streamer) Changes(ctx context.Context, st *store.TenantStore, since int
 // is the horizon, which may be a seq of another tenant: every seq of this tenant at or below it was
 // answered or given up.
 func (s *Streamer) changesHorizon(ctx context.Context, st *store.TenantStore, since int64, limit int) (ChangesPage, error) {
+	if p, ok, err := s.changesMine(ctx, &st, since, limit); ok || err != nil {
+		return p, err
+	}
 	hz := horizon{settled: since}
 	p := ChangesPage{NextSince: since}
 	pause := 5 * time.Millisecond
@@ -179,4 +184,49 @@ func (s *Streamer) pullRead(ctx context.Context, st **store.TenantStore, read fu
 func (s *Streamer) compacted(st *store.TenantStore, since, swept int64) error {
 	s.m.Resets.WithLabelValues(st.TenantID, ReasonSeqTooOld).Inc()
 	return &CompactedError{Since: since, SweptThrough: swept}
+}
+
+// changesMine answers a GuardHorizon pull from this tenant's rows alone when it can (ok): its
+// events after since within a span of PageSize x MaxPagesPerWake pool seqs (the bound of a
+// page walk), read with counts of the pool's visible seqs in the same snapshot
+// (store.TenantEventsAfter). When every seq up to the span's end is visible, every event read is
+// answered and next_since is the span's end (the horizon, as the page walk gives it); when only
+// the seqs up to the tenant's last event are, its events are answered, next_since is the last one,
+// and has_more says to come back. A missing seq below the first event, or in a span with no event
+// of the tenant (an insert in flight, a hole, a swept row), is not ok: the caller judges the range
+// seq by seq with the horizon rule, and waits for the gap. Off under the cross-tenant-leak defect,
+// whose reads are the pool-wide ones.
+func (s *Streamer) changesMine(ctx context.Context, st **store.TenantStore, since int64, limit int) (p ChangesPage, ok bool, err error) {
+	if (*st).LeakAcrossTenants {
+		return ChangesPage{}, false, nil
+	}
+	var tp store.TenantPage
+	span := int64(s.cfg.PageSize) * int64(s.cfg.MaxPagesPerWake)
+	err = s.pullRead(ctx, st, func(ctx context.Context, st *store.TenantStore) (err error) {
+		tp, err = st.TenantEventsAfter(ctx, since, limit+1, span) // one row past the limit: has_more
+		return err
+	})
+	if err != nil {
+		return ChangesPage{}, false, err
+	}
+	if since < tp.Swept {
+		return ChangesPage{}, false, s.compacted(*st, since, tp.Swept)
+	}
+	full := len(tp.Events) > limit
+	p = ChangesPage{NextSince: since, Events: tp.Events}
+	if full {
+		p.Events = p.Events[:limit]
+	}
+	switch {
+	case tp.EndVisible && !full:
+		p.NextSince, p.HasMore = max(since, tp.End), tp.More
+	case tp.EndVisible || tp.EventsVisible:
+		p.NextSince, p.HasMore = p.Events[len(p.Events)-1].Seq, true
+	default:
+		return ChangesPage{}, false, nil
+	}
+	if p.NextSince > since { // a seq this read saw (since itself is the client's word)
+		s.clock.observe((*st).PoolID, p.NextSince, time.Now(), s.cfg.HorizonWait)
+	}
+	return p, true, nil
 }

@@ -87,10 +87,12 @@ func (s *sut) failInserts(t *testing.T, tenant string, d time.Duration) {
 // provisionToken is the pods' provisioning token (startPods), sent by provision.
 const provisionToken = "alert-test-provision-token"
 
-func startPods(t *testing.T, ctx context.Context, bin string, n int, args ...string) *pods.Fleet {
+func startPods(t *testing.T, ctx context.Context, bin, metaDSN string, n int, args ...string) *pods.Fleet {
 	t.Helper()
 	logs := t.TempDir()
-	fleet, err := pods.Start(ctx, pods.Config{Binary: bin, Args: args, Env: []string{"EVENTLOGD_PROVISION_TOKEN=" + provisionToken},
+	// The meta DSN carries the private server's password: in the environment, never on argv.
+	fleet, err := pods.Start(ctx, pods.Config{Binary: bin, Args: args,
+		Env:    []string{"EVENTLOGD_PROVISION_TOKEN=" + provisionToken, "EVENTLOGD_META_DSN=" + metaDSN},
 		LogDir: logs, Start: time.Now(), Sink: &ledger.Memory{}}, n)
 	if err != nil {
 		t.Fatal(err)
@@ -133,7 +135,7 @@ func TestDropAlertFiresDuringOverflowAndResolves(t *testing.T) {
 	t.Cleanup(func() { _ = db.Stop() })
 	bin := buildBinary(t, ctx, t.TempDir(), "eventlogd", "../cmd/eventlogd")
 	const token = "alert-test-token"
-	fleet := startPods(t, ctx, bin, 2, "--meta-dsn", db.DSN("meta"), "--admin", "--admin-token", token,
+	fleet := startPods(t, ctx, bin, db.DSN("meta"), 2, "--admin", "--admin-token", token,
 		"--retry-tenant-cap", "5", "--retry-backoff-min", "10s")
 	s := &sut{token: token, client: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{}}}
 	defer s.client.CloseIdleConnections()

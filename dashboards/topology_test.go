@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"maps"
 	"net"
 	"net/http"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	toxiclient "github.com/Shopify/toxiproxy/v2/client"
+	"github.com/go-sql-driver/mysql"
 
 	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/internal/toxiserver"
@@ -92,10 +94,6 @@ func TestComposeTopologyWithoutDocker(t *testing.T) {
 		t.Skip("runs the whole stack")
 	}
 	promBinary(t, "prometheus")
-	p, err := loadCompose(t, composeEnv)
-	if err != nil {
-		t.Fatal(err)
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	dir := t.TempDir()
@@ -114,6 +112,17 @@ func TestComposeTopologyWithoutDocker(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = db.Stop() })
 	h := hosts{"mysql:3306": db.Addr}
+	// The stack's MYSQL_ROOT_PASSWORD is the private server's own (generated per server).
+	cfg, err := mysql.ParseDSN(db.UserDSN())
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := maps.Clone(composeEnv)
+	env["MYSQL_ROOT_PASSWORD"] = cfg.Passwd
+	p, err := loadCompose(t, env)
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// toxiproxy: the stack's proxies, listening on loopback ports, in front of the private server.
 	var txCfg toxiproxyConfig

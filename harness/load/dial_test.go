@@ -128,11 +128,11 @@ func TestDialLimiterWaitEnds(t *testing.T) {
 				return ch
 			}
 			first := do(context.Background()) // takes the slot and hangs
-			waitFor(t, "the first dial to hang", func() bool { return dials.Load() == 1 })
+			wait.For(t, time.Minute, "the first dial to hang", func() bool { return dials.Load() == 1 })
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			second := do(ctx)
-			waitFor(t, "the second dial to wait", func() bool { return l.waiting.Load() == 1 })
+			wait.For(t, time.Minute, "the second dial to wait", func() bool { return l.waiting.Load() == 1 })
 			start := time.Now()
 			switch c.end {
 			case "cancel":
@@ -142,7 +142,7 @@ func TestDialLimiterWaitEnds(t *testing.T) {
 				l.Close()
 			}
 			if c.ends {
-				waitFor(t, "the waiting dial to return", func() bool { return l.waiting.Load() == 0 })
+				wait.For(t, time.Minute, "the waiting dial to return", func() bool { return l.waiting.Load() == 0 })
 			} else {
 				// Over twenty times what the scoped case took to return (at least 200 ms), the
 				// unscoped wait is still there.
@@ -151,7 +151,7 @@ func TestDialLimiterWaitEnds(t *testing.T) {
 					t.Fatalf("control: %d dials waiting, want the unscoped one still waiting", l.waiting.Load())
 				}
 				l.Close()
-				waitFor(t, "Close to end the wait", func() bool { return l.waiting.Load() == 0 })
+				wait.For(t, time.Minute, "Close to end the wait", func() bool { return l.waiting.Load() == 0 })
 			}
 			if dials.Load() != 1 {
 				t.Errorf("%d dials made, want only the first (the waiting one never dialled)", dials.Load())
@@ -164,17 +164,5 @@ func TestDialLimiterWaitEnds(t *testing.T) {
 				<-second
 			}
 		})
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after a generous minute.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(time.Millisecond)
 	}
 }

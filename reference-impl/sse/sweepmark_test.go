@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/wait"
 	"github.com/seqgate/seqgate/reference-impl/signal"
 	"github.com/seqgate/seqgate/reference-impl/store"
 )
@@ -76,7 +77,7 @@ func TestNeighboursSweepMarkDoesNotPassAWriteInFlight(t *testing.T) {
 				t.Fatalf("frames %q, want %q", r, want)
 			}
 			// Once committed, the write in flight is never sent: a later write (the control) is.
-			waitFor(t, committed.Load)
+			wait.For(t, 10*time.Second, "the held insert to commit", committed.Load)
 			last := insert(t, a, "/a/last", time.Now())
 			bus.Publish("a")
 			fs = waitFrames(t, w, "a's last write", func(f got) bool { return f.Type == "file_changed" && f.Seq == last })
@@ -94,15 +95,4 @@ func delivered(w *syncWriter, seq int64) bool {
 		}
 	}
 	return false
-}
-
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not reached in 10 s")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

@@ -29,6 +29,8 @@ type (
 	Consumers = fault.Consumers
 	// TenantIDs maps tenant names to service tenant ids, optionally (see fault.TenantIDs).
 	TenantIDs = fault.TenantIDs
+	// SharedProxies names the tenants behind a tenant's DB proxy, optionally (see fault.SharedProxies).
+	SharedProxies = fault.SharedProxies
 	// GoneTenants learns which tenants a fault deleted, optionally (see fault.GoneTenants).
 	GoneTenants = fault.GoneTenants
 	// PodMetaProxies hands out one pod's meta DB proxy, optionally (see fault.PodMetaProxies).

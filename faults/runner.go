@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -32,8 +33,11 @@ type Runner struct {
 type runItem struct {
 	inst   Instance
 	tenant string // the service's tenant id of a fault on one tenant, for its records ("" otherwise)
-	fault  *guard
-	mu     sync.Mutex // serializes heal so the stop record is written once
+	// reached are the service's tenant ids a tenant-DB fault acts on when its proxies carry more
+	// tenants than it targets (nil otherwise), for its start record.
+	reached []string
+	fault   *guard
+	mu      sync.Mutex // serializes heal so the stop record is written once
 }
 
 // NewRunner binds every instance to its targets in env (so a bad target name fails before the run, not
@@ -50,7 +54,7 @@ func NewRunner(env Env, instances []Instance, record Recorder, now Clock) (*Runn
 			errs = append(errs, &Error{ID: in.ID, Kind: in.Kind, Phase: "build", Err: err})
 			continue
 		}
-		r.items = append(r.items, &runItem{inst: in, tenant: tenantOf(env, in), fault: guarded(f)})
+		r.items = append(r.items, &runItem{inst: in, tenant: tenantOf(env, in), reached: reachedBy(env, in), fault: guarded(f)})
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
@@ -75,6 +79,46 @@ func tenantOf(env Env, in Instance) string {
 		return ""
 	}
 	return id
+}
+
+// reachedBy lists, sorted, the service's tenant ids a tenant-DB fault reaches when a proxy it acts on
+// carries tenants it does not target (a shared pool; every tenant behind one DB address): nil when
+// it reaches exactly its targets, or env cannot say.
+func reachedBy(env Env, in Instance) []string {
+	if !strings.HasPrefix(in.Kind, "tenant_db_") {
+		return nil
+	}
+	if k, ok := Lookup(in.Kind); !ok || k.Targets != TargetTenant {
+		return nil
+	}
+	sp, ok := env.(SharedProxies)
+	if !ok {
+		return nil
+	}
+	names := map[string]bool{}
+	for _, t := range in.Targets {
+		names[t] = true
+		for _, o := range sp.ProxyTenants(t) {
+			names[o] = true
+		}
+	}
+	if len(names) <= len(in.Targets) {
+		return nil
+	}
+	m, _ := env.(TenantIDs)
+	out := make([]string, 0, len(names))
+	for n := range names {
+		if m != nil {
+			id, err := m.TenantID(n)
+			if err != nil {
+				continue
+			}
+			n = id
+		}
+		out = append(out, n)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // Build binds one instance to its concrete targets: a Fault whose Heal is refused before Inject and is
@@ -228,6 +272,9 @@ func (r *Runner) emit(it *runItem, phase string, err error) {
 		Phase:  phase,
 		T:      int64(r.now()),
 		Params: paramsMap(it.inst.Params),
+	}
+	if phase == "start" {
+		rec.Reached = it.reached
 	}
 	if err != nil {
 		rec.Err = err.Error()

@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -84,6 +85,10 @@ func TestAdditionsDecode(t *testing.T) {
 			err: `ledger.jsonl:2: field "absent": want boolean, got "yes"`},
 		{name: "fault naming its tenant (seqgate's addition)", text: runLine + "\n" + `{"k":"fault","id":"f1","kind":"tenant_delete","target":"tenant_1","tenant":"t1","phase":"start","t":4}` + "\n",
 			want: Record{K: KindFault, Tenant: "t1", T: 4}},
+		{name: "fault naming the tenants it reached (seqgate's addition)", text: runLine + "\n" + `{"k":"fault","id":"f1","kind":"tenant_db_stall","target":"tenant_1","reached":["t1","t2"],"phase":"start","t":4}` + "\n",
+			want: Record{K: KindFault, T: 4, Reached: []string{"t1", "t2"}}},
+		{name: "fault reached not a list", text: runLine + "\n" + `{"k":"fault","id":"f1","kind":"tenant_db_stall","target":"tenant_1","reached":"t1","phase":"start","t":4}` + "\n",
+			err: `ledger.jsonl:2: field "reached": want list of names, got "t1"`},
 		{name: "audit missing rows", text: runLine + "\n" + `{"k":"audit","t":9,"ok":true,"tenants":1}` + "\n",
 			err: `ledger.jsonl:2: field "rows": missing (required for k "audit")`},
 		{name: "audit ok not a boolean", text: runLine + "\n" + `{"k":"audit","t":9,"ok":"yes","tenants":1,"rows":1}` + "\n",
@@ -147,7 +152,7 @@ func TestAdditionsDecode(t *testing.T) {
 			got := recs[1]
 			if got.K != tt.want.K || got.Tenant != tt.want.Tenant || got.IntendedT != tt.want.IntendedT || got.Block != tt.want.Block ||
 				got.T != tt.want.T || got.OK != tt.want.OK || got.AuditTenants != tt.want.AuditTenants || got.Rows != tt.want.Rows ||
-				got.Error != tt.want.Error || got.Tenants != nil || got.Absent != tt.want.Absent {
+				got.Error != tt.want.Error || got.Tenants != nil || got.Absent != tt.want.Absent || !slices.Equal(got.Reached, tt.want.Reached) {
 				t.Errorf("got %+v\nwant %+v", got, tt.want)
 			}
 		})

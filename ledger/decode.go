@@ -334,6 +334,9 @@ func (d *decoder) field(key []byte, rec *Record) error {
 	case "metrics":
 		bit = fMetrics
 		rec.Metrics, err = d.idList()
+	case "reached":
+		bit = fReached
+		rec.Reached, err = d.idList()
 	case "type":
 		bit = fMetricType
 		rec.MetricType, err = d.str(true)

@@ -159,6 +159,9 @@ func buildEncoders() (encoders [fCount]fieldEnc) {
 	set(fMetrics, fieldEnc{zero: func(r *Record) bool { return r.Metrics == nil }, enc: func(b []byte, r *Record) ([]byte, error) {
 		return appendNames(b, "metrics", r.Metrics), nil
 	}})
+	set(fReached, fieldEnc{zero: func(r *Record) bool { return r.Reached == nil }, enc: func(b []byte, r *Record) ([]byte, error) {
+		return appendNames(b, "reached", r.Reached), nil
+	}})
 	set(fMetricType, strField("type", func(r *Record) string { return r.MetricType }))
 	set(fBatch, strField("batch", func(r *Record) string { return r.Batch }))
 	set(fResync, boolField("resync", func(r *Record) bool { return r.Resync }))
@@ -181,7 +184,7 @@ var fieldOrder = map[string][]field{
 	KindEv:        {fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fSrc, fPod, fBatch},
 	KindReset:     {fConsumer, fTenant, fConn, fT, fSeq, fReason, fPath, fOp},
 	KindConn:      {fConsumer, fTenant, fConn, fT, fPhase, fPod, fSince, fErr, fKind},
-	KindFault:     {fID, fKind, fTarget, fPhase, fT, fParams},
+	KindFault:     {fID, fKind, fTarget, fPhase, fT, fParams, fReached},
 	KindPod:       {fPod, fPhase, fT, fPID, fSignal, fCode},
 	KindMetric:    {fPod, fT, fName, fLabels, fValue, fMetricType},
 	KindProxy:     {fName, fTenant, fT, fConns, fBytesUp, fBytesDown},

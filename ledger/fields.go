@@ -78,6 +78,7 @@ const (
 	fRev      // listed
 	fMode     // tenant
 	fCold     // tenant
+	fReached  // fault: the tenants a fault on a shared DB address reached (seqgate's addition)
 	fCount    // number of fields; keep last
 )
 
@@ -159,6 +160,7 @@ var fieldNames = [...]string{
 	"metrics", "type",
 	"batch",
 	"resync", "t_start", "after_seq", "entries", "size", "rev", "mode", "cold",
+	"reached",
 }
 
 // fieldNames has exactly one name per field: either constant below overflows otherwise.

@@ -114,6 +114,10 @@ type Record struct {
 	ID     string         `json:"id,omitempty"`
 	Kind   string         `json:"kind,omitempty"`
 	Params map[string]any `json:"params,omitempty"` // Target (shared with run) names the fault's target
+	// Reached (seqgate's addition) lists the ids of the tenants a fault start acts on when its
+	// target is a DB address several tenants share (a tenant-DB fault on drive9's one tenant DB
+	// address reaches every tenant behind it). Absent: the fault's tenant, if any, is its target.
+	Reached []string `json:"reached,omitempty"`
 
 	// pod
 	PID    int    `json:"pid,omitempty"`

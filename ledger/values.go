@@ -31,7 +31,7 @@ func want(bit field) string {
 		return "string or number"
 	case fError, fProfile:
 		return "string"
-	case fPods, fMetrics:
+	case fPods, fMetrics, fReached:
 		return "list of names"
 	case fParams, fThresholds:
 		return "object"

@@ -48,6 +48,7 @@ type faultSpan struct {
 	start, stop int64 // stop noTime: never stopped
 	tenants     []int32
 	tenant      string // the tenant id it affects, "" for every tenant
+	reached     bool   // tenants are the start record's reached list (a DB address several tenants share)
 	recoveryEnd int64  // noTime: not computed (no stop)
 }
 
@@ -119,7 +120,14 @@ func (c *windowCheck) fault(r *ledger.Record) {
 			name += "#" + strconv.Itoa(n)
 		}
 		sp := &faultSpan{info: FaultInfo{ID: name, Kind: r.Kind, Target: r.Target, StartMs: ms(r.T)}, start: r.T, stop: noTime, recoveryEnd: noTime, tenant: faultTenant(r)}
-		if ti, ok := c.ix.tenantRef(faultTenant(r)); ok {
+		for _, id := range r.Reached {
+			if ti, ok := c.ix.tenantRef(id); ok && !slices.Contains(sp.tenants, ti) {
+				sp.tenants = append(sp.tenants, ti)
+			}
+		}
+		if len(sp.tenants) > 0 {
+			sp.reached = true
+		} else if ti, ok := c.ix.tenantRef(faultTenant(r)); ok {
 			sp.tenants = []int32{ti}
 		} else {
 			for ti := range int32(len(c.ix.tenantNames)) {
@@ -157,7 +165,11 @@ func (c *windowCheck) Finish(s *Summary) {
 	}
 	heads := map[*faultSpan]map[int32]int64{}
 	for _, sp := range c.spans {
-		if ti, ok := ix.tenantRef(sp.tenant); ok {
+		if sp.reached {
+			for _, ti := range sp.tenants {
+				sp.info.Tenants = append(sp.info.Tenants, ix.tenantName(ti))
+			}
+		} else if ti, ok := ix.tenantRef(sp.tenant); ok {
 			sp.info.Tenants = []string{ix.tenantName(ti)}
 		} else {
 			sp.info.Tenants = []string{"*"} // every tenant

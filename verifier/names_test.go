@@ -205,3 +205,25 @@ func TestNamesEverywhere(t *testing.T) {
 		}
 	}
 }
+
+// TestFaultReached: a tenant-DB fault whose start record lists the tenants it reached (a DB address
+// every tenant shares) affects those tenants, named, in the summary; without the list the same fault
+// affects its target only (the control); ids the run does not declare are left out.
+func TestFaultReached(t *testing.T) {
+	for _, tc := range []struct {
+		name, reached string
+		want          []string
+	}{
+		{"reached both", `,"reached":["A","B"]`, []string{"tenant_1", "tenant_2"}},
+		{"no reached list", ``, []string{"tenant_1"}},
+		{"an undeclared id", `,"reached":["A","nope","B"]`, []string{"tenant_1", "tenant_2"}},
+	} {
+		fault := map[string][]string{"mutA1": {
+			`{"k":"fault","id":"f1","kind":"tenant_db_stall","target":"tenant_1","tenant":"A"` + tc.reached + `,"phase":"start","t":2500000}`,
+			`{"k":"fault","id":"f1","kind":"tenant_db_stall","target":"tenant_1","phase":"stop","t":3500000}`}}
+		s := verifyText(t, edit{after: fault, replace: map[string]string{"run": runLine(namedTenants, "")}}.build(), Options{})
+		if len(s.Faults) != 1 || !slices.Equal(s.Faults[0].Tenants, tc.want) {
+			t.Errorf("%s: faults %+v, want the fault to affect %v", tc.name, s.Faults, tc.want)
+		}
+	}
+}

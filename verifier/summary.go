@@ -203,12 +203,14 @@ type Audit struct {
 // FaultInfo is one fault's span (run-relative ms) and its recovery: from its stop until every durable
 // consumer of the affected tenants had a cursor at the head seq the tenant had at the stop.
 type FaultInfo struct {
-	ID         string   `json:"id"`
-	Kind       string   `json:"kind"`
-	Target     string   `json:"target"`
-	StartMs    float64  `json:"start_ms"`
-	StopMs     *float64 `json:"stop_ms"` // null: never stopped
-	Tenants    []string `json:"tenants"` // the affected tenants: the target, or ["*"] for every tenant
+	ID      string   `json:"id"`
+	Kind    string   `json:"kind"`
+	Target  string   `json:"target"`
+	StartMs float64  `json:"start_ms"`
+	StopMs  *float64 `json:"stop_ms"` // null: never stopped
+	// Tenants are the affected tenants: the ones the start record says it reached (a tenant-DB fault
+	// on a DB address several tenants share), else its target, or ["*"] for every tenant.
+	Tenants    []string `json:"tenants"`
 	RecoveryMs *float64 `json:"recovery_ms"`
 	Recovered  bool     `json:"recovered"`
 }

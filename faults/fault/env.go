@@ -69,6 +69,14 @@ type TenantIDs interface {
 	TenantID(tenant string) (string, error)
 }
 
+// SharedProxies is optionally implemented by an Env whose tenants may share a DB proxy (a shared
+// pool, or pods that hand every tenant one DB address): ProxyTenants names every tenant behind
+// tenant's DB proxy, tenant included. A tenant-DB fault's start record lists the tenants it reached
+// from it.
+type SharedProxies interface {
+	ProxyTenants(tenant string) []string
+}
+
 // Pod is one service process (one eventlogd) as the harness runs it: in its own process group, killed
 // with its parent. The harness records the `pod` ledger records (start, ready, crash, exit) itself.
 // *harness/pods.Pod satisfies it as is.

@@ -31,7 +31,24 @@ var (
 	_ faults.GoneTenants    = (*env)(nil)
 	_ faults.AdminTokens    = (*env)(nil)
 	_ faults.PodMetaProxies = (*env)(nil)
+	_ faults.SharedProxies  = (*env)(nil)
 )
+
+// ProxyTenants names every tenant whose DB proxy is tenant's (a shared pool; with a pod profile of
+// layout admin_dsn, every tenant), in the run's order.
+func (e *env) ProxyTenants(tenant string) []string {
+	pool, ok := e.pool[tenant]
+	if !ok {
+		return nil
+	}
+	var out []string
+	for _, t := range e.tenants {
+		if e.pool[t] == pool {
+			out = append(out, t)
+		}
+	}
+	return out
+}
 
 // TenantDeleted notes a tenant a fault deleted: the drain stops waiting for its consumers, whose
 // key no longer works.

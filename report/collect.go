@@ -18,6 +18,8 @@ import (
 // Limits that keep one pass bounded whatever the ledger holds.
 const (
 	maxFaults       = 1000
+	maxReached      = 50     // tenants listed per fault; the rest are counted
+	maxTenantNames  = 100000 // tenant id -> scenario name entries kept for the fault table
 	maxPodEvents    = 500
 	maxFamilies     = 8
 	maxReasons      = 12
@@ -37,6 +39,10 @@ type Fault struct {
 	StartNs int64
 	StopNs  int64 // the end of the run when no stop record came
 	Stopped bool
+	// Reached are the tenants (scenario names where the run record gives them, else ids) a tenant-DB
+	// fault reached on a DB address several tenants share (the start record's reached); nil otherwise.
+	Reached      []string
+	ReachedTotal int // len of the start record's reached (Reached keeps the first maxReached)
 }
 
 // PodEvent is one pod lifecycle record.
@@ -112,6 +118,7 @@ type Collector struct {
 	reasonIx   map[string]int
 	series     map[string]float64 // last value of each counter series
 	lastT      int64
+	names      map[string]string // tenant id -> scenario name, from the run record
 }
 
 // NewCollector returns a Collector with the default bounds.
@@ -163,6 +170,12 @@ func (c *Collector) Observe(r *ledger.Record) {
 		c.d.RunID, c.d.Scenario, c.d.Seed, c.d.StartUnixNs = strings.Clone(r.RunID), strings.Clone(r.Scenario), r.Seed, r.StartUnixNs
 		for _, t := range r.Tenants {
 			c.tenant(t.ID)
+			if t.Name != "" && len(c.names) < maxTenantNames {
+				if c.names == nil {
+					c.names = map[string]string{}
+				}
+				c.names[t.ID] = strings.Clone(t.Name)
+			}
 		}
 	case ledger.KindMut:
 		c.mut(r)
@@ -374,6 +387,17 @@ func (c *Collector) fault(r *ledger.Record) {
 			if b, err := json.Marshal(r.Params); err == nil {
 				f.Params = string(b)
 			}
+		}
+		f.ReachedTotal = len(r.Reached)
+		for i, id := range r.Reached {
+			if i >= maxReached {
+				f.Reached = append(f.Reached, fmt.Sprintf("... %d more", len(r.Reached)-i))
+				break
+			}
+			if n, ok := c.names[id]; ok {
+				id = n
+			}
+			f.Reached = append(f.Reached, strings.Clone(id))
 		}
 		c.faultIx[f.ID] = len(c.d.Faults)
 		c.d.Faults = append(c.d.Faults, f)

@@ -33,6 +33,7 @@ var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"sub":   func(a, b int64) int64 { return a - b },
 	"msToS": func(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 3, 64) },
 	"css":   func(s string) template.CSS { return template.CSS(s) },
+	"join":  strings.Join,
 }).Parse(pageTmpl))
 
 // Input is what a report is made of: the verifier's Summary and the ledger's series.

@@ -100,8 +100,18 @@ func (b bands) Plot(c draw.Canvas, p *plot.Plot) {
 		col := kindColor(f.Kind)
 		c.FillPolygon(withAlpha(col, bandAlpha), []vg.Point{{X: x0, Y: c.Min.Y}, {X: x1, Y: c.Min.Y}, {X: x1, Y: c.Max.Y}, {X: x0, Y: c.Max.Y}})
 		sty.Color = darker(col)
-		c.FillText(sty, vg.Point{X: x0 + 2, Y: c.Max.Y - vg.Length(i%3)*9 - 1}, f.Kind+" "+f.Target)
+		c.FillText(sty, vg.Point{X: x0 + 2, Y: c.Max.Y - vg.Length(i%3)*9 - 1}, f.Label())
 	}
+}
+
+// Label is a fault band's text: its kind and target, and how many tenants it reached when a
+// tenant-DB fault acted on a DB address several tenants share.
+func (f Fault) Label() string {
+	l := f.Kind + " " + f.Target
+	if n := f.ReachedTotal; n > 0 {
+		l += fmt.Sprintf(" (reached %d tenants)", n)
+	}
+	return l
 }
 
 func darker(c color.NRGBA) color.NRGBA {

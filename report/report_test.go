@@ -255,3 +255,42 @@ func TestReportShowsSlowestAndWrites(t *testing.T) {
 		t.Error("a summary without deliveries still shows a slowest table")
 	}
 }
+
+// TestReportShowsReachedTenants: a tenant-DB fault whose start record lists the tenants it reached
+// (one DB address every tenant shares) shows them, by name, in the fault table, and its band says how
+// many; the same fault without the list shows "its target" and a plain band (the control).
+func TestReportShowsReachedTenants(t *testing.T) {
+	const run = `{"k":"run","v":1,"run_id":"r","scenario":"s","seed":1,"start_unix_ns":1,"budget":0.0001,"tenants":[{"id":"A","mode":"shared","cold":false,"name":"tenant_1"},{"id":"B","mode":"shared","cold":false,"name":"tenant_2"},{"id":"C","mode":"shared","cold":false,"name":"tenant_3"}],"pods":["pod-1"],"target":"eventlogd"}`
+	for _, tc := range []struct {
+		name, reached string
+		want, absent  []string
+	}{
+		{"reached", `,"reached":["A","B","C"]`,
+			[]string{"tenants reached", ">3: tenant_1, tenant_2, tenant_3<", "tenant_db_stall tenant_1 (reached 3 tenants)"}, []string{"its target"}},
+		{"control", ``, []string{"its target"}, []string{"reached 3 tenants", "3: tenant_1"}},
+	} {
+		body := run + "\n" +
+			`{"k":"fault","id":"f1","kind":"tenant_db_stall","target":"tenant_1","tenant":"A"` + tc.reached + `,"phase":"start","t":1000000000}` + "\n" +
+			`{"k":"fault","id":"f1","kind":"tenant_db_stall","target":"tenant_1","phase":"stop","t":2000000000}` + "\n" +
+			`{"k":"end","t":3000000000,"drained":true}` + "\n"
+		r, err := ledger.NewReader("reached.jsonl", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err := BuildFrom(r, "reached.jsonl", nil, nil, verifier.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		page := renderPage(t, in)
+		for _, w := range tc.want {
+			if !strings.Contains(page, w) {
+				t.Errorf("%s: page lacks %q", tc.name, w)
+			}
+		}
+		for _, w := range tc.absent {
+			if strings.Contains(page, w) {
+				t.Errorf("%s: page has %q", tc.name, w)
+			}
+		}
+	}
+}

@@ -1,11 +1,15 @@
 package run
 
 import (
+	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -14,6 +18,7 @@ import (
 	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/ledger"
+	"github.com/seqgate/seqgate/report"
 	"github.com/seqgate/seqgate/verifier"
 )
 
@@ -61,13 +66,16 @@ consumers:
   - {count: 1}
 faults:
   - {at: 1s, for: 2s, kind: tenant_db_stall, target: tenant_1}
+  - {at: 4s, for: 1s, kind: pod_pause, target: pod-2}
   - {at: 5s, for: 1s, kind: pod_crash, target: pod-1}
+  - {at: 7s, kind: pod_restart, target: pod-2}
 `
 
 // The drive9 pod profile on a drive9-shaped server: pods configured by drive9's environment on a
 // port seqgate chose, tenants provisioned with 202 then active, every tenant database made by the
 // pods on the admin DSN's server behind the one tenant_db proxy (so tenant_1's stall reaches
-// tenant_2 too), a pod crash and restart, the audit read from each tenant's fs_events, and drive9's
+// tenant_2 too, and its fault record, the summary and the report say so), a pod pause, a pod
+// crash and restart, a graceful pod restart, the audit read from each tenant's fs_events, and drive9's
 // counters scraped. The negative control: the same run whose pods never answer /healthz (a wrong
 // health path in a user profile) ends before any load, naming the pod, and leaves nothing running.
 func TestE2EDrive9Profile(t *testing.T) {
@@ -118,6 +126,7 @@ func TestE2EDrive9Profile(t *testing.T) {
 			}
 			noChildren(t)
 			var faultPhases, crashes, scraped, tenantDBSamples int
+			exits := map[string]int{}
 			var run ledger.Record
 			for _, rec := range recs {
 				switch {
@@ -127,6 +136,8 @@ func TestE2EDrive9Profile(t *testing.T) {
 					faultPhases++
 				case rec.K == ledger.KindPod && rec.Pod == "pod-1" && rec.Phase == "crash":
 					crashes++
+				case rec.K == ledger.KindPod && rec.Phase == "exit":
+					exits[rec.Pod]++
 				case rec.K == ledger.KindMetric && strings.HasPrefix(rec.Name, "drive9_"):
 					scraped++
 				case rec.K == ledger.KindProxy && rec.Name == podprofile.TenantDBProxy:
@@ -136,9 +147,17 @@ func TestE2EDrive9Profile(t *testing.T) {
 			if run.Target != "external" || run.Profile != "drive9" || !run.Audit || len(run.Pods) != 2 {
 				t.Errorf("run record target %q profile %q audit %v pods %v", run.Target, run.Profile, run.Audit, run.Pods)
 			}
-			if faultPhases != 4 || crashes != 1 || scraped == 0 || tenantDBSamples == 0 {
-				t.Errorf("fault records %d (want 4), pod-1 crashes %d, drive9 metric samples %d, tenant_db proxy samples %d", faultPhases, crashes, scraped, tenantDBSamples)
+			// pod_restart stops pod-2 gracefully once (an exit, not a crash) before the run's end stops both.
+			if faultPhases != 8 || crashes != 1 || exits["pod-2"] != exits["pod-1"]+1 || scraped == 0 || tenantDBSamples == 0 {
+				t.Errorf("fault records %d (want 8), pod-1 crashes %d, exits %v (want one more of pod-2: pod_restart), drive9 metric samples %d, tenant_db proxy samples %d",
+					faultPhases, crashes, exits, scraped, tenantDBSamples)
 			}
+			for _, rec := range recs {
+				if rec.K == ledger.KindFault && rec.Err != "" {
+					t.Errorf("fault %s %s %s: %s", rec.ID, rec.Kind, rec.Phase, rec.Err)
+				}
+			}
+			checkReached(t, res.Ledger, recs, sum, run, "tenant_db_stall")
 			if res.Audit == nil || !res.Audit.OK || res.Audit.Tenants != 2 || res.Audit.Rows == 0 {
 				t.Errorf("audit %+v", res.Audit)
 			}
@@ -229,4 +248,74 @@ func TestE2EDrive9ProfileOnDSN(t *testing.T) {
 	}
 	_ = srv.Stop() // the test's own server; then nothing the run started may be left
 	noChildren(t)
+}
+
+// checkReached: the start record of the run's one fault of kind names every tenant of the run as
+// reached (every tenant's database is behind one DB address), the summary (what summary.json holds)
+// names them all for that fault, and the report's fault table lists them and its band counts them.
+// The other faults reach no list (the control).
+func checkReached(t *testing.T, path string, recs []ledger.Record, sum *verifier.Summary, run ledger.Record, kind string) {
+	t.Helper()
+	var ids, names []string
+	for _, tn := range run.Tenants {
+		ids, names = append(ids, tn.ID), append(names, tn.Name)
+	}
+	slices.Sort(ids)
+	var starts int
+	for _, rec := range recs {
+		if rec.K != ledger.KindFault || rec.Phase != "start" {
+			continue
+		}
+		if rec.Kind != kind {
+			if rec.Reached != nil {
+				t.Errorf("fault %s %s: reached %v, want none", rec.ID, rec.Kind, rec.Reached)
+			}
+			continue
+		}
+		starts++
+		if len(ids) < 2 || !slices.Equal(rec.Reached, ids) {
+			t.Errorf("fault %s start record: reached %v, want every tenant %v", rec.ID, rec.Reached, ids)
+		}
+	}
+	if starts != 1 {
+		t.Fatalf("%d start records of %s", starts, kind)
+	}
+	js, err := json.Marshal(sum)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back verifier.Summary
+	if err := json.Unmarshal(js, &back); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range back.Faults {
+		got := slices.Clone(f.Tenants)
+		slices.Sort(got)
+		want := slices.Clone(names)
+		slices.Sort(want)
+		if f.Kind == kind && !slices.Equal(got, want) {
+			t.Errorf("summary.json fault %s: tenants %v, want %v", f.ID, f.Tenants, want)
+		}
+	}
+	in, err := report.Build([]string{path}, sum, nil, verifier.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page bytes.Buffer
+	if err := report.WriteHTML(&page, in); err != nil {
+		t.Fatal(err)
+	}
+	// the cell lists the names in the order of the record's ids, which the service chose
+	cell := ""
+	if _, rest, ok := strings.Cut(page.String(), fmt.Sprintf(">%d: ", len(ids))); ok {
+		cell, _, _ = strings.Cut(rest, "<")
+	}
+	listed := strings.Split(cell, ", ")
+	slices.Sort(listed)
+	want := slices.Clone(names)
+	slices.Sort(want)
+	if !strings.Contains(page.String(), fmt.Sprintf("%s %s (reached %d tenants)", kind, "tenant_1", len(ids))) || !slices.Equal(listed, want) {
+		i := strings.Index(page.String(), `id="fault-table"`)
+		t.Errorf("report: the %s fault does not list the %d tenants it reached (%v): %.2000s", kind, len(ids), names, page.String()[max(i, 0):])
+	}
 }

@@ -12,11 +12,11 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/seqgate/seqgate/harness/target"
 	"github.com/seqgate/seqgate/internal/eventstream"
 	"github.com/seqgate/seqgate/internal/sleep"
 	"github.com/seqgate/seqgate/ledger"
@@ -77,6 +77,16 @@ type Config struct {
 	ResyncStructural bool
 	ListDir          string
 	ListTimeout      time.Duration
+	// Wire is the service's API: where the stream, the change feed and the listing are (nil:
+	// drive9's, target.Drive9Wire).
+	Wire *target.Wire
+}
+
+func (c *Consumer) wire() *target.Wire {
+	if c.cfg.Wire != nil {
+		return c.cfg.Wire
+	}
+	return target.Drive9Wire
 }
 
 // Consumer is one SSE subscriber. Its methods are safe for concurrent use.
@@ -296,12 +306,11 @@ func (c *Consumer) connect(ctx context.Context, ep Endpoint, conn string, first 
 	defer release()
 
 	since := c.cursor.Load()
-	url := ep.URL + "/v1/events"
-	if c.cfg.Durable && (!first || c.cfg.Resume) {
-		url += "?since=" + strconv.FormatInt(since, 10)
-	} else {
+	resume := c.cfg.Durable && (!first || c.cfg.Resume)
+	if !resume {
 		since = 0 // a fresh subscription: the server answers with initial_sync
 	}
+	url := c.wire().StreamURL(ep.URL, resume, since)
 	rec := &ledger.Record{K: ledger.KindConn, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant, Conn: conn, Pod: ep.Name, Since: since}
 	if first {
 		c.mu.Lock()

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/seqgate/seqgate/harness/target"
 )
 
 // A listing is how a client resyncs after a reset: GET /v1/fs/<dir>?list=1 answers the direct
@@ -47,8 +49,9 @@ const (
 // Lister lists a tenant's tree over one endpoint.
 type Lister struct {
 	Client *http.Client
-	URL    string // the endpoint's base URL
-	Key    string // the tenant's API key
+	URL    string       // the endpoint's base URL
+	Key    string       // the tenant's API key
+	Wire   *target.Wire // where the listing is (nil: drive9's, target.Drive9Wire)
 }
 
 // List walks dir (a folder path ending in "/") and every folder below it, calling found for each
@@ -96,10 +99,11 @@ func (l Lister) List(ctx context.Context, dir string, found func(Entry) error) (
 
 // page asks for one page of folder d after the name after, and returns the answer's next.
 func (l Lister) page(ctx context.Context, d, after string, each func(listEntry) error) (string, error) {
-	u := l.URL + "/v1/fs" + escapePath(d) + "?list=1"
-	if after != "" {
-		u += "&after=" + url.QueryEscape(after)
+	w := l.Wire
+	if w == nil {
+		w = target.Drive9Wire
 	}
+	u := w.ListURL(l.URL, escapePath(d), after)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
 		return "", fmt.Errorf("list %s: %w", d, err)

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/seqgate/seqgate/internal/sleep"
@@ -154,7 +153,7 @@ func (c *Consumer) poll(ctx context.Context, ep Endpoint) (pullPage, bool, error
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.IdleTimeout)
 	defer cancel()
 	since := c.cursor.Load()
-	url := ep.URL + "/v1/events/changes?since=" + strconv.FormatInt(since, 10) + "&limit=" + strconv.Itoa(c.cfg.PageSize)
+	url := c.wire().PullURL(ep.URL, since, c.cfg.PageSize)
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		panic(err) // our own URL

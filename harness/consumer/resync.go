@@ -39,7 +39,7 @@ func (c *Consumer) resync(ctx context.Context, ep Endpoint, conn string, seq int
 	start := c.now()
 	lctx, cancel := context.WithTimeout(ctx, c.cfg.ListTimeout)
 	defer cancel()
-	l := Lister{Client: c.cfg.Client, URL: ep.URL, Key: c.cfg.Key}
+	l := Lister{Client: c.cfg.Client, URL: ep.URL, Key: c.cfg.Key, Wire: c.cfg.Wire}
 	item := ledger.Record{K: ledger.KindListed, Consumer: c.cfg.Name, Tenant: c.cfg.Tenant}
 	n, err := l.List(lctx, c.cfg.ListDir, func(e Entry) error {
 		item.T, item.Path = c.now(), e.Path

@@ -74,7 +74,7 @@ func consumersPhase(ctx context.Context, s *state, log *slog.Logger) error {
 					Resume: spec.Since != nil, Since: deref(spec.Since), ReadChunk: spec.RcvBuf,
 					Endpoints: endpoints, Pull: spec.IsPull(), PollInterval: spec.Interval.D(), PageSize: spec.PageSize,
 					PullFirst: spec.IsPullThenStream(), Resync: spec.IsResync(), ResyncStructural: spec.ResyncStructural,
-					ListDir: load.TenantDir(s.id, t.ID),
+					ListDir: load.TenantDir(s.id, t.ID), Wire: s.sys.wire,
 				})
 				started++
 				cs.all = append(cs.all, c)

@@ -27,7 +27,8 @@ layout: pools
 target: eventlogd
 `
 
-// A fault scenario (a tenant-DB stall, then a pod crash and restart) on eventlogd pods started by a
+// A fault scenario (a tenant-DB stall, a pod pause, a pod crash and restart, a graceful pod
+// restart) on eventlogd pods started by a
 // user's pod profile runs to a verdict; the same profile without the provisioning token makes every
 // pod refuse to start, and the run ends before any load with the pod's own reason quoted.
 func TestE2EUserPodProfile(t *testing.T) {
@@ -50,7 +51,9 @@ consumers:
   - {count: 1}
 faults:
   - {at: 1s, for: 2s, kind: tenant_db_stall, target: tenant_1}
+  - {at: 3.5s, for: 1s, kind: pod_pause, target: pod-2}
   - {at: 5s, for: 1s, kind: pod_crash, target: pod-1}
+  - {at: 7s, kind: pod_restart, target: pod-2}
 `
 	for _, c := range []struct {
 		name, profile, wantErr string
@@ -93,19 +96,27 @@ faults:
 			}
 			noChildren(t)
 			var faultPhases, crashes int
+			exits := map[string]int{}
 			for _, rec := range recs {
 				if rec.K == ledger.KindFault {
 					faultPhases++
+					if rec.Err != "" || rec.Reached != nil {
+						t.Errorf("fault %s %s %s: err %q, reached %v (a dedicated pool reaches its tenant only)", rec.ID, rec.Kind, rec.Phase, rec.Err, rec.Reached)
+					}
 				}
 				if rec.K == ledger.KindPod && rec.Pod == "pod-1" && rec.Phase == "crash" {
 					crashes++
+				}
+				if rec.K == ledger.KindPod && rec.Phase == "exit" {
+					exits[rec.Pod]++
 				}
 			}
 			if b, _ := os.ReadFile(filepath.Join(res.Dir, "run.log")); strings.Contains(string(b), "reaches=") {
 				t.Error("run.log says a dedicated pool's fault reaches other tenants")
 			}
-			if faultPhases != 4 || crashes != 1 {
-				t.Errorf("fault records %d (want a start and a stop of each of 2), pod-1 crashes %d", faultPhases, crashes)
+			// pod_restart stops pod-2 gracefully once (an exit, not a crash) before the run's end stops both.
+			if faultPhases != 8 || crashes != 1 || exits["pod-2"] != exits["pod-1"]+1 {
+				t.Errorf("fault records %d (want a start and a stop of each of 4), pod-1 crashes %d, exits %v (want one more of pod-2)", faultPhases, crashes, exits)
 			}
 			if sum.Verdict == verifier.VerdictInconclusive || sum.LostByReason["silent"] != 0 || sum.Acked == 0 {
 				t.Errorf("verdict %s failed %v acked %d lost %v", sum.Verdict, sum.FailedChecks, sum.Acked, sum.LostByReason)

@@ -50,6 +50,24 @@ type Options struct {
 	// TenantColumn is the events table's tenant column, "none" for a table that holds one tenant
 	// only; "" keeps the profile's.
 	TenantColumn string
+	// Service, when set, is the service itself (its name, readiness, layout and wire), instead of
+	// the built-in profile Profile names: a service seqgate does not ship is one Service value
+	// (docs/external.md, "Adding a service").
+	Service *Service
+}
+
+// Service is everything seqgate needs to know of a service's API and its tenants' events, in one
+// value: a new service is one Service (and, to start its pods, one pod profile naming it).
+type Service struct {
+	Name  string
+	Ready Readiness
+	// Wire is its HTTP API: provisioning, status, each op's request, the stream, the change feed,
+	// the listing (nil: drive9's, Drive9Wire).
+	Wire *Wire
+	// AuditDB is the database template of each tenant's events (placeholders {tenant},
+	// {tenant_nodash}, {pool}), TenantColumn the events table's tenant column ("" when each tenant
+	// has its own database). AuditDB "" leaves them to --audit-db and --tenant-column.
+	AuditDB, TenantColumn string
 }
 
 // Profile is one service's conventions, resolved from Options.
@@ -65,6 +83,7 @@ type Profile struct {
 	ProvisionToken string
 	// TenantColumn is the events table's column naming the tenant; "" when each tenant has its own database.
 	TenantColumn string
+	wire *Wire // nil: Drive9Wire
 	// database returns where tenant's events live; dbDoc describes it for messages.
 	database func(Tenant) (string, error)
 	dbDoc    string
@@ -81,6 +100,33 @@ func New(o Options, audit bool) (*Profile, error) {
 	if name == "" {
 		name = Eventlogd
 	}
+	var p *Profile
+	switch {
+	case o.Service != nil:
+		sv := o.Service
+		if sv.Name == "" {
+			return nil, fmt.Errorf("target service: no name")
+		}
+		p = &Profile{Name: sv.Name, Ready: sv.Ready, TenantColumn: sv.TenantColumn, wire: sv.Wire}
+		if sv.AuditDB != "" {
+			if err := p.setTemplate(sv.AuditDB); err != nil {
+				return nil, fmt.Errorf("target service %s: %w", sv.Name, err)
+			}
+		} else if audit && o.AuditDB == "" {
+			return nil, fmt.Errorf("target service %s: --audit-db TEMPLATE is required with --dsn (placeholders %s)", sv.Name, placeholderList())
+		}
+	default:
+		p, err := builtin(name, o, audit)
+		if err != nil {
+			return nil, err
+		}
+		return p.apply(o)
+	}
+	return p.apply(o)
+}
+
+// builtin is the profile of a service seqgate ships.
+func builtin(name string, o Options, audit bool) (*Profile, error) {
 	var p *Profile
 	switch name {
 	case Eventlogd:
@@ -101,6 +147,11 @@ func New(o Options, audit bool) (*Profile, error) {
 	default:
 		return nil, fmt.Errorf("--target-profile %q: unknown (allowed: %s)", name, strings.Join(Names, ", "))
 	}
+	return p, nil
+}
+
+// apply makes --audit-db and --tenant-column override the profile's layout.
+func (p *Profile) apply(o Options) (*Profile, error) {
 	if o.AuditDB != "" {
 		if err := p.setTemplate(o.AuditDB); err != nil {
 			return nil, err

@@ -26,14 +26,14 @@ func (p *Profile) Provision(ctx context.Context, c *http.Client, base, pool stri
 	for attempt := 0; ; attempt++ {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+p.Wire().ProvisionPath, bytes.NewReader(body))
 		if err != nil {
-			return Tenant{}, fmt.Errorf("POST %s/v1/provision: %w", base, err)
+			return Tenant{}, fmt.Errorf("POST %s%s: %w", base, p.Wire().ProvisionPath, err)
 		}
 		req.Header.Set("Content-Type", "application/json")
 		if p.ProvisionToken != "" {
 			req.Header.Set("X-Provision-Token", p.ProvisionToken)
 		}
 		if resp, err = c.Do(req); err != nil {
-			return Tenant{}, fmt.Errorf("POST %s/v1/provision: %w", base, err)
+			return Tenant{}, fmt.Errorf("POST %s%s: %w", base, p.Wire().ProvisionPath, err)
 		}
 		b, _ = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		resp.Body.Close()
@@ -57,8 +57,8 @@ func (p *Profile) Provision(ctx context.Context, c *http.Client, base, pool stri
 		if p.SendPool {
 			where = " (pool " + pool + ")"
 		}
-		return Tenant{}, fmt.Errorf("POST %s/v1/provision%s: HTTP %d %s (profile %s wants a 2xx answer with tenant_id and api_key)",
-			base, where, resp.StatusCode, snippet(b), p.Name)
+		return Tenant{}, fmt.Errorf("POST %s%s%s: HTTP %d %s (profile %s wants a 2xx answer with tenant_id and api_key)",
+			base, p.Wire().ProvisionPath, where, resp.StatusCode, snippet(b), p.Name)
 	}
 	if out.Pool == "" {
 		out.Pool = pool

@@ -1,6 +1,10 @@
 package target
 
-import "net/http"
+import (
+	"net/http"
+	"net/url"
+	"strconv"
+)
 
 // Wire is the HTTP API a service speaks, in one place: where a tenant is provisioned and asked for
 // its status, and the request of each mutation the load sends. Every profile today speaks drive9's
@@ -10,6 +14,14 @@ type Wire struct {
 	StatusPath    string // GET with the tenant's key; answers {"status": "active"} when usable
 	FSPath        string // the file API: each op's request goes to FSPath + the file's path
 	BatchPath     string // POST, a batch of writes in one request
+	// StreamPath is the SSE stream of a tenant's events (GET, the tenant's key); a durable
+	// consumer resumes with ?since=<cursor> (StreamURL).
+	StreamPath string
+	// PullPath is the polled change feed: GET ?since=<checkpoint>&limit=<page> (PullURL).
+	PullPath string
+	// ListQuery is the query that makes a GET of FSPath + a folder a listing of that folder, and
+	// ListAfter the parameter naming the last entry of the previous page (ListURL).
+	ListQuery, ListAfter string
 	// Ops is each mutation's request, by the op's ledger name.
 	Ops map[string]OpRequest
 }
@@ -29,6 +41,10 @@ var Drive9Wire = &Wire{
 	StatusPath:    "/v1/status",
 	FSPath:        "/v1/fs",
 	BatchPath:     "/v1/fs:batch-write",
+	StreamPath:    "/v1/events",
+	PullPath:      "/v1/events/changes",
+	ListQuery:     "list=1",
+	ListAfter:     "after",
 	Ops: map[string]OpRequest{
 		"write":  {Method: http.MethodPut},
 		"mkdir":  {Method: http.MethodPost, Query: "?mkdir"},
@@ -40,4 +56,34 @@ var Drive9Wire = &Wire{
 }
 
 // Wire is the API the profile's service speaks.
-func (p *Profile) Wire() *Wire { return Drive9Wire }
+func (p *Profile) Wire() *Wire {
+	if p.wire != nil {
+		return p.wire
+	}
+	return Drive9Wire
+}
+
+// StreamURL is where a consumer opens its stream on base: a fresh subscription, or with resume
+// from the cursor since.
+func (w *Wire) StreamURL(base string, resume bool, since int64) string {
+	u := base + w.StreamPath
+	if resume {
+		u += "?since=" + strconv.FormatInt(since, 10)
+	}
+	return u
+}
+
+// PullURL is one page of the change feed on base after the checkpoint since.
+func (w *Wire) PullURL(base string, since int64, limit int) string {
+	return base + w.PullPath + "?since=" + strconv.FormatInt(since, 10) + "&limit=" + strconv.Itoa(limit)
+}
+
+// ListURL is one page of the listing of folder escapedDir (a URL path, each segment escaped) on
+// base, after the entry named after ("" for the first page).
+func (w *Wire) ListURL(base, escapedDir, after string) string {
+	u := base + w.FSPath + escapedDir + "?" + w.ListQuery
+	if after != "" {
+		u += "&" + w.ListAfter + "=" + url.QueryEscape(after)
+	}
+	return u
+}

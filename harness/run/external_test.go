@@ -3,8 +3,14 @@ package run
 import (
 	"context"
 	"database/sql"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -179,5 +185,158 @@ func TestExternalSchemaCheckedBeforeLoad(t *testing.T) {
 	}
 	if n := len(find(recs, ledger.KindMut)); n != 0 {
 		t.Errorf("%d mutations sent before the schema check failed", n)
+	}
+}
+
+// v2Wire is a service whose API has other paths than drive9's for everything: the provisioning,
+// the status, the file API and its batch, the stream, the change feed and the listing's query.
+var v2Wire = &tgt.Wire{
+	ProvisionPath: "/api/v2/tenants",
+	StatusPath:    "/api/v2/tenant",
+	FSPath:        "/api/v2/files",
+	BatchPath:     "/api/v2/batch",
+	StreamPath:    "/api/v2/stream",
+	PullPath:      "/api/v2/feed",
+	ListQuery:     "ls=yes",
+	ListAfter:     "from",
+	Ops:           tgt.Drive9Wire.Ops,
+}
+
+// v2Proxy serves v2Wire's paths by rewriting them to eventlogd's and refuses every drive9 path, so a
+// request the run builds without the service's wire is a 404 the test sees; it counts the requests
+// per kind of path.
+func v2Proxy(t *testing.T, backend string) (*httptest.Server, func() map[string]int) {
+	t.Helper()
+	u, err := url.Parse(backend)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	seen := map[string]int{}
+	rp := httputil.NewSingleHostReverseProxy(u)
+	rp.FlushInterval = -1 // the stream goes through at once
+	rewrite := []struct{ from, to, kind string }{
+		{"/api/v2/tenants", "/v1/provision", "provision"},
+		{"/api/v2/tenant", "/v1/status", "status"},
+		{"/api/v2/batch", "/v1/fs:batch-write", "batch"},
+		{"/api/v2/stream", "/v1/events", "stream"},
+		{"/api/v2/feed", "/v1/events/changes", "pull"},
+		{"/api/v2/files", "/v1/fs", "fs"},
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		kind := ""
+		for _, rw := range rewrite {
+			if r.URL.Path == rw.from || strings.HasPrefix(r.URL.Path, rw.from+"/") {
+				r.URL.Path = rw.to + strings.TrimPrefix(r.URL.Path, rw.from)
+				r.URL.RawPath = ""
+				kind = rw.kind
+				break
+			}
+		}
+		if kind == "" {
+			mu.Lock()
+			seen["refused "+r.URL.Path]++
+			mu.Unlock()
+			http.NotFound(w, r)
+			return
+		}
+		q := r.URL.Query()
+		if q.Has("ls") {
+			if q.Get("ls") != "yes" {
+				http.Error(w, "ls=yes", http.StatusBadRequest)
+				return
+			}
+			q.Del("ls")
+			q.Set("list", "1")
+			if q.Has("from") {
+				q.Set("after", q.Get("from"))
+				q.Del("from")
+			}
+			r.URL.RawQuery = q.Encode()
+			kind = "list"
+		} else if q.Has("list") {
+			http.Error(w, "not this service's listing", http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		seen[kind]++
+		mu.Unlock()
+		rp.ServeHTTP(w, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(seen)
+	}
+}
+
+// TestServiceSeam: a service seqgate does not ship, given as one tgt.Service value with its own
+// paths for every request (served here by eventlogd behind a path-rewriting proxy that refuses
+// drive9's paths), runs provisioning, readiness, SSE and pull consumers with their resyncs, the load
+// and the audit through that value alone, to a passing verdict. The control: the same service given
+// without its wire (drive9's paths) is refused by the proxy before any load.
+func TestServiceSeam(t *testing.T) {
+	e := startExternal(t)
+	proxy, seen := v2Proxy(t, e.URL)
+	const sc = `name: seam
+seed: 5
+duration: 3s
+drain_timeout: 15s
+tenants:
+  - {count: 2}
+load:
+  - {tenants: g1, executor: constant-arrival-rate, rate: 10, mix: {write: 4, mkdir: 1, rename: 1, delete: 1}}
+consumers:
+  - {count: 1, resync: true}
+  - {count: 1, kind: pull, interval: 100ms}
+`
+	for _, c := range []struct {
+		name string
+		wire *tgt.Wire
+	}{{"its own wire", v2Wire}, {"no wire: drive9's paths", nil}} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := scenario.Parse("seam.yaml", []byte(sc))
+			if err != nil {
+				t.Fatal(err)
+			}
+			svc := &tgt.Service{Name: "v2", Ready: tgt.ReadyStatusIfServed, Wire: c.wire, AuditDB: "{pool}", TenantColumn: "tenant_id"}
+			dir := t.TempDir()
+			res, err := Run(context.Background(), Options{Scenario: s, Dir: dir, Log: testWriter{t}, Progress: testWriter{t},
+				Target: proxy.URL, DSN: e.ServerDSN, Profile: tgt.Options{Service: svc}, ProvisionToken: eventlogdtest.ProvisionToken})
+			if c.wire == nil {
+				if err == nil || !strings.Contains(err.Error(), "/v1/provision") || !strings.Contains(err.Error(), "404") {
+					t.Fatalf("error %v, want drive9's provisioning path refused (404)", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := ledger.Open(res.Ledger)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			sum, err := verifier.Verify(r, verifier.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := seen()
+			for k := range got {
+				if strings.HasPrefix(k, "refused ") {
+					t.Errorf("a request went to a drive9 path: %s (%d)", k, got[k])
+				}
+			}
+			for _, k := range []string{"provision", "status", "fs", "stream", "pull", "list"} {
+				if got[k] == 0 {
+					t.Errorf("no %s request went through the service's wire: %v", k, got)
+				}
+			}
+			if sum.Verdict != verifier.VerdictPass || sum.Acked == 0 || res.Audit == nil || !res.Audit.OK || res.Resyncs == 0 {
+				t.Errorf("verdict %s failed %v acked %d audit %+v resyncs %d", sum.Verdict, sum.FailedChecks, sum.Acked, res.Audit, res.Resyncs)
+			}
+			t.Logf("requests by kind %v; verdict %s acked %d", got, sum.Verdict, sum.Acked)
+		})
 	}
 }

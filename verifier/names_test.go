@@ -225,5 +225,13 @@ func TestFaultReached(t *testing.T) {
 		if len(s.Faults) != 1 || !slices.Equal(s.Faults[0].Tenants, tc.want) {
 			t.Errorf("%s: faults %+v, want the fault to affect %v", tc.name, s.Faults, tc.want)
 		}
+		var tb strings.Builder
+		if err := WriteText(&tb, s); err != nil {
+			t.Fatal(err)
+		}
+		text := tb.String()
+		if shown := strings.Contains(text, "tenant_1 (reached 2 tenants: tenant_1,tenant_2)"); shown != (len(tc.want) == 2) {
+			t.Errorf("%s: summary.txt shows the reached tenants = %v:\n%s", tc.name, shown, text)
+		}
 	}
 }

@@ -56,7 +56,11 @@ func writeFaults(b *strings.Builder, s *Summary) {
 		case f.RecoveryMs != nil:
 			rec = fmt.Sprintf("NOT recovered (%s to the end of the run)", msText(*f.RecoveryMs))
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\tstart %s\t%s%s\t%s\n", printable.String(f.ID), printable.String(f.Kind), printable.String(f.Target), secs(f.StartMs), stop, span, rec)
+		target := printable.String(f.Target)
+		if len(f.Tenants) > 1 { // a fault on a DB address several tenants share
+			target += fmt.Sprintf(" (reached %d tenants: %s)", len(f.Tenants), printable.String(strings.Join(f.Tenants, ",")))
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\tstart %s\t%s%s\t%s\n", printable.String(f.ID), printable.String(f.Kind), target, secs(f.StartMs), stop, span, rec)
 	}
 	_ = tw.Flush()
 }

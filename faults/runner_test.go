@@ -257,3 +257,40 @@ func TestRunnerInterruptedInject(t *testing.T) {
 		t.Errorf("records %v", got)
 	}
 }
+
+// sharedEnv puts tenant_1 and tenant_2 behind one DB proxy and tenant_3 behind its own, and maps
+// each name to a service id.
+type sharedEnv struct{ *faultstest.Env }
+
+func (sharedEnv) ProxyTenants(t string) []string {
+	if t == "tenant_3" {
+		return []string{"tenant_3"}
+	}
+	return []string{"tenant_1", "tenant_2"}
+}
+
+func (sharedEnv) TenantID(t string) (string, error) { return "id-" + t, nil }
+
+// TestReachedBy: a tenant-DB fault on a proxy other tenants share lists every tenant behind it by
+// service id; one on a proxy of its own, a fault of another kind, or an Env that cannot say list
+// none (the controls).
+func TestReachedBy(t *testing.T) {
+	env := sharedEnv{&faultstest.Env{TenantNames: []string{"tenant_1", "tenant_2", "tenant_3"}}}
+	for _, tc := range []struct {
+		name string
+		env  Env
+		in   Instance
+		want []string
+	}{
+		{"shared proxy", env, Instance{Kind: "tenant_db_stall", Targets: []string{"tenant_2"}}, []string{"id-tenant_1", "id-tenant_2"}},
+		{"latency on the shared proxy", env, Instance{Kind: "tenant_db_latency", Targets: []string{"tenant_1"}}, []string{"id-tenant_1", "id-tenant_2"}},
+		{"its own proxy", env, Instance{Kind: "tenant_db_down", Targets: []string{"tenant_3"}}, nil},
+		{"both targeted", env, Instance{Kind: "tenant_db_stall", Targets: []string{"tenant_1", "tenant_2"}}, nil},
+		{"not a tenant-DB kind", env, Instance{Kind: "pod_crash", Targets: []string{"tenant_1"}}, nil},
+		{"an Env that cannot say", env.Env, Instance{Kind: "tenant_db_stall", Targets: []string{"tenant_1"}}, nil},
+	} {
+		if got := reachedBy(tc.env, tc.in); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: reached %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}

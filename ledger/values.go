@@ -178,6 +178,11 @@ func (d *decoder) int() (int64, error) {
 		d.i = j
 		return v, nil
 	}
+	return d.intGeneral()
+}
+
+// intGeneral is int without its fast path: any JSON number, integral or not.
+func (d *decoder) intGeneral() (int64, error) {
 	num, err := d.numberToken()
 	if err != nil {
 		return 0, err

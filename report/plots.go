@@ -164,7 +164,12 @@ func line(p *plot.Plot, name string, xys plotter.XYs, col color.NRGBA, width flo
 
 // render draws p to SVG and notes where its data area lies.
 func render(p *plot.Plot, id, title, caption string, timed bool) (figure, error) {
-	c := vgsvg.New(plotW, plotH)
+	return renderH(p, id, title, caption, timed, plotH)
+}
+
+// renderH is render at height h.
+func renderH(p *plot.Plot, id, title, caption string, timed bool, h vg.Length) (figure, error) {
+	c := vgsvg.New(plotW, h)
 	dc := draw.New(c)
 	area := dc
 	legend := p.Legend

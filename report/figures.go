@@ -4,12 +4,15 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/seqgate/seqgate/verifier"
 )
 
 // mark is a witness placed on the timeline (its check and run time in seconds).
@@ -158,6 +161,17 @@ func figLatency(d *Data, _ []mark) (figure, error) {
 	return render(p, "plot-latency", "Latency", fmt.Sprintf("Per %.3g s bucket of ack time; a log axis, so p50, p99 and max of a stall all read. Bins are 9%% wide (the verifier's exact quantiles are in the table above). %d deliveries.", d.BucketSeconds(), d.Lat.count), true)
 }
 
+// anomalyMarked are the series of the anomaly plot and the witness lists that mark them.
+var anomalyMarked = []struct {
+	name string
+	keys []verifier.WitnessKey
+	col  color.NRGBA
+}{
+	{"lost", []verifier.WitnessKey{verifier.WitnessLost, verifier.WitnessSilent}, colRed},
+	{"skipped", []verifier.WitnessKey{verifier.WitnessSkipped}, colPurple},
+	{"undelivered", []verifier.WitnessKey{verifier.WitnessUndelivered}, colBrown},
+}
+
 func figAnomalies(d *Data, marks []mark) (figure, error) {
 	p := newTimePlot(d, "Lost, skipped and undelivered events (lost by the ack time, the others by when the event persisted)", "events per bucket")
 	for _, s := range []struct {
@@ -172,24 +186,32 @@ func figAnomalies(d *Data, marks []mark) (figure, error) {
 		}
 		l.Color, l.Width, l.StepStyle = s.col, vg.Points(1.5), plotter.MidStep
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (%d)", s.name, total(d, s.c)), l)
+		addLegend(p, fmt.Sprintf("%s (%d)", s.name, total(d, s.c)), l)
 	}
-	if len(marks) > 0 {
-		xys := make(plotter.XYs, len(marks))
-		for i, m := range marks {
-			xys[i] = plotter.XY{X: m.T, Y: 0}
+	// Triangles only for the witnesses of the series this plot names, in their series' colour: a
+	// witness of anything else (a dropped arrival, a structural op) would sit on a plot that does
+	// not show it.
+	for _, s := range anomalyMarked {
+		var xys plotter.XYs
+		for _, m := range marks {
+			if slices.Contains(s.keys, verifier.WitnessKey(m.Check)) {
+				xys = append(xys, plotter.XY{X: m.T, Y: 0})
+			}
+		}
+		if len(xys) == 0 {
+			continue
 		}
 		sc, err := plotter.NewScatter(xys)
 		if err != nil {
 			return figure{}, err
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: colRed, Radius: vg.Points(3), Shape: draw.PyramidGlyph{}}
+		sc.GlyphStyle = draw.GlyphStyle{Color: s.col, Radius: vg.Points(3), Shape: draw.PyramidGlyph{}}
 		p.Add(sc)
-		p.Legend.Add("witness (table above)", sc)
+		addLegend(p, fmt.Sprintf("witness of %s (%d)", s.name, len(xys)), sc)
 	}
 	fixX(p, d)
 	floorY(p, 1)
-	return render(p, "plot-anomalies", "Anomalies", "The verifier's counts over time (its anomaly timeline: every instance the summary counts; reset-covered events are not plotted); triangles are the verifier's witnesses, each linked from its table row.", true)
+	return render(p, "plot-anomalies", "Anomalies", "The verifier's counts over time (its anomaly timeline: every instance the summary counts; reset-covered events are not plotted); triangles are the verifier's witnesses of these three series, in their colour, each linked from its table row (witnesses of other checks are on the plots that show them).", true)
 }
 
 func figConnections(d *Data, _ []mark) (figure, error) {
@@ -208,7 +230,7 @@ func figConnections(d *Data, _ []mark) (figure, error) {
 	l.Color, l.Width, l.StepStyle = colBlue, vg.Points(1.5), plotter.PostStep
 	l.FillColor = withAlpha(colBlue, 0x22)
 	p.Add(l)
-	p.Legend.Add("open SSE connections", l)
+	addLegend(p, "open SSE connections", l)
 	var inflight int64
 	reqs := seriesOf(d, func(b *bucket) (float64, bool) {
 		inflight += b.n[cReqStart] - b.n[cReqEnd]

@@ -169,7 +169,7 @@ func figTenantLag(d *Data, t *trackedTenant, i int, label string) (figure, error
 			pts.Color, pts.Radius = col, vg.Points(1.2)
 			p.Add(l, pts)
 			if si == 0 {
-				p.Legend.Add(c.ID, l)
+				addLegend(p, c.ID, l)
 			}
 			any = true
 		}

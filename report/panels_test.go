@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"gonum.org/v1/plot/vg"
+
 	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
 )
@@ -153,5 +155,71 @@ func TestTenantPanelsBounded(t *testing.T) {
 	}
 	if got := strings.Count(page.String(), `<section class="tenant-panel"`); got != maxPanels {
 		t.Errorf("%d tenant panels on the page, want %d", got, maxPanels)
+	}
+}
+
+// TestAnomalyPlotMarksOnlyWhatItNames: a witness of a dropped arrival (a passing run's) draws no
+// triangle on the anomaly plot, and its link goes to the load plot, which shows drops; a witness of
+// a skip draws one, named for the skipped series.
+func TestAnomalyPlotMarksOnlyWhatItNames(t *testing.T) {
+	d := collect(stallLedger(""))
+	for _, c := range []struct {
+		name  string
+		marks []mark
+		want  []string
+		not   []string
+	}{
+		{"a drop only", []mark{{Check: "drops", T: 1}}, nil, []string{"witness"}},
+		{"a skip and a drop", []mark{{Check: "drops", T: 1}, {Check: "skipped", T: 2}, {Check: "structural", T: 3}}, []string{"witness of skipped (1)"}, []string{"drops", "structural", "witness of lost"}},
+		{"lost and silent", []mark{{Check: "lost", T: 1}, {Check: "silent", T: 2}}, []string{"witness of lost (2)"}, []string{"witness of skipped"}},
+	} {
+		f, err := figAnomalies(d, c.marks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(string(f.SVG), w) {
+				t.Errorf("%s: the anomaly plot lacks %q", c.name, w)
+			}
+		}
+		for _, w := range c.not {
+			if strings.Contains(string(f.SVG), w) {
+				t.Errorf("%s: the anomaly plot shows %q", c.name, w)
+			}
+		}
+	}
+	if p := plotOf("drops"); p != "plot-mutations" {
+		t.Errorf("a drop's witness links to %s, want the load plot", p)
+	}
+}
+
+func TestWrapLabel(t *testing.T) {
+	width := func(s string) vg.Length { return vg.Length(len(s)) } // one unit per byte
+	for _, c := range []struct {
+		in   string
+		room vg.Length
+		want string
+	}{
+		{"dropped by the open model", 12, "dropped by\nthe open\nmodel"},
+		{"short", 12, "short"},
+		{"tenant_1-consumer-17", 8, "tenant_1\n-consume\nr-17"},
+		{"", 5, ""},
+	} {
+		got := wrapLabel(c.in, c.room, width)
+		if got != c.want {
+			t.Errorf("wrapLabel(%q, %g) = %q, want %q", c.in, c.room, got, c.want)
+		}
+		for _, l := range strings.Split(got, "\n") {
+			if width(l) > c.room {
+				t.Errorf("wrapLabel(%q): line %q is wider than %g", c.in, l, c.room)
+			}
+		}
+	}
+	// The real legend: the open model's label fits the column in the plot's own font.
+	p := newTimePlot(collect(stallLedger("")), "t", "y")
+	for _, l := range strings.Split(wrapLabel("dropped by the open model (12345)", legendText(p), func(s string) vg.Length { return p.Legend.TextStyle.Rectangle(s).Max.X }), "\n") {
+		if w := p.Legend.TextStyle.Rectangle(l).Max.X; w > legendText(p) {
+			t.Errorf("legend line %q is %v wide, the column has %v", l, w, legendText(p))
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
@@ -63,6 +64,11 @@ type Data struct {
 	Lat             latHist  // every first delivery of an acked event to a consumer
 	// Partial, when not empty, says why the per-event series are incomplete (a bound was reached).
 	Partial []string
+	// OutboxRetention is the pods' outbox retention (eventlogd --outbox-retention) and
+	// OutboxRetentionFrom where it was read; both set by the caller, which knows the run's flags.
+	// Zero: eventlogd's default, 1h. The outbox age plot draws its alert threshold at twice it.
+	OutboxRetention     time.Duration
+	OutboxRetentionFrom string
 	// UntrackedTenants counts the tenants beyond maxTrackedTenants, which have no series over time.
 	UntrackedTenants int
 	tracked          []trackedTenant

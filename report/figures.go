@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -272,8 +273,17 @@ func figResets(d *Data, _ []mark) (figure, error) {
 	return render(p, "plot-resets", "Reconnects and resets", "A reconnect is a conn open after a consumer's first; resets are the reset frames consumers received, by reason.", true)
 }
 
+// OutboxAgeMetric is the outbox's oldest-row age, plotted beside its alert threshold.
+const OutboxAgeMetric = "drive9_tenant_outbox_backlog_oldest_age_seconds"
+
+// DefaultOutboxRetention is eventlogd's --outbox-retention default.
+const DefaultOutboxRetention = time.Hour
+
 func figMetric(d *Data, i int) (figure, error) {
 	name := d.Families[i]
+	if name == OutboxAgeMetric && !d.Counters[i] {
+		return figOutboxAge(d, i)
+	}
 	title, y, cap := name+" (max over pods and labels)", "value", "The largest sample of any pod and label set in each bucket."
 	if d.Counters[i] {
 		title, y, cap = name+" (increase, summed over pods and labels)", "per bucket", "The counter's increase in each bucket, summed over pods and label sets (a restarted counter counts from zero)."
@@ -293,6 +303,51 @@ func figMetric(d *Data, i int) (figure, error) {
 	fixX(p, d)
 	floorY(p, 1)
 	return render(p, fmt.Sprintf("plot-metric-%d", i), "Scraped: "+name, cap, true)
+}
+
+// figOutboxAge plots the outbox's oldest-row age on a log axis beside what it is judged against: the
+// retention (a healthy outbox's oldest row ages with the run until the retention prunes it, so the
+// line rising with run time is no sign of pinning) and the alert threshold at twice the retention
+// (the EventlogdOutboxPinned rule: the prune floor is pinned only when its oldest row outlives that).
+func figOutboxAge(d *Data, i int) (figure, error) {
+	ret, from := d.OutboxRetention, d.OutboxRetentionFrom
+	if ret <= 0 {
+		ret, from = DefaultOutboxRetention, "eventlogd's default --outbox-retention"
+	}
+	threshold := 2 * ret.Seconds()
+	p := newTimePlot(d, OutboxAgeMetric+" (max over pods) beside its alert threshold", "seconds (log)")
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	const floor = 0.1
+	var peak float64
+	xys := seriesOf(d, func(b *bucket) (float64, bool) {
+		v := b.metricOr(i)
+		if math.IsNaN(v) {
+			return 0, false
+		}
+		peak = max(peak, v)
+		return math.Max(v, floor), true
+	})
+	if err := line(p, "oldest outbox row's age", xys, colBlue, 1.5, false); err != nil {
+		return figure{}, err
+	}
+	end := math.Max(secs(d.EndNs), d.BucketSeconds())
+	flat := func(y float64) plotter.XYs { return plotter.XYs{{X: 0, Y: y}, {X: end, Y: y}} }
+	if err := line(p, fmt.Sprintf("retention (%s)", ret), flat(ret.Seconds()), colGrey, 1, true); err != nil {
+		return figure{}, err
+	}
+	if err := line(p, fmt.Sprintf("alert: pinned above %s", 2*ret), flat(threshold), colRed, 1.3, true); err != nil {
+		return figure{}, err
+	}
+	fixX(p, d)
+	p.Y.Min, p.Y.Max = floor, threshold*5
+	verdict := fmt.Sprintf("Its peak here, %.0f s, is %.1f%% of the threshold.", peak, 100*peak/threshold)
+	if peak > threshold {
+		verdict = fmt.Sprintf("Its peak here, %.0f s, is above the threshold: the prune floor was pinned.", peak)
+	}
+	cap := fmt.Sprintf("The age of the oldest tenant_notify_outbox row, the largest sample of any pod in each bucket. In a healthy run it grows with the run's time (the oldest row is as old as the outbox until the retention, %s from %s, prunes it), so its rise alone says nothing; the outbox is pinned only when the age passes twice the retention, the EventlogdOutboxPinned alert's threshold (%s), drawn in red. %s",
+		ret, from, 2*ret, verdict)
+	return render(p, fmt.Sprintf("plot-metric-%d", i), "Scraped: "+OutboxAgeMetric, cap, true)
 }
 
 func figLatencyDist(d *Data) (figure, error) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"gonum.org/v1/plot/vg"
 
@@ -220,6 +221,43 @@ func TestWrapLabel(t *testing.T) {
 	for _, l := range strings.Split(wrapLabel("dropped by the open model (12345)", legendText(p), func(s string) vg.Length { return p.Legend.TextStyle.Rectangle(s).Max.X }), "\n") {
 		if w := p.Legend.TextStyle.Rectangle(l).Max.X; w > legendText(p) {
 			t.Errorf("legend line %q is %v wide, the column has %v", l, w, legendText(p))
+		}
+	}
+}
+
+// TestOutboxAgeBesideItsThreshold: the outbox age plot draws the retention and the alert threshold
+// (twice it), and its caption says how far the peak is from it, or that it passed it.
+func TestOutboxAgeBesideItsThreshold(t *testing.T) {
+	var rs []*ledger.Record
+	rs = append(rs, &ledger.Record{K: ledger.KindRun, V: 1, RunID: "r", Pods: []string{"pod-1"}, Target: "eventlogd"})
+	for i := range 21 {
+		rs = append(rs, &ledger.Record{K: ledger.KindMetric, Pod: "pod-1", T: int64(i) * 1e9, Name: OutboxAgeMetric, Value: float64(i), MetricType: "gauge"})
+	}
+	rs = append(rs, &ledger.Record{K: ledger.KindEnd, T: 21e9})
+	for _, c := range []struct {
+		ret        time.Duration
+		from, want string
+	}{
+		{0, "", "0.3% of the threshold"}, // eventlogd's default 1h: 20 s of 7200 s
+		{8 * time.Second, "the run's flag", "above the threshold: the prune floor was pinned"},
+	} {
+		d := collect(rs)
+		d.OutboxRetention, d.OutboxRetentionFrom = c.ret, c.from
+		f, err := figMetric(d, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ret := c.ret
+		if ret == 0 {
+			ret = DefaultOutboxRetention
+		}
+		svg := string(f.SVG) // a legend label may be wrapped onto two lines
+		if !strings.Contains(f.Caption, c.want) || !strings.Contains(svg, "alert: pinned") || !strings.Contains(svg, (2*ret).String()) ||
+			!strings.Contains(svg, "retention ("+ret.String()+")") {
+			t.Errorf("retention %v: caption %q, or the SVG lacks the threshold and retention lines", c.ret, f.Caption)
+		}
+		if c.from != "" && !strings.Contains(f.Caption, c.from) {
+			t.Errorf("the caption does not say where the retention came from: %q", f.Caption)
 		}
 	}
 }

@@ -123,6 +123,7 @@ func newTimePlot(d *Data, title, ylabel string) *plot.Plot {
 	p.Add(bands{d.Faults})
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Legend.ThumbnailWidth = vg.Points(14)
+	p.Legend.Padding = vg.Points(2) // entries of one line each would otherwise touch
 	sans(p)
 	return p
 }

@@ -340,6 +340,12 @@ func (d *decoder) field(key []byte, rec *Record) error {
 	case "resync":
 		bit = fResync
 		rec.Resync, err = d.bool()
+	case "provenance":
+		bit = fProvenance
+		err = d.nested(&rec.Provenance)
+	case "load_avg":
+		bit = fLoadAvg
+		err = d.nested(&rec.LoadAvg)
 	case "t_start":
 		bit = fTStart
 		rec.TStart, err = d.int()

@@ -80,6 +80,9 @@ type Record struct {
 	Metrics []string `json:"metrics,omitempty"`
 	// Resync says that consumers list the tenant's files after every reset but structural_change.
 	Resync bool `json:"resync,omitempty"`
+	// Provenance is what the run judged: builds, binaries, flags, overrides, the scenario's hash and
+	// the machine (seqgate's addition; provenance.go).
+	Provenance *Provenance `json:"provenance,omitempty"`
 
 	// shared by several kinds
 	T        int64  `json:"t"`
@@ -147,6 +150,9 @@ type Record struct {
 
 	// end
 	Drained bool `json:"drained,omitempty"`
+	// LoadAvg is the machine's 1, 5 and 15 minute load averages when the run ended (seqgate's
+	// addition; nil where unknown).
+	LoadAvg []float64 `json:"load_avg,omitempty"`
 
 	// drop (tenant, intended_t shared with mut): Block names the scenario's load block. The spec
 	// leaves its type open: a JSON string or number is accepted (a number kept as written); it is

@@ -306,7 +306,8 @@ func (c *windowCheck) windows(s *Summary, end int64) {
 
 // recoveryCheckDesc describes each fault's recovery.
 var recoveryCheckDesc = descriptor{
-	Name: "recovery", File: "check_recovery.go", Path: "recovery_max_ms", Covers: []string{"recovery_ms.<key>"},
+	Meaning: "how long after each fault healed the consumers caught up with what was owed to them",
+	Name:    "recovery", File: "check_recovery.go", Path: "recovery_max_ms", Covers: []string{"recovery_ms.<key>"},
 	Value:      func(s *Summary) float64 { return s.RecoveryMaxMs },
 	Report:     recoveryLine,
 	FailsDoc:   "(`recovery_max_ms`, `recovery_ms.<id>`, `unrecovered_faults`, `<field>@<window>`)",
@@ -317,7 +318,8 @@ var recoveryCheckDesc = descriptor{
 
 // unrecoveredCheck describes faults whose consumers never caught up.
 var unrecoveredCheck = descriptor{
-	Name: "unrecovered_faults", File: "check_recovery.go", Path: "unrecovered_faults",
+	Meaning: "faults after which some consumer never caught up by the end of the run",
+	Name:    "unrecovered_faults", File: "check_recovery.go", Path: "unrecovered_faults",
 	Value:   func(s *Summary) float64 { return float64(s.UnrecoveredFaults) },
 	Anomaly: true, Title: "faults and windows",
 	build: func(e *checkEnv) checker { e.win = newWindowCheck(e.ix, e.lat, e.drops); return e.win },

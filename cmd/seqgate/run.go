@@ -47,6 +47,8 @@ type runFlags struct {
 	runID     string
 	podsProf  string
 	podsBin   string
+	// args is the command line as given (commandLine), for the run record's provenance.
+	args []string
 }
 
 func newRunCmd() *cobra.Command {
@@ -65,6 +67,7 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 (bad scenario, infrastructure error, Ctrl-C). See docs/run.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.args = commandLine(cmd, args)
 			return runRun(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
 		},
 	}
@@ -186,6 +189,9 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 			return &exitError{exitUnusable, err}
 		}
 		opts.Eventlogd, opts.PodProfile = bin, prof
+	}
+	if opts.Provenance, err = runProvenance(ctx, path, sc, f, opts.Eventlogd, prof); err != nil {
+		return &exitError{exitUnusable, err}
 	}
 	res, err := run.Run(ctx, opts)
 	if err != nil {

@@ -343,6 +343,15 @@ func (d *decoder) field(key []byte, rec *Record) error {
 	case "provenance":
 		bit = fProvenance
 		err = d.nested(&rec.Provenance)
+	case "injected_by":
+		bit = fInjectedBy
+		var v int64
+		if v, err = d.int(); err == nil {
+			if v < 0 || v > MaxShards {
+				err = errTypeMismatch
+			}
+			rec.InjectedBy = int(v)
+		}
 	case "load_avg":
 		bit = fLoadAvg
 		err = d.nested(&rec.LoadAvg)

@@ -171,6 +171,7 @@ func buildEncoders() (encoders [fCount]fieldEnc) {
 	set(fCold, boolField("cold", func(r *Record) bool { return r.Cold }))
 	set(fProvenance, jsonField("provenance", func(r *Record) bool { return r.Provenance == nil },
 		func(r *Record) any { return r.Provenance }))
+	set(fInjectedBy, intField("injected_by", func(r *Record) int64 { return int64(r.InjectedBy) }))
 	set(fLoadAvg, jsonField("load_avg", func(r *Record) bool { return r.LoadAvg == nil },
 		func(r *Record) any { return r.LoadAvg }))
 	return encoders
@@ -185,7 +186,7 @@ var fieldOrder = map[string][]field{
 	KindEv:        {fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fSrc, fPod, fBatch},
 	KindReset:     {fConsumer, fTenant, fConn, fT, fSeq, fReason, fPath, fOp},
 	KindConn:      {fConsumer, fTenant, fConn, fT, fPhase, fPod, fSince, fErr, fKind},
-	KindFault:     {fID, fKind, fTarget, fPhase, fT, fParams},
+	KindFault:     {fID, fKind, fTarget, fPhase, fT, fParams, fInjectedBy},
 	KindPod:       {fPod, fPhase, fT, fPID, fSignal, fCode},
 	KindMetric:    {fPod, fT, fName, fLabels, fValue, fMetricType},
 	KindProxy:     {fName, fTenant, fT, fConns, fBytesUp, fBytesDown},

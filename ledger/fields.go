@@ -80,6 +80,7 @@ const (
 	fCold       // tenant
 	fProvenance // run: what was judged (seqgate's addition)
 	fLoadAvg    // end: the machine's load averages at the end (seqgate's addition)
+	fInjectedBy // fault: the shard that injected it (seqgate's addition)
 	fCount      // number of fields; keep last
 )
 
@@ -161,7 +162,7 @@ var fieldNames = [...]string{
 	"metrics", "type",
 	"batch",
 	"resync", "t_start", "after_seq", "entries", "size", "rev", "mode", "cold",
-	"provenance", "load_avg",
+	"provenance", "load_avg", "injected_by",
 }
 
 // fieldNames has exactly one name per field: either constant below overflows otherwise.

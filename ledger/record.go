@@ -117,6 +117,10 @@ type Record struct {
 	ID     string         `json:"id,omitempty"`
 	Kind   string         `json:"kind,omitempty"`
 	Params map[string]any `json:"params,omitempty"` // Target (shared with run) names the fault's target
+	// InjectedBy (seqgate's addition) is the shard K of the agent that injected the fault, in a
+	// sharded run: the other agents record the fault at its scheduled times without injecting it,
+	// and a merge keeps only the injecting agent's records. 0: not sharded.
+	InjectedBy int `json:"injected_by,omitempty"`
 
 	// pod
 	PID    int    `json:"pid,omitempty"`

@@ -37,7 +37,7 @@ func sampleRecords() []Record {
 		{K: KindMut, MID: "m3.0", Tenant: "t1", Op: "write", Path: "/p/r1/t1/m3.0", IntendedT: 14, T: 15, DoneT: 21, Res: ResOK, Status: 200, Pod: "pod-0", Batch: "r1.m3"},
 		{K: KindEv, Consumer: "c1", Tenant: "t1", Conn: "c1-1", T: 26, Seq: 2, Op: "write", Path: "/p/r1/t1/m3.0", Pod: "pod-0", Batch: "r1.m3"},
 		{K: KindConn, Consumer: "c2", Tenant: "t1", Conn: "c2.1", T: 27, Phase: "open", Pod: "pod-1", Since: 2, Kind: "pull"},
-		{K: KindFault, ID: "f1", Kind: "tenant_db_stall", Target: "t1", Phase: "start", T: 30, Params: map[string]any{"for": "2s"}},
+		{K: KindFault, ID: "f1", Kind: "tenant_db_stall", Target: "t1", Phase: "start", T: 30, Params: map[string]any{"for": "2s"}, InjectedBy: 1},
 		{K: KindMetric, Pod: "pod-0", T: 40, Name: "drive9_sse_event_retry_dropped_total", Labels: map[string]string{"tenant_id": "t1", "reason": "tenant_cap"}, Value: 0, MetricType: "counter"},
 		{K: KindProxy, Name: "tenant_t2", Tenant: "t2", T: 40},
 		{K: KindPod, Pod: "pod-1", Phase: "crash", T: 50, Signal: "SIGKILL", Code: ptrI(0)},

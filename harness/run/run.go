@@ -109,7 +109,7 @@ type Options struct {
 	// record is written; the end record carries the load at the end. Nil: the record has none.
 	Provenance *ledger.Provenance
 	// Shard, when set, makes this run agent K of N: it drives only its share of the tenants
-	// (shard.Assign), injects no faults, and says so in its run record (CheckShard).
+	// (shard.Assign), injects the faults only as agent 1 (the others record them), and says so in its run record (CheckShard).
 	Shard shard.Shard
 
 	// consumerTransport, when set, wraps the transport of the consumers' HTTP client: a test's way

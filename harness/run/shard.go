@@ -37,7 +37,7 @@ func (s *state) checkOwnerTargets(inst []faults.Instance) error {
 		for _, t := range in.Slots {
 			if !own[t] {
 				return fmt.Errorf("fault %s (%s, %s) acts on %s, which agent %d of this sharded run does not drive: agent %d injects every fault, so a tenant fault must act on one of its tenants (%v)",
-					in.ID, in.Kind, in.Source, t, FaultOwner, FaultOwner, FaultOwner, s.env.Tenants())
+					in.ID, in.Kind, in.Source, t, FaultOwner, FaultOwner, s.env.Tenants())
 			}
 		}
 	}

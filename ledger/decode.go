@@ -343,6 +343,9 @@ func (d *decoder) field(key []byte, rec *Record) error {
 	case "provenance":
 		bit = fProvenance
 		err = d.nested(&rec.Provenance)
+	case "load_t":
+		bit = fLoadT
+		rec.LoadT, err = d.int()
 	case "injected_by":
 		bit = fInjectedBy
 		var v int64

@@ -171,6 +171,7 @@ func buildEncoders() (encoders [fCount]fieldEnc) {
 	set(fCold, boolField("cold", func(r *Record) bool { return r.Cold }))
 	set(fProvenance, jsonField("provenance", func(r *Record) bool { return r.Provenance == nil },
 		func(r *Record) any { return r.Provenance }))
+	set(fLoadT, intField("load_t", func(r *Record) int64 { return r.LoadT }))
 	set(fInjectedBy, intField("injected_by", func(r *Record) int64 { return int64(r.InjectedBy) }))
 	set(fLoadAvg, jsonField("load_avg", func(r *Record) bool { return r.LoadAvg == nil },
 		func(r *Record) any { return r.LoadAvg }))
@@ -192,7 +193,7 @@ var fieldOrder = map[string][]field{
 	KindProxy:     {fName, fTenant, fT, fConns, fBytesUp, fBytesDown},
 	KindPersisted: {fTenant, fSeq, fOp, fPath, fCreatedUnixNs, fAbsent},
 	KindConsumer:  {fConsumer, fTenant, fFromT, fToT, fFirstSince, fFinalCursor, fDurable, fKind},
-	KindEnd:       {fT, fDrained, fReason, fLoadAvg},
+	KindEnd:       {fT, fDrained, fReason, fLoadAvg, fLoadT},
 	KindDrop:      {fTenant, fIntendedT, fBlock},
 	KindAudit:     {fT, fOK, fTenantCount, fRows, fError},
 	KindResync:    {fConsumer, fTenant, fConn, fT, fTStart, fAfterSeq, fReason, fOK, fEntries, fError},

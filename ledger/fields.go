@@ -81,6 +81,7 @@ const (
 	fProvenance // run: what was judged (seqgate's addition)
 	fLoadAvg    // end: the machine's load averages at the end (seqgate's addition)
 	fInjectedBy // fault: the shard that injected it (seqgate's addition)
+	fLoadT      // end: when the load began, on the ledger's clock (seqgate's addition)
 	fCount      // number of fields; keep last
 )
 
@@ -162,7 +163,7 @@ var fieldNames = [...]string{
 	"metrics", "type",
 	"batch",
 	"resync", "t_start", "after_seq", "entries", "size", "rev", "mode", "cold",
-	"provenance", "load_avg", "injected_by",
+	"provenance", "load_avg", "injected_by", "load_t",
 }
 
 // fieldNames has exactly one name per field: either constant below overflows otherwise.

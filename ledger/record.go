@@ -157,6 +157,9 @@ type Record struct {
 	// LoadAvg is the machine's 1, 5 and 15 minute load averages when the run ended (seqgate's
 	// addition; nil where unknown).
 	LoadAvg []float64 `json:"load_avg,omitempty"`
+	// LoadT is when the load phase began, on the ledger's clock (seqgate's addition): the origin of
+	// the scenario's at: times, which count from the load's start. 0: unknown (or no load).
+	LoadT int64 `json:"load_t,omitempty"`
 
 	// drop (tenant, intended_t shared with mut): Block names the scenario's load block. The spec
 	// leaves its type open: a JSON string or number is accepted (a number kept as written); it is

@@ -47,7 +47,7 @@ func sampleRecords() []Record {
 		{K: KindAudit, T: 65, OK: false, AuditTenants: 2, Rows: 0, Error: "dial tcp: connection refused"},
 		{K: KindAudit, T: 66, OK: true, AuditTenants: 2, Rows: 1},
 		{K: KindConsumer, Consumer: "c1", Tenant: "t1", FromT: 0, ToT: 60, FirstSince: 0, FinalCursor: 1, Durable: false},
-		{K: KindEnd, T: 70, Drained: false, LoadAvg: []float64{2, 1, 0.5}},
+		{K: KindEnd, T: 70, Drained: false, LoadAvg: []float64{2, 1, 0.5}, LoadT: 7},
 	}
 }
 

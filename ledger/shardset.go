@@ -228,6 +228,9 @@ func shiftTimes(rec *Record, d int64) {
 	if f.has(fToT) {
 		rec.ToT += d
 	}
+	if rec.LoadT != 0 && f.has(fLoadT) {
+		rec.LoadT += d
+	}
 }
 
 // auditOutcome is one file's audit: its first successful attempt, else its last attempt.

@@ -53,7 +53,11 @@ func WriteMarkdown(w io.Writer, s *verifier.Summary, d *Data, link string) error
 		b.WriteString(".\n\n")
 	}
 	if d != nil && len(d.Faults) > 0 {
-		fmt.Fprintf(&b, "Faults (%d):", len(d.Faults))
+		origin := "s since the run started"
+		if l := s.Run.LoadStartMs; l != nil {
+			origin = fmt.Sprintf("s since the run started; the load, whose start a scenario's at: counts from, began at %.1f s", *l/1000)
+		}
+		fmt.Fprintf(&b, "Faults (%d, %s):", len(d.Faults), mdText(origin))
 		for i, f := range d.Faults {
 			if i == 10 {
 				fmt.Fprintf(&b, " and %d more", len(d.Faults)-i)

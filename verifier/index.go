@@ -23,6 +23,8 @@ type index struct {
 	ended  bool
 	// loadAvgEnd is the end record's load_avg (nil when it has none).
 	loadAvgEnd []float64
+	// loadStartMs is the end record's load_t in ms (nil when it has none).
+	loadStartMs *float64
 	// interrupted: the end record says the run was stopped early (Ctrl-C); nothing after the stop was
 	// drained or audited, so losses and stalls are not provable.
 	interrupted bool
@@ -466,6 +468,10 @@ func (ix *index) observe(r *ledger.Record) error {
 	case ledger.KindEnd:
 		ix.ended, ix.drained, ix.endT = true, r.Drained, r.T
 		ix.loadAvgEnd = slices.Clone(r.LoadAvg)
+		if r.LoadT > 0 {
+			ms := ms(r.LoadT)
+			ix.loadStartMs = &ms
+		}
 		ix.interrupted = r.Reason == EndReasonInterrupted
 	}
 	return nil

@@ -139,12 +139,12 @@ func TestEveryCheckHasAMeaning(t *testing.T) {
 		}
 	}
 	for name, want := range map[string]string{
-		"threshold:latency_ms.p99@steady<500":  "a bound the scenario sets on latency_ms.p99 in the steady window: " + latencyCheckDesc.Meaning,
-		"threshold:recovery_ms.f1<=2000":       "a bound the scenario sets on recovery_ms.f1: " + recoveryCheckDesc.Meaning,
-		"threshold:per_tenant.t1.skipped==0":   "a bound the scenario sets on per_tenant.t1.skipped: " + skippedCheckDesc.Meaning,
-		"threshold:no_such_number<1":           "a bound the scenario sets on no_such_number",
-		CheckLeaks:                             leaksCheckDesc.Meaning,
-		"no-such-check":                        "",
+		"threshold:latency_ms.p99@steady<500": "a bound the scenario sets on latency_ms.p99 in the steady window: " + latencyCheckDesc.Meaning,
+		"threshold:recovery_ms.f1<=2000":      "a bound the scenario sets on recovery_ms.f1: " + recoveryCheckDesc.Meaning,
+		"threshold:per_tenant.t1.skipped==0":  "a bound the scenario sets on per_tenant.t1.skipped: " + skippedCheckDesc.Meaning,
+		"threshold:no_such_number<1":          "a bound the scenario sets on no_such_number",
+		CheckLeaks:                            leaksCheckDesc.Meaning,
+		"no-such-check":                       "",
 	} {
 		if got := Meaning(name); got != want {
 			t.Errorf("Meaning(%q) = %q, want %q", name, got, want)
@@ -218,4 +218,34 @@ func xmlEscape(s string) string {
 	var b bytes.Buffer
 	_ = xml.EscapeText(&b, []byte(s))
 	return b.String()
+}
+
+// TestTwoOriginsLabelled: with the end record's load_t the fault table gives each start on both
+// clocks, labelled; without it, the run's clock only, said so.
+func TestTwoOriginsLabelled(t *testing.T) {
+	fault := []string{`{"k":"fault","id":"f1","kind":"tenant_db_stall","target":"A","phase":"start","t":2500000}`,
+		`{"k":"fault","id":"f1","kind":"tenant_db_stall","target":"A","phase":"stop","t":5500000}`}
+	for _, c := range []struct {
+		end, want string
+	}{
+		{`{"k":"end","t":10000000,"drained":true,"load_t":500000}`, "start 0.003s (load 0.002s)"},
+		{`{"k":"end","t":10000000,"drained":true}`, "start 0.003s  "},
+	} {
+		s := verifyText(t, edit{replace: map[string]string{"end": c.end}, after: map[string][]string{"evB3": fault}}.build(), Options{})
+		var b bytes.Buffer
+		if err := WriteText(&b, s); err != nil {
+			t.Fatal(err)
+		}
+		out := b.String()
+		if !strings.Contains(out, c.want) {
+			t.Errorf("%s: fault table lacks %q:\n%s", c.end, c.want, out)
+		}
+		labelled := strings.Contains(out, "in brackets since the load began (at 0.001s: a scenario's at: counts from there)")
+		if labelled != strings.Contains(c.end, "load_t") {
+			t.Errorf("%s: the origins are labelled %v:\n%s", c.end, labelled, out)
+		}
+		if got := s.Run.LoadStartMs != nil; got != strings.Contains(c.end, "load_t") {
+			t.Errorf("%s: load_start_ms %v", c.end, s.Run.LoadStartMs)
+		}
+	}
 }

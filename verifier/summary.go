@@ -284,6 +284,10 @@ type RunInfo struct {
 	// LoadAvgEnd the machine's load averages when it ended, from its end record.
 	Provenance *ledger.Provenance `json:"provenance"`
 	LoadAvgEnd []float64          `json:"load_avg_end"`
+	// LoadStartMs is when the load began, in ms since the run started (the end record's load_t):
+	// the origin of a scenario's at: times. Every other time of the summary counts from the run's
+	// start; null when the ledger does not say.
+	LoadStartMs *float64 `json:"load_start_ms"`
 }
 
 // Check is one evaluated verdict check (a spec rule or a threshold), passed or not.

@@ -195,7 +195,7 @@ var volatile = map[string][]string{
 	"proxy":     {"t", "conns", "bytes_up", "bytes_down"},
 	"persisted": {"seq", "created_unix_ns"},
 	"consumer":  {"from_t", "to_t", "first_since"},
-	"end":       {"t", "load_avg"},
+	"end":       {"t", "load_avg", "load_t"},
 	"audit":     {"t"},
 	"resync":    {"t", "t_start", "conn"},
 	"listed":    {"t"},

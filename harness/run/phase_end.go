@@ -22,6 +22,9 @@ func endPhase(ctx context.Context, s *state, log *slog.Logger) error {
 		s.res.Listing += c.ListingTime()
 	}
 	rec := &ledger.Record{K: ledger.KindEnd, T: s.now(), Drained: s.drained, LoadAvg: provenance.LoadAvg()}
+	if !s.clock.at.IsZero() {
+		rec.LoadT = s.clock.at.Sub(s.start).Nanoseconds()
+	}
 	switch {
 	case ctx.Err() != nil:
 		rec.Reason, s.res.Interrupted = "interrupted", true

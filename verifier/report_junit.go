@@ -54,7 +54,7 @@ func WriteJUnit(w io.Writer, s *Summary) error {
 	suite := junitSuite{Name: "seqgate verify " + s.Run.RunID}
 	suite.Properties = append(suite.Properties, junitProperty{"verdict", s.Verdict + DefectNote(s)})
 	for _, it := range Provenance(s) {
-		suite.Properties = append(suite.Properties, junitProperty{it.Name, it.Value})
+		suite.Properties = append(suite.Properties, junitProperty(it))
 	}
 	for _, c := range s.Checks {
 		tc := junitCase{Name: c.Name, Classname: "seqgate.verify", SystemOut: c.Meaning}

@@ -37,7 +37,11 @@ func writeFaults(b *strings.Builder, s *Summary) {
 		b.WriteString("faults: none\n")
 		return
 	}
-	fmt.Fprintf(b, "faults (%d; times since the run started; recovery max %s, unrecovered %d):\n", len(s.Faults), msText(s.RecoveryMaxMs), s.UnrecoveredFaults)
+	origin := "times since the run started"
+	if l := s.Run.LoadStartMs; l != nil {
+		origin = fmt.Sprintf("times since the run started, and in brackets since the load began (at %s: a scenario's at: counts from there)", secs(*l))
+	}
+	fmt.Fprintf(b, "faults (%d; %s; recovery max %s, unrecovered %d):\n", len(s.Faults), origin, msText(s.RecoveryMaxMs), s.UnrecoveredFaults)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for i, f := range s.Faults {
 		if i == maxFaultRows {
@@ -60,7 +64,11 @@ func writeFaults(b *strings.Builder, s *Summary) {
 		if len(f.Tenants) > 1 { // a fault on a DB address several tenants share
 			target += fmt.Sprintf(" (reached %d tenants: %s)", len(f.Tenants), printable.String(strings.Join(f.Tenants, ",")))
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\tstart %s\t%s%s\t%s\n", printable.String(f.ID), printable.String(f.Kind), target, secs(f.StartMs), stop, span, rec)
+		start := secs(f.StartMs)
+		if l := s.Run.LoadStartMs; l != nil {
+			start += " (load " + secs(f.StartMs-*l) + ")"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\tstart %s\t%s%s\t%s\n", printable.String(f.ID), printable.String(f.Kind), target, start, stop, span, rec)
 	}
 	_ = tw.Flush()
 }

@@ -142,8 +142,22 @@ func BenchmarkVsRawInsert(b *testing.B) {
 				if r.delivered != r.n || r.skipped != 0 {
 					b.Errorf("%s, guard %s, event-commit %s: %d of %d acked events delivered, %d skipped", layout.name, c.g, c.commit, r.delivered, r.n, r.skipped)
 				}
+				// Which side bounds the ratio: the one whose CPU per event leaves the lower ratio.
+				goAllows, dbAllows := rawCPU/2/max(c.cpu.self, 1), rawCPU/2/max(c.cpu.db, 1)
+				bound := "the Go process (eventlogd, its writers and subscribers)"
+				if dbAllows < goAllows {
+					bound = "the DB server"
+				}
+				if min(goAllows, dbAllows) > 1.5*ratio {
+					// Neither side's CPU comes near: the time goes to waiting (commits, the box's other work).
+					bound = fmt.Sprintf("neither side's CPU (it alone allows %.2f): waits, such as commits or a loaded box", min(goAllows, dbAllows))
+				}
+				b.Logf("eventlogd/raw %.2f (%s, guard %s, event-commit %s) beside its CPU per event: Go process %.0f µs, DB server %.0f µs (raw: %.0f µs per insert, server and client); bound by %s",
+					ratio, layout.name, c.g, c.commit, c.cpu.self, c.cpu.db, rawCPU/2, bound)
 				key := strings.ReplaceAll(layout.name, " ", "_") + "/" + c.g.String() + "/" + c.commit
 				b.ReportMetric(ratio, key+"_eventlogd/raw")
+				b.ReportMetric(c.cpu.self, key+"_go_cpu_us/event")
+				b.ReportMetric(c.cpu.db, key+"_db_cpu_us/event")
 				b.ReportMetric(r.p99, key+"_p99_ms")
 				acked[c.g.String()+"/"+c.commit] = r.acked
 			}
@@ -440,7 +454,7 @@ type vsResult struct {
 	n, delivered int
 	skipped      int
 	refused      map[int]int // writes answered other than 200, by status
-	p50, p99     float64 // ms from the write's answer to the frame's arrival
+	p50, p99     float64     // ms from the write's answer to the frame's arrival
 	// What the pod counted: hot event inserts that failed (buffered), buffered events flushed,
 	// gaps its horizon readers gave up after --sse-horizon-wait.
 	hotErrors, flushed, givenUp float64

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -109,17 +110,18 @@ func BenchmarkVsRawInsert(b *testing.B) {
 				commit string
 				r      vsResult
 				cpu    struct{ db, self float64 }
+				allocs float64 // heap allocations of the Go process per acked event
 				stmts  string
 			}
 			var cells []cell
 			for _, gname := range guards {
 				g := store.Guards[gname]
 				for _, commit := range commits {
-					c0, q0 := takeCPU(b), statements(b)
+					c0, q0, a0 := takeCPU(b), statements(b), heapAllocs()
 					stopProfile := startProfile(b, profDir, fmt.Sprintf("%s-%s-%s", strings.Fields(layout.name)[0], g, commit))
 					r := eventlogdRate(b, g, commit, layout.tenants, conns, writers, client, d)
 					stopProfile()
-					cells = append(cells, cell{g, commit, r, takeCPU(b).minus(c0).per(r.n), statementsPer(statements(b), q0, r.n)})
+					cells = append(cells, cell{g, commit, r, takeCPU(b).minus(c0).per(r.n), float64(heapAllocs()-a0) / float64(max(r.n, 1)), statementsPer(statements(b), q0, r.n)})
 				}
 			}
 			after := raw("after")
@@ -152,12 +154,13 @@ func BenchmarkVsRawInsert(b *testing.B) {
 					// Neither side's CPU comes near: the time goes to waiting (commits, the box's other work).
 					bound = fmt.Sprintf("neither side's CPU (it alone allows %.2f): waits, such as commits or a loaded box", min(goAllows, dbAllows))
 				}
-				b.Logf("eventlogd/raw %.2f (%s, guard %s, event-commit %s) beside its CPU per event: Go process %.0f µs, DB server %.0f µs (raw: %.0f µs per insert, server and client); bound by %s",
-					ratio, layout.name, c.g, c.commit, c.cpu.self, c.cpu.db, rawCPU/2, bound)
+				b.Logf("eventlogd/raw %.2f (%s, guard %s, event-commit %s) beside its CPU per event: Go process %.0f µs (%.0f heap allocations), DB server %.0f µs (raw: %.0f µs per insert, server and client); bound by %s",
+					ratio, layout.name, c.g, c.commit, c.cpu.self, c.allocs, c.cpu.db, rawCPU/2, bound)
 				key := strings.ReplaceAll(layout.name, " ", "_") + "/" + c.g.String() + "/" + c.commit
 				b.ReportMetric(ratio, key+"_eventlogd/raw")
 				b.ReportMetric(c.cpu.self, key+"_go_cpu_us/event")
 				b.ReportMetric(c.cpu.db, key+"_db_cpu_us/event")
+				b.ReportMetric(c.allocs, key+"_go_allocs/event")
 				b.ReportMetric(r.p99, key+"_p99_ms")
 				acked[c.g.String()+"/"+c.commit] = r.acked
 			}
@@ -289,6 +292,14 @@ func takeCPU(b *testing.B) cpuSample {
 		s.self = time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 	}
 	return s
+}
+
+// heapAllocs is the count of heap objects this process allocated so far (a count, so less
+// sensitive to a loaded machine than CPU time).
+func heapAllocs() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/allocs:objects"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
 }
 
 func (a cpuSample) minus(b cpuSample) cpuSample { return cpuSample{a.db - b.db, a.self - b.self} }

@@ -52,7 +52,7 @@ bench: build
 	{ $(BIN)/seqgate verify --stats $$d/bench.jsonl > /dev/null 2> $$d/verify.txt; test $$? -le 2; } && \
 	cat $$d/floor.txt $$d/verify.txt && \
 	awk -v acked=$(BENCH_EVENTS) '/^stats:/ { for (i = 3; i <= NF; i++) { split($$i, kv, "="); v[$$2, kv[1]] = kv[2] } } \
-	END { printf "bench: verify/floor time ratio %.2f, CPU ratio %.2f (verify %.0f records/s, floor %.0f records/s, verify peak RSS %s MiB = %.0f bytes per acked mutation)\n", \
+	END { printf "bench: verify/floor time ratio %.2f (goal <= 1.25), CPU ratio %.2f (verify %.0f records/s, floor %.0f records/s, verify peak RSS %s MiB = %.0f bytes per acked mutation (goal <= 64))\n", \
 	v["verify", "seconds"] / v["decode-only", "seconds"], v["verify", "cpu_seconds"] / v["decode-only", "cpu_seconds"], \
 	v["verify", "records_per_s"], v["decode-only", "records_per_s"], v["verify", "peak_rss_mib"], v["verify", "peak_rss_mib"] * 1048576 / acked }' \
 	$$d/floor.txt $$d/verify.txt

@@ -22,6 +22,10 @@ func benchLedger(b *testing.B, n int, gz bool) []byte {
 		w = NewWriter(&buf)
 	}
 	run := sampleRecords()[0]
+	run.Tenants = nil
+	for i := range 8 {
+		run.Tenants = append(run.Tenants, Tenant{ID: fmt.Sprintf("tenant-%d", i), Mode: "dedicated"})
+	}
 	w.Write(&run)
 	for i := 0; i < n; i++ {
 		var rec Record

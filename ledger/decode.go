@@ -104,6 +104,9 @@ func (d *decoder) end() error {
 }
 
 func (d *decoder) ws() {
+	if d.i < len(d.b) && d.b[d.i] > ' ' { // compact JSON: usually no whitespace at all
+		return
+	}
 	for d.i < len(d.b) {
 		switch d.b[d.i] {
 		case ' ', '\t', '\r', '\n':
@@ -116,163 +119,120 @@ func (d *decoder) ws() {
 
 // field decodes the value of key into rec. Unknown keys are skipped (after checking their syntax).
 func (d *decoder) field(key []byte, rec *Record) error {
-	var bit field
+	bit, ok := keyField(key)
+	if !ok {
+		return d.skip(0)
+	}
 	var err error
 	start := d.i
-	switch string(key) {
-	case "k":
-		bit = fK
+	switch bit {
+	case fK:
 		rec.K, err = d.str(true)
-	case "t":
-		bit = fT
+	case fT:
 		rec.T, err = d.int()
-	case "tenant":
-		bit = fTenant
+	case fTenant:
 		rec.Tenant, err = d.id()
-	case "consumer":
-		bit = fConsumer
+	case fConsumer:
 		rec.Consumer, err = d.id()
-	case "conn":
-		bit = fConn
+	case fConn:
 		rec.Conn, err = d.id()
-	case "seq":
-		bit = fSeq
+	case fSeq:
 		rec.Seq, err = d.int()
-	case "op":
-		bit = fOp
+	case fOp:
 		rec.Op, err = d.str(true)
-	case "path":
-		bit = fPath
+	case fPath:
 		rec.Path, err = d.lent(false)
-	case "pod":
-		bit = fPod
+	case fPod:
 		rec.Pod, err = d.id()
-	case "mid":
-		bit = fMID
+	case fMID:
 		rec.MID, err = d.lent(true)
-	case "intended_t":
-		bit = fIntendedT
+	case fIntendedT:
 		rec.IntendedT, err = d.int()
-	case "done_t":
-		bit = fDoneT
+	case fDoneT:
 		rec.DoneT, err = d.int()
-	case "res":
-		bit = fRes
+	case fRes:
 		rec.Res, err = d.str(true)
-	case "status":
-		bit = fStatus
+	case fStatus:
 		var v int64
 		v, err = d.int()
 		rec.Status = int(v)
-	case "src":
-		bit = fSrc
+	case fSrc:
 		rec.Src, err = d.str(false)
-	case "phase":
-		bit = fPhase
+	case fPhase:
 		rec.Phase, err = d.str(true)
-	case "err":
-		bit = fErr
+	case fErr:
 		rec.Err, err = d.str(false)
-	case "reason":
-		bit = fReason
+	case fReason:
 		rec.Reason, err = d.str(true)
-	case "since":
-		bit = fSince
+	case fSince:
 		rec.Since, err = d.int()
-	case "name":
-		bit = fName
+	case fName:
 		rec.Name, err = d.str(true)
-	case "labels":
-		bit = fLabels
+	case fLabels:
 		rec.Labels, err = d.labels()
-	case "value":
-		bit = fValue
+	case fValue:
 		rec.Value, err = d.float()
-	case "conns":
-		bit = fConns
+	case fConns:
 		rec.Conns, err = d.int()
-	case "bytes_up":
-		bit = fBytesUp
+	case fBytesUp:
 		rec.BytesUp, err = d.int()
-	case "bytes_down":
-		bit = fBytesDown
+	case fBytesDown:
 		rec.BytesDown, err = d.int()
-	case "created_unix_ns":
-		bit = fCreatedUnixNs
+	case fCreatedUnixNs:
 		rec.CreatedUnixNs, err = d.int()
-	case "from_t":
-		bit = fFromT
+	case fFromT:
 		rec.FromT, err = d.int()
-	case "to_t":
-		bit = fToT
+	case fToT:
 		rec.ToT, err = d.int()
-	case "first_since":
-		bit = fFirstSince
+	case fFirstSince:
 		rec.FirstSince, err = d.int()
-	case "final_cursor":
-		bit = fFinalCursor
+	case fFinalCursor:
 		rec.FinalCursor, err = d.int()
-	case "durable":
-		bit = fDurable
+	case fDurable:
 		rec.Durable, err = d.bool()
-	case "drained":
-		bit = fDrained
+	case fDrained:
 		rec.Drained, err = d.bool()
-	case "id":
-		bit = fID
+	case fID:
 		rec.ID, err = d.id()
-	case "kind":
-		bit = fKind
+	case fKind:
 		rec.Kind, err = d.str(true)
-	case "target":
-		bit = fTarget
+	case fTarget:
 		rec.Target, err = d.str(true)
-	case "params":
-		bit = fParams
+	case fParams:
 		err = d.nested(&rec.Params)
-	case "pid":
-		bit = fPID
+	case fPID:
 		var v int64
 		v, err = d.int()
 		rec.PID = int(v)
-	case "signal":
-		bit = fSignal
+	case fSignal:
 		rec.Signal, err = d.str(true)
-	case "code":
-		bit = fCode
+	case fCode:
 		var v int64
 		if v, err = d.int(); err == nil {
 			c := int(v)
 			rec.Code = &c
 		}
-	case "v":
-		bit = fV
+	case fV:
 		var v int64
 		v, err = d.int()
 		rec.V = int(v)
-	case "run_id":
-		bit = fRunID
+	case fRunID:
 		rec.RunID, err = d.id()
-	case "scenario":
-		bit = fScenario
+	case fScenario:
 		rec.Scenario, err = d.str(false)
-	case "seed":
-		bit = fSeed
+	case fSeed:
 		rec.Seed, err = d.int()
-	case "start_unix_ns":
-		bit = fStartUnixNs
+	case fStartUnixNs:
 		rec.StartUnixNs, err = d.int()
-	case "budget":
-		bit = fBudget
+	case fBudget:
 		var v float64
 		if v, err = d.float(); err == nil {
 			rec.Budget = &v
 		}
-	case "tenants":
+	case fTenants:
 		// A list of tenant objects on run records, a count on audit records: the value's shape
 		// decides here, the kind's required fields decide later.
 		if d.i < len(d.b) && d.b[d.i] == '[' {
-			bit = fTenants
 			if rec.Tenants, err = d.tenants(); err == errTypeMismatch && !listOfObjects(d.b[start:]) {
 				// a list of something else (audited tenant ids): only its length can count
 				var items []json.RawMessage
@@ -285,84 +245,59 @@ func (d *decoder) field(key []byte, rec *Record) error {
 			bit = fTenantCount
 			rec.AuditTenants, err = d.int()
 		}
-	case "block":
-		bit = fBlock
+	case fBlock:
 		rec.Block, err = d.id()
-	case "ok":
-		bit = fOK
+	case fOK:
 		rec.OK, err = d.bool()
-	case "rows":
-		bit = fRows
+	case fRows:
 		rec.Rows, err = d.int()
-	case "error":
-		bit = fError
+	case fError:
 		rec.Error, err = d.str(false)
-	case "audit":
-		bit = fAudit
+	case fAudit:
 		rec.Audit, err = d.bool()
-	case "profile":
-		bit = fProfile
+	case fProfile:
 		rec.Profile, err = d.str(true)
-	case "shard":
-		bit = fShard
+	case fShard:
 		err = d.nested(&rec.Shard)
-	case "absent":
-		bit = fAbsent
+	case fAbsent:
 		rec.Absent, err = d.bool()
-	case "batch":
-		bit = fBatch
+	case fBatch:
 		rec.Batch, err = d.id()
-	case "pods":
-		bit = fPods
+	case fPods:
 		rec.Pods, err = d.idList()
-	case "crashes_per_pod_year":
-		bit = fCrashesPerPodYear
+	case fCrashesPerPodYear:
 		var v float64
 		if v, err = d.float(); err == nil {
 			rec.CrashesPerPodYear = &v
 		}
-	case "pods_in_fleet":
-		bit = fPodsInFleet
+	case fPodsInFleet:
 		var v int64
 		if v, err = d.int(); err == nil {
 			n := int(v)
 			rec.PodsInFleet = &n
 		}
-	case "thresholds":
-		bit = fThresholds
+	case fThresholds:
 		err = d.nested(&rec.Thresholds)
-	case "metrics":
-		bit = fMetrics
+	case fMetrics:
 		rec.Metrics, err = d.idList()
-	case "type":
-		bit = fMetricType
+	case fMetricType:
 		rec.MetricType, err = d.str(true)
-	case "resync":
-		bit = fResync
+	case fResync:
 		rec.Resync, err = d.bool()
-	case "t_start":
-		bit = fTStart
+	case fTStart:
 		rec.TStart, err = d.int()
-	case "after_seq":
-		bit = fAfterSeq
+	case fAfterSeq:
 		rec.AfterSeq, err = d.int()
-	case "entries":
-		bit = fEntries
+	case fEntries:
 		rec.Entries, err = d.int()
-	case "size":
-		bit = fSize
+	case fSize:
 		rec.Size, err = d.int()
-	case "rev":
-		bit = fRev
+	case fRev:
 		rec.Rev, err = d.int()
-	case "mode":
-		bit = fMode
+	case fMode:
 		rec.Mode, err = d.str(true)
-	case "cold":
-		bit = fCold
+	case fCold:
 		rec.Cold, err = d.bool()
-	default:
-		return d.skip(0)
 	}
 	if err == nil {
 		d.present.add(bit)

@@ -1,6 +1,9 @@
 package ledger
 
-import "math/bits"
+import (
+	"encoding/binary"
+	"math/bits"
+)
 
 // field names one JSON field the decoder knows: its index in a fieldSet and in fieldNames.
 type field uint8
@@ -327,4 +330,77 @@ func list(xs []string) string {
 		out += x
 	}
 	return out
+}
+
+// keyTable finds a field by its JSON name: an open-addressing table (linear probing, at most a
+// quarter full) over fieldNames, so that the decoder's per-key dispatch is a multiply, usually one
+// word compare, and a switch on the field's number. Each entry keeps its name's first eight bytes
+// packed in a word (pack8). A name given to two fields ("tenants": the run's list and the audit's
+// count) finds the first; the decoder tells them apart by the value's shape.
+var keyTable = func() (t [keyTableSize]keyEntry) {
+	for f, name := range fieldNames {
+		if _, dup := lookupKey(&t, []byte(name)); dup {
+			continue
+		}
+		w := pack8([]byte(name))
+		i := keyHash(w, len(name))
+		for t[i].name != "" {
+			i = (i + 1) % keyTableSize
+		}
+		t[i] = keyEntry{w: w, name: name, f: field(f)}
+	}
+	return t
+}()
+
+type keyEntry struct {
+	w    uint64 // pack8(name)
+	name string // "" = empty slot
+	f    field
+}
+
+// keyTableSize is a power of two at least four times the number of fields (a compile-time check
+// below fails otherwise), so that probes stay short.
+const (
+	keyTableBits = 9
+	keyTableSize = 1 << keyTableBits
+)
+
+const _ = uint(keyTableSize - 4*int(fCount))
+
+// keyHash hashes a key (its packed first bytes and its length) into keyTable's range.
+func keyHash(w uint64, n int) uint32 {
+	return uint32(((w ^ uint64(n)<<56) * 0x9e3779b97f4a7c15) >> (64 - keyTableBits))
+}
+
+// keyField is the field named key, if any.
+func keyField(key []byte) (field, bool) { return lookupKey(&keyTable, key) }
+
+func lookupKey(t *[keyTableSize]keyEntry, key []byte) (field, bool) {
+	w := pack8(key)
+	for i := keyHash(w, len(key)); ; i = (i + 1) % keyTableSize {
+		e := &t[i]
+		if e.name == "" {
+			return 0, false
+		}
+		if e.w == w && len(e.name) == len(key) && (len(key) <= 8 || e.name[8:] == string(key[8:])) {
+			return e.f, true
+		}
+	}
+}
+
+// pack8 is b's first eight bytes (fewer: zero bytes after them) as a little-endian word. It reads
+// the word at once when b's capacity allows (a key or value is a slice of a longer line).
+func pack8(b []byte) uint64 {
+	if cap(b) >= 8 {
+		w := binary.LittleEndian.Uint64(b[:8])
+		if len(b) < 8 {
+			w &= 1<<(8*uint(len(b))) - 1
+		}
+		return w
+	}
+	var w uint64
+	for i, c := range b {
+		w |= uint64(c) << (8 * uint(i))
+	}
+	return w
 }

@@ -1,6 +1,10 @@
 package ledger
 
-import "testing"
+import (
+	"encoding/binary"
+	"testing"
+	"unsafe"
+)
 
 // TestFieldSet: membership, union, difference and the lowest field, across both words of the set
 // (fields 0-63 and 64 and above).
@@ -67,5 +71,84 @@ func TestFieldNames(t *testing.T) {
 			t.Errorf("fields %d and %d are both %q", g, f, n)
 		}
 		seen[n] = f
+	}
+}
+
+// special8 agrees with the byte-by-byte test rawString makes, for words built around each boundary.
+func TestSpecial8MatchesBytes(t *testing.T) {
+	interesting := []byte{0, 0x01, 0x1f, 0x20, 0x21, '"', 0x23, '\\', 0x5b, 0x5d, 'a', 0x7f, 0x80, 0xc3, 0xff}
+	for pos := range 8 {
+		for _, c := range interesting {
+			for _, fill := range []byte{'a', ' ', '0', 0x7e} {
+				var b [8]byte
+				for i := range b {
+					b[i] = fill
+				}
+				b[pos] = c
+				want := false
+				for _, x := range b {
+					if x == '"' || x == '\\' || x < 0x20 || x >= 0x80 {
+						want = true
+					}
+				}
+				if got := special8(binary.LittleEndian.Uint64(b[:])); got != want {
+					t.Errorf("special8(%q) = %v, want %v", b, got, want)
+				}
+			}
+		}
+	}
+}
+
+// keyField finds every field by its name and nothing else: neither a prefix, an extension nor a
+// name of the right length with one byte changed.
+func TestKeyFieldFindsEveryName(t *testing.T) {
+	for f, name := range fieldNames {
+		got, ok := keyField([]byte(name))
+		if !ok || fieldNames[got] != name {
+			t.Errorf("keyField(%q) = %v %v, want field %d", name, got, ok, f)
+		}
+		for _, other := range []string{name[:len(name)-1], name + "x", "x" + name[1:], name[:len(name)-1] + "\x00"} {
+			if g, ok := keyField([]byte(other)); ok && fieldNames[g] != other {
+				t.Errorf("keyField(%q) found %q", other, fieldNames[g])
+			}
+		}
+	}
+	if _, ok := keyField(nil); ok {
+		t.Error("keyField of an empty key found a field")
+	}
+}
+
+// The interner gives one copy per distinct string, short (one packed word) or long (maphash), tells
+// strings apart that share their first eight bytes or differ only in length, keeps "" apart from
+// an empty slot, and stops adding at its bound without giving a wrong answer.
+func TestInterner(t *testing.T) {
+	in := newInterner(1000)
+	words := []string{"", "a", "a\x00", "ev", "write", "t5.c1#1", "exactly8", "exactly8+", "exactly8-",
+		"/sg/synth-1/t5/m1679580", "/sg/synth-1/t5/m1679581"}
+	for i := range 600 {
+		words = append(words, "tenant-"+itoa(int64(i)))
+	}
+	first := map[string]string{}
+	for round := range 2 {
+		for _, w := range words {
+			got := in.get([]byte(w))
+			if got != w {
+				t.Fatalf("get(%q) = %q", w, got)
+			}
+			if round == 0 {
+				first[w] = got
+			} else if unsafe.StringData(first[w]) != unsafe.StringData(got) {
+				t.Errorf("get(%q) gave a second copy", w)
+			}
+		}
+	}
+	small := newInterner(2)
+	for _, w := range []string{"x", "y", "z", "x", "z"} {
+		if got := small.get([]byte(w)); got != w {
+			t.Errorf("bounded get(%q) = %q", w, got)
+		}
+	}
+	if small.n != 2 {
+		t.Errorf("bounded interner holds %d entries, want 2", small.n)
 	}
 }

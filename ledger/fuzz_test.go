@@ -3,6 +3,7 @@ package ledger
 import (
 	"bytes"
 	"compress/gzip"
+	"encoding/json"
 	"errors"
 	"io"
 	"reflect"
@@ -63,6 +64,44 @@ func FuzzReader(f *testing.F) {
 			if !reflect.DeepEqual(*rec, again) {
 				t.Fatalf("record %d changed in a round trip:\n read %+v\nagain %+v\n line %s", i, *rec, again, line)
 			}
+		}
+	})
+}
+
+// FuzzScalars: the decoder's fast paths agree with the general ones. int's one-pass parse gives what
+// intGeneral gives (value, error or not, and where the scan stops), and rawString, which scans eight
+// bytes at a time, decodes a string as encoding/json does (and fails where it fails).
+func FuzzScalars(f *testing.F) {
+	for _, s := range []string{"0", "-0", "12", "-12", "007", "1.5", "1e3", "123456789012345678", "1234567890123456789",
+		"-9223372036854775808", "9223372036854775808", "-", "1,", "12}", `"abc"`, `"a\"b"`, `"\u00e9\ud83d\ude00"`,
+		`"exactly8"`, `"0123456789abcdef\n"`, "\"caf\xc3\xa9\"", "\"bad \xff byte\"", `"/sg/synth-1/t5/m1679580"`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		fast, slow := decoder{b: b, in: newInterner(16)}, decoder{b: b, in: newInterner(16)}
+		v1, err1 := fast.int()
+		v2, err2 := slow.intGeneral()
+		if (err1 == nil) != (err2 == nil) || v1 != v2 || (err1 == nil && fast.i != slow.i) {
+			t.Fatalf("int(%q) = %d, %v (stops at %d); intGeneral = %d, %v (stops at %d)", b, v1, err1, fast.i, v2, err2, slow.i)
+		}
+		if len(b) == 0 || b[0] != '"' {
+			return
+		}
+		d := decoder{b: b, in: newInterner(16)}
+		got, err := d.rawString()
+		end := d.i
+		var want string
+		jerr := json.Unmarshal(b[:max(end, 1)], &want)
+		if err != nil {
+			// rawString failed: encoding/json must refuse the same prefix... unless the string was
+			// simply cut (no closing quote), where both fail.
+			if json.Unmarshal(b, &want) == nil && json.Valid(b) {
+				t.Fatalf("rawString(%q) failed (%v), encoding/json read %q", b, err, want)
+			}
+			return
+		}
+		if jerr != nil || want != string(got) {
+			t.Fatalf("rawString(%q) = %q (to %d), encoding/json: %q, %v", b, got, end, want, jerr)
 		}
 	})
 }

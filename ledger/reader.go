@@ -211,7 +211,7 @@ func (r *Reader) nextSingle() (*Record, error) {
 	if err := s.checkDeclared(rec); err != nil {
 		return nil, err
 	}
-	if IsPostRun(rec.K) {
+	if s.spec.postRun { // s.spec is rec's kind
 		r.state = statePost
 		s.ended = rec.K == KindEnd
 	}

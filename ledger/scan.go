@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"encoding/binary"
 	"strconv"
 	"unicode/utf8"
 	"unsafe"
@@ -15,6 +16,10 @@ func (d *decoder) rawString() ([]byte, error) {
 	d.i++
 	start := d.i
 	high := false
+	// Eight bytes at a time while none of them ends the string or needs a closer look.
+	for len(d.b)-d.i >= 8 && !special8(binary.LittleEndian.Uint64(d.b[d.i:])) {
+		d.i += 8
+	}
 	for d.i < len(d.b) {
 		c := d.b[d.i]
 		switch {
@@ -37,6 +42,15 @@ func (d *decoder) rawString() ([]byte, error) {
 		d.i++
 	}
 	return nil, d.syntax("unterminated string")
+}
+
+// special8 reports whether any byte of the word w is a quote, a backslash, a control character or
+// not ASCII (the bytes rawString looks at one by one). Each test is the classic "has a zero byte"
+// trick on w, exact as to whether some byte matches.
+func special8(w uint64) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	quote, backslash := w^(ones*'"'), w^(ones*'\\')
+	return ((quote-ones)&^quote|(backslash-ones)&^backslash|(w-ones*0x20)|w)&highs != 0
 }
 
 // escapedString continues rawString once a backslash was seen, decoding into d.scratch.

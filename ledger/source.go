@@ -35,6 +35,33 @@ type source struct {
 	// pending: rec holds a record read ahead (the first after the run's tenant records), which the
 	// next call to next returns.
 	pending bool
+	// spec is the kind of the record next returned last (nil before the first).
+	spec *kindSpec
+	// kindCache and declCache save map lookups per record: the specs of kinds seen lately (kindOf)
+	// and tenants lately found declared (checkDeclared).
+	kindCache [8]kindSlot
+	declCache [8]string
+}
+
+type kindSlot struct {
+	k    string
+	spec *kindSpec
+}
+
+// kindOf is kinds[k] through s.kindCache.
+func (s *source) kindOf(k string) *kindSpec {
+	if k == "" {
+		return nil
+	}
+	slot := &s.kindCache[(len(k)+int(k[len(k)-1]))%len(s.kindCache)]
+	if slot.k == k && slot.spec != nil {
+		return slot.spec
+	}
+	spec := kinds[k]
+	if spec != nil {
+		*slot = kindSlot{k: k, spec: spec}
+	}
+	return spec
 }
 
 const readBufSize = 64 << 10
@@ -197,7 +224,7 @@ func (s *source) next() (*Record, error) {
 			}
 			return nil, &LineError{File: s.name, Line: s.line, Field: "k", Msg: "missing (every record needs its kind)"}
 		}
-		spec := kinds[s.rec.K]
+		spec := s.kindOf(s.rec.K)
 		if spec == nil {
 			s.r.warn(s.name, s.line, "unknown record kind "+quote(s.rec.K)+" skipped")
 			continue
@@ -213,6 +240,7 @@ func (s *source) next() (*Record, error) {
 		if field, msg := validate(&s.rec, spec, s.dec.present); field != "" {
 			return nil, &LineError{File: s.name, Line: s.line, Field: field, Msg: msg}
 		}
+		s.spec = spec
 		return &s.rec, nil
 	}
 }

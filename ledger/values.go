@@ -159,6 +159,30 @@ func (d *decoder) numberToken() ([]byte, error) {
 // int decodes an integer. A number with a fraction or exponent is accepted when its value is integral
 // (1e9, 5.0): some JSON writers print every number as a float.
 func (d *decoder) int() (int64, error) {
+	// Fast path: an optional minus and up to 18 digits (no leading zero) followed by neither a digit,
+	// a fraction nor an exponent; anything else takes the general path below.
+	i := d.i
+	if i < len(d.b) && d.b[i] == '-' {
+		i++
+	}
+	var v int64
+	j := i
+	for j < len(d.b) && j-i < 18 && d.b[j] >= '0' && d.b[j] <= '9' {
+		v = v*10 + int64(d.b[j]-'0')
+		j++
+	}
+	if j > i && (d.b[i] != '0' || j == i+1) && (j == len(d.b) || !numberGoesOn(d.b[j])) {
+		if i > d.i {
+			v = -v
+		}
+		d.i = j
+		return v, nil
+	}
+	return d.intGeneral()
+}
+
+// intGeneral is int without its fast path: any JSON number, integral or not.
+func (d *decoder) intGeneral() (int64, error) {
 	num, err := d.numberToken()
 	if err != nil {
 		return 0, err
@@ -195,6 +219,9 @@ func (d *decoder) int() (int64, error) {
 	}
 	return int64(f), nil
 }
+
+// numberGoesOn reports whether c may continue a JSON number after its integer digits.
+func numberGoesOn(c byte) bool { return c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' }
 
 func (d *decoder) float() (float64, error) {
 	num, err := d.numberToken()

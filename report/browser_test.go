@@ -93,9 +93,18 @@ func TestReportInChromium(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(figs) != len(wantFigs) {
-		t.Errorf("page shows %d plots, the report made %d", len(figs), len(wantFigs))
+	panels, err := tenantPanels(in.Data, in.Summary)
+	if err != nil {
+		t.Fatal(err)
 	}
+	if len(panels.Panels) == 0 {
+		t.Fatal("the real run's report has no per-tenant panel")
+	}
+	if len(figs) != len(wantFigs)+2*len(panels.Panels) {
+		t.Errorf("page shows %d plots, the report made %d and %d tenant panels of 2", len(figs), len(wantFigs), len(panels.Panels))
+	}
+	checkTextInside(t, bctx)
+	checkTenantSelector(t, bctx, panels)
 	timed := 0
 	for _, f := range figs {
 		if f.Width < 300 || f.Height < 100 {
@@ -161,6 +170,65 @@ func TestReportInChromium(t *testing.T) {
 	}
 	for _, p := range problems() {
 		t.Errorf("browser: %s", p)
+	}
+}
+
+// checkTextInside: no text of any plot (legend labels, titles, band labels' start) runs past its
+// SVG's right edge, where the browser would cut it off.
+func checkTextInside(t *testing.T, bctx context.Context) {
+	t.Helper()
+	type overflow struct {
+		Fig, Text   string
+		Right, Edge float64
+	}
+	over, err := chromedp.Run(bctx, chromedp.Evaluate[[]overflow](`Array.from(document.querySelectorAll('figure.plot svg')).flatMap(svg => {
+			const edge = svg.viewBox.baseVal.width;
+			return Array.from(svg.querySelectorAll('text')).map(el => { const b = el.getBBox(); return {Fig: svg.closest('figure').id, Text: el.textContent, Right: b.x + b.width, Edge: edge}; })
+				.filter(o => o.Right > o.Edge + 0.5);
+		})`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range over {
+		t.Errorf("plot %s: text %q ends at %.1f, past the SVG's edge %.1f (cut off)", o.Fig, o.Text, o.Right, o.Edge)
+	}
+	n, err := chromedp.Run(bctx, chromedp.Evaluate[int](`document.querySelectorAll('figure.plot svg text').length`))
+	if err != nil || n < 50 {
+		t.Errorf("%d texts in the plots (%v): the overflow check saw too little", n, err)
+	}
+}
+
+// checkTenantSelector: choosing a tenant shows its panel alone; the empty choice shows them all.
+func checkTenantSelector(t *testing.T, bctx context.Context, panels panelSet) {
+	t.Helper()
+	visible := func() []string {
+		v, err := chromedp.Run(bctx, chromedp.Evaluate[[]string](`Array.from(document.querySelectorAll('section.tenant-panel')).filter(s => s.offsetParent !== null).map(s => s.dataset.tenant)`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if got := visible(); len(got) != len(panels.Panels) {
+		t.Errorf("%d tenant panels visible, want all %d", len(got), len(panels.Panels))
+	}
+	pick := panels.Panels[len(panels.Panels)-1].ID
+	if err := chromedp.Do(bctx, chromedp.SetValue(chromedp.CSS("#tenant-select"), pick)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`document.getElementById('tenant-select').dispatchEvent(new Event('change'))`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := visible(); len(got) != 1 || got[0] != pick {
+		t.Errorf("after choosing %s the visible panels are %v", pick, got)
+	}
+	if err := chromedp.Do(bctx, chromedp.SetValue(chromedp.CSS("#tenant-select"), "")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := chromedp.Run(bctx, chromedp.Evaluate[bool](`document.getElementById('tenant-select').dispatchEvent(new Event('change'))`)); err != nil {
+		t.Fatal(err)
+	}
+	if got := visible(); len(got) != len(panels.Panels) {
+		t.Errorf("after choosing all, %d panels visible", len(got))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"math/bits"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
@@ -63,7 +64,15 @@ type Data struct {
 	Lat             latHist  // every first delivery of an acked event to a consumer
 	// Partial, when not empty, says why the per-event series are incomplete (a bound was reached).
 	Partial []string
-	tl      *timeline
+	// OutboxRetention is the pods' outbox retention (eventlogd --outbox-retention) and
+	// OutboxRetentionFrom where it was read; both set by the caller, which knows the run's flags.
+	// Zero: eventlogd's default, 1h. The outbox age plot draws its alert threshold at twice it.
+	OutboxRetention     time.Duration
+	OutboxRetentionFrom string
+	// UntrackedTenants counts the tenants beyond maxTrackedTenants, which have no series over time.
+	UntrackedTenants int
+	tracked          []trackedTenant
+	tl               *timeline
 }
 
 // BucketSeconds is the width of one time bucket of the series.
@@ -73,6 +82,7 @@ type consumerInfo struct {
 	tenant   int32
 	bit      uint64 // 0 when the tenant has more than maxBitConsumers consumers
 	seenOpen bool
+	slot     int // its per-consumer series (-1: not followed over time)
 }
 
 type tenantInfo struct {
@@ -80,6 +90,9 @@ type tenantInfo struct {
 	mask  uint64
 	nbits int
 	cons  []*consumerInfo
+	// series is where its per-tenant series are (nil: not followed; untracked says it was refused).
+	series    *tenantSeries
+	untracked bool
 }
 
 const (
@@ -112,6 +125,8 @@ type Collector struct {
 	reasonIx   map[string]int
 	series     map[string]float64 // last value of each counter series
 	lastT      int64
+	nTracked   int // tenants followed over time
+	nConsSlots int // consumers followed over time
 }
 
 // NewCollector returns a Collector with the default bounds.
@@ -172,7 +187,13 @@ func (c *Collector) Observe(r *ledger.Record) {
 	case ledger.KindEv:
 		c.ev(r)
 	case ledger.KindReset:
-		tl.at(r.T).addReset(c.reason(r.Reason), 1)
+		b := tl.at(r.T)
+		b.addReset(c.reason(r.Reason), 1)
+		if ci := c.consumer(r.Consumer, r.Tenant); ci.slot >= 0 && r.Seq > 0 {
+			b.cur = setMax(b.cur, ci.slot, r.Seq, 0) // a reset moves the cursor too
+		}
+	case ledger.KindPersisted:
+		c.persisted(r)
 	case ledger.KindConn:
 		c.conn(r)
 	case ledger.KindFault:
@@ -213,6 +234,7 @@ func (c *Collector) tenant(id string) int32 {
 	id = strings.Clone(id)
 	c.tenants = append(c.tenants, &tenantInfo{id: id})
 	c.tenantIx[id] = i
+	c.trackTenant(i)
 	return i
 }
 
@@ -222,7 +244,7 @@ func (c *Collector) consumer(id, tenant string) *consumerInfo {
 	}
 	ti := c.tenant(tenant)
 	t := c.tenants[ti]
-	ci := &consumerInfo{tenant: ti}
+	ci := &consumerInfo{tenant: ti, slot: -1}
 	if t.nbits < maxBitConsumers {
 		ci.bit = 1 << t.nbits
 		t.mask |= ci.bit
@@ -232,7 +254,9 @@ func (c *Collector) consumer(id, tenant string) *consumerInfo {
 		c.partial(fmt.Sprintf("tenant %s has more than %d consumers: the later ones' deliveries are not in the latency plot", t.id, maxBitConsumers))
 	}
 	t.cons = append(t.cons, ci)
-	c.cons[strings.Clone(id)] = ci
+	id = strings.Clone(id)
+	c.cons[id] = ci
+	c.trackConsumer(ci, id)
 	return ci
 }
 
@@ -303,8 +327,12 @@ func (c *Collector) settle(k uint64, p pending) {
 }
 
 func (c *Collector) ev(r *ledger.Record) {
-	c.d.tl.at(r.T).n[cDelivered]++
+	b := c.d.tl.at(r.T)
+	b.n[cDelivered]++
 	ci := c.consumer(r.Consumer, r.Tenant)
+	if ci.slot >= 0 && r.Seq > 0 {
+		b.cur = setMax(b.cur, ci.slot, r.Seq, 0)
+	}
 	k := c.key(r.Tenant, r.Path)
 	p, exists := c.pend[k]
 	if !exists {
@@ -317,10 +345,29 @@ func (c *Collector) ev(r *ledger.Record) {
 	p.mask |= ci.bit
 	if p.flags&fOK != 0 {
 		us := float64(r.T-p.doneT) / 1e3
-		c.d.tl.at(p.doneT).lat.add(us)
+		ab := c.d.tl.at(p.doneT)
+		ab.lat.add(us)
 		c.d.Lat.add(us)
+		if ci.slot >= 0 {
+			ab.consumerLag(ci.slot, us)
+		}
 	}
 	c.settle(k, p)
+}
+
+// persisted places an audit row's seq on its tenant's head line at the time the service created
+// it (rows without a creation time, or in a ledger without a start time, are not placed).
+func (c *Collector) persisted(r *ledger.Record) {
+	if r.CreatedUnixNs <= 0 || c.d.StartUnixNs <= 0 || r.Seq <= 0 {
+		return
+	}
+	ti, ok := c.tenantIx[r.Tenant]
+	if !ok || c.tenants[ti].series == nil {
+		return
+	}
+	t := min(max(r.CreatedUnixNs-c.d.StartUnixNs, 0), c.lastT)
+	b := c.d.tl.at(t)
+	b.head = setMax(b.head, c.tenants[ti].series.slot, r.Seq, 0)
 }
 
 func (c *Collector) reason(s string) int {

@@ -4,12 +4,16 @@ import (
 	"fmt"
 	"image/color"
 	"math"
+	"slices"
 	"strings"
+	"time"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"github.com/seqgate/seqgate/verifier"
 )
 
 // mark is a witness placed on the timeline (its check and run time in seconds).
@@ -158,6 +162,17 @@ func figLatency(d *Data, _ []mark) (figure, error) {
 	return render(p, "plot-latency", "Latency", fmt.Sprintf("Per %.3g s bucket of ack time; a log axis, so p50, p99 and max of a stall all read. Bins are 9%% wide (the verifier's exact quantiles are in the table above). %d deliveries.", d.BucketSeconds(), d.Lat.count), true)
 }
 
+// anomalyMarked are the series of the anomaly plot and the witness lists that mark them.
+var anomalyMarked = []struct {
+	name string
+	keys []verifier.WitnessKey
+	col  color.NRGBA
+}{
+	{"lost", []verifier.WitnessKey{verifier.WitnessLost, verifier.WitnessSilent}, colRed},
+	{"skipped", []verifier.WitnessKey{verifier.WitnessSkipped}, colPurple},
+	{"undelivered", []verifier.WitnessKey{verifier.WitnessUndelivered}, colBrown},
+}
+
 func figAnomalies(d *Data, marks []mark) (figure, error) {
 	p := newTimePlot(d, "Lost, skipped and undelivered events (lost by the ack time, the others by when the event persisted)", "events per bucket")
 	for _, s := range []struct {
@@ -172,24 +187,32 @@ func figAnomalies(d *Data, marks []mark) (figure, error) {
 		}
 		l.Color, l.Width, l.StepStyle = s.col, vg.Points(1.5), plotter.MidStep
 		p.Add(l)
-		p.Legend.Add(fmt.Sprintf("%s (%d)", s.name, total(d, s.c)), l)
+		addLegend(p, fmt.Sprintf("%s (%d)", s.name, total(d, s.c)), l)
 	}
-	if len(marks) > 0 {
-		xys := make(plotter.XYs, len(marks))
-		for i, m := range marks {
-			xys[i] = plotter.XY{X: m.T, Y: 0}
+	// Triangles only for the witnesses of the series this plot names, in their series' colour: a
+	// witness of anything else (a dropped arrival, a structural op) would sit on a plot that does
+	// not show it.
+	for _, s := range anomalyMarked {
+		var xys plotter.XYs
+		for _, m := range marks {
+			if slices.Contains(s.keys, verifier.WitnessKey(m.Check)) {
+				xys = append(xys, plotter.XY{X: m.T, Y: 0})
+			}
+		}
+		if len(xys) == 0 {
+			continue
 		}
 		sc, err := plotter.NewScatter(xys)
 		if err != nil {
 			return figure{}, err
 		}
-		sc.GlyphStyle = draw.GlyphStyle{Color: colRed, Radius: vg.Points(3), Shape: draw.PyramidGlyph{}}
+		sc.GlyphStyle = draw.GlyphStyle{Color: s.col, Radius: vg.Points(3), Shape: draw.PyramidGlyph{}}
 		p.Add(sc)
-		p.Legend.Add("witness (table above)", sc)
+		addLegend(p, fmt.Sprintf("witness of %s (%d)", s.name, len(xys)), sc)
 	}
 	fixX(p, d)
 	floorY(p, 1)
-	return render(p, "plot-anomalies", "Anomalies", "The verifier's counts over time (its anomaly timeline: every instance the summary counts; reset-covered events are not plotted); triangles are the verifier's witnesses, each linked from its table row.", true)
+	return render(p, "plot-anomalies", "Anomalies", "The verifier's counts over time (its anomaly timeline: every instance the summary counts; reset-covered events are not plotted); triangles are the verifier's witnesses of these three series, in their colour, each linked from its table row (witnesses of other checks are on the plots that show them).", true)
 }
 
 func figConnections(d *Data, _ []mark) (figure, error) {
@@ -208,7 +231,7 @@ func figConnections(d *Data, _ []mark) (figure, error) {
 	l.Color, l.Width, l.StepStyle = colBlue, vg.Points(1.5), plotter.PostStep
 	l.FillColor = withAlpha(colBlue, 0x22)
 	p.Add(l)
-	p.Legend.Add("open SSE connections", l)
+	addLegend(p, "open SSE connections", l)
 	var inflight int64
 	reqs := seriesOf(d, func(b *bucket) (float64, bool) {
 		inflight += b.n[cReqStart] - b.n[cReqEnd]
@@ -250,8 +273,17 @@ func figResets(d *Data, _ []mark) (figure, error) {
 	return render(p, "plot-resets", "Reconnects and resets", "A reconnect is a conn open after a consumer's first; resets are the reset frames consumers received, by reason.", true)
 }
 
+// OutboxAgeMetric is the outbox's oldest-row age, plotted beside its alert threshold.
+const OutboxAgeMetric = "drive9_tenant_outbox_backlog_oldest_age_seconds"
+
+// DefaultOutboxRetention is eventlogd's --outbox-retention default.
+const DefaultOutboxRetention = time.Hour
+
 func figMetric(d *Data, i int) (figure, error) {
 	name := d.Families[i]
+	if name == OutboxAgeMetric && !d.Counters[i] {
+		return figOutboxAge(d, i)
+	}
 	title, y, cap := name+" (max over pods and labels)", "value", "The largest sample of any pod and label set in each bucket."
 	if d.Counters[i] {
 		title, y, cap = name+" (increase, summed over pods and labels)", "per bucket", "The counter's increase in each bucket, summed over pods and label sets (a restarted counter counts from zero)."
@@ -271,6 +303,51 @@ func figMetric(d *Data, i int) (figure, error) {
 	fixX(p, d)
 	floorY(p, 1)
 	return render(p, fmt.Sprintf("plot-metric-%d", i), "Scraped: "+name, cap, true)
+}
+
+// figOutboxAge plots the outbox's oldest-row age on a log axis beside what it is judged against: the
+// retention (a healthy outbox's oldest row ages with the run until the retention prunes it, so the
+// line rising with run time is no sign of pinning) and the alert threshold at twice the retention
+// (the EventlogdOutboxPinned rule: the prune floor is pinned only when its oldest row outlives that).
+func figOutboxAge(d *Data, i int) (figure, error) {
+	ret, from := d.OutboxRetention, d.OutboxRetentionFrom
+	if ret <= 0 {
+		ret, from = DefaultOutboxRetention, "eventlogd's default --outbox-retention"
+	}
+	threshold := 2 * ret.Seconds()
+	p := newTimePlot(d, OutboxAgeMetric+" (max over pods) beside its alert threshold", "seconds (log)")
+	p.Y.Scale = plot.LogScale{}
+	p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+	const floor = 0.1
+	var peak float64
+	xys := seriesOf(d, func(b *bucket) (float64, bool) {
+		v := b.metricOr(i)
+		if math.IsNaN(v) {
+			return 0, false
+		}
+		peak = max(peak, v)
+		return math.Max(v, floor), true
+	})
+	if err := line(p, "oldest outbox row's age", xys, colBlue, 1.5, false); err != nil {
+		return figure{}, err
+	}
+	end := math.Max(secs(d.EndNs), d.BucketSeconds())
+	flat := func(y float64) plotter.XYs { return plotter.XYs{{X: 0, Y: y}, {X: end, Y: y}} }
+	if err := line(p, fmt.Sprintf("retention (%s)", ret), flat(ret.Seconds()), colGrey, 1, true); err != nil {
+		return figure{}, err
+	}
+	if err := line(p, fmt.Sprintf("alert: pinned above %s", 2*ret), flat(threshold), colRed, 1.3, true); err != nil {
+		return figure{}, err
+	}
+	fixX(p, d)
+	p.Y.Min, p.Y.Max = floor, threshold*5
+	verdict := fmt.Sprintf("Its peak here, %.0f s, is %.1f%% of the threshold.", peak, 100*peak/threshold)
+	if peak > threshold {
+		verdict = fmt.Sprintf("Its peak here, %.0f s, is above the threshold: the prune floor was pinned.", peak)
+	}
+	cap := fmt.Sprintf("The age of the oldest tenant_notify_outbox row, the largest sample of any pod in each bucket. In a healthy run it grows with the run's time (the oldest row is as old as the outbox until the retention, %s from %s, prunes it), so its rise alone says nothing; the outbox is pinned only when the age passes twice the retention, the EventlogdOutboxPinned alert's threshold (%s), drawn in red. %s",
+		ret, from, 2*ret, verdict)
+	return render(p, fmt.Sprintf("plot-metric-%d", i), "Scraped: "+OutboxAgeMetric, cap, true)
 }
 
 func figLatencyDist(d *Data) (figure, error) {

@@ -24,15 +24,16 @@ var pageCSS string
 var pageJS string
 
 var tmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"num":   fmtInt,
-	"frac":  fmtFrac,
-	"ms":    fmtMs,
-	"secs":  func(ns int64) string { return strconv.FormatFloat(secs(ns), 'f', 2, 64) },
-	"f":     func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) },
-	"int64": func(n int) int64 { return int64(n) },
-	"sub":   func(a, b int64) int64 { return a - b },
-	"msToS": func(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 3, 64) },
-	"css":   func(s string) template.CSS { return template.CSS(s) },
+	"num":        fmtInt,
+	"frac":       fmtFrac,
+	"ms":         fmtMs,
+	"secs":       func(ns int64) string { return strconv.FormatFloat(secs(ns), 'f', 2, 64) },
+	"f":          func(v float64) string { return strconv.FormatFloat(v, 'g', 6, 64) },
+	"int64":      func(n int) int64 { return int64(n) },
+	"sub":        func(a, b int64) int64 { return a - b },
+	"msToS":      func(ms float64) string { return strconv.FormatFloat(ms/1000, 'f', 3, 64) },
+	"css":        func(s string) template.CSS { return template.CSS(s) },
+	"maxTracked": func() int { return maxTrackedTenants },
 }).Parse(pageTmpl))
 
 // Input is what a report is made of: the verifier's Summary and the ledger's series.
@@ -56,6 +57,7 @@ type page struct {
 	Key          []keyNumber
 	Witnesses    []witnessTable
 	Figures      []figure
+	Panels       panelSet
 	Tenants      []statRow
 	Consumers    []statRow
 	MoreCons     int
@@ -115,7 +117,11 @@ func WriteHTML(w io.Writer, in Input) error {
 	if err != nil {
 		return err
 	}
-	p := page{In: in, S: s, D: d, Verdict: s.Verdict, Witnesses: wts, Figures: figs,
+	panels, err := tenantPanels(d, s)
+	if err != nil {
+		return err
+	}
+	p := page{In: in, S: s, D: d, Verdict: s.Verdict, Witnesses: wts, Figures: figs, Panels: panels,
 		Title:     fmt.Sprintf("seqgate %s: %s", strings.ToUpper(s.Verdict), d.Scenario),
 		Generated: time.Now().UTC().Format(time.RFC3339), CSS: template.CSS(pageCSS), JS: template.JS(pageJS),
 		BucketSecond: d.BucketSeconds(), Key: keyNumbers(s), Why: why(s), Mismatch: mismatch(s, d)}

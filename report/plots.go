@@ -123,6 +123,7 @@ func newTimePlot(d *Data, title, ylabel string) *plot.Plot {
 	p.Add(bands{d.Faults})
 	p.Legend.TextStyle.Font.Size = vg.Points(8)
 	p.Legend.ThumbnailWidth = vg.Points(14)
+	p.Legend.Padding = vg.Points(2) // entries of one line each would otherwise touch
 	sans(p)
 	return p
 }
@@ -158,13 +159,18 @@ func line(p *plot.Plot, name string, xys plotter.XYs, col color.NRGBA, width flo
 		l.Dashes = []vg.Length{vg.Points(4), vg.Points(2)}
 	}
 	p.Add(l)
-	p.Legend.Add(name, l)
+	addLegend(p, name, l)
 	return nil
 }
 
 // render draws p to SVG and notes where its data area lies.
 func render(p *plot.Plot, id, title, caption string, timed bool) (figure, error) {
-	c := vgsvg.New(plotW, plotH)
+	return renderH(p, id, title, caption, timed, plotH)
+}
+
+// renderH is render at height h.
+func renderH(p *plot.Plot, id, title, caption string, timed bool, h vg.Length) (figure, error) {
+	c := vgsvg.New(plotW, h)
 	dc := draw.New(c)
 	area := dc
 	legend := p.Legend
@@ -223,4 +229,49 @@ func (plainTicks) Ticks(min, max float64) []plot.Tick {
 		}
 	}
 	return ts
+}
+
+// legendText is the room a legend label has in the legend column of a plot over time: the column
+// less its left offset, the thumbnail, the space after it and a margin.
+func legendText(p *plot.Plot) vg.Length {
+	em := p.Legend.TextStyle.Rectangle(" ").Max.X
+	return legendW - vg.Points(8) - p.Legend.ThumbnailWidth - em - vg.Points(4)
+}
+
+// addLegend adds a legend entry whose label is wrapped onto as many lines as it needs to fit the
+// legend column (a word too long for a line is broken inside), so no label runs off the plot.
+func addLegend(p *plot.Plot, name string, thumbs ...plot.Thumbnailer) {
+	p.Legend.Add(wrapLabel(name, legendText(p), func(s string) vg.Length { return p.Legend.TextStyle.Rectangle(s).Max.X }), thumbs...)
+}
+
+// wrapLabel breaks s into lines no wider than room as measured by width.
+func wrapLabel(s string, room vg.Length, width func(string) vg.Length) string {
+	var lines []string
+	cur := ""
+	for _, w := range strings.Fields(s) {
+		for width(w) > room && len([]rune(w)) > 1 { // break a long word where it stops fitting
+			r := []rune(w)
+			n := len(r) - 1
+			for n > 1 && width(string(r[:n])) > room {
+				n--
+			}
+			if cur != "" {
+				lines, cur = append(lines, cur), ""
+			}
+			lines = append(lines, string(r[:n]))
+			w = string(r[n:])
+		}
+		switch {
+		case cur == "":
+			cur = w
+		case width(cur+" "+w) <= room:
+			cur += " " + w
+		default:
+			lines, cur = append(lines, cur), w
+		}
+	}
+	if cur != "" {
+		lines = append(lines, cur)
+	}
+	return strings.Join(lines, "\n")
 }

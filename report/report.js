@@ -13,3 +13,14 @@ document.addEventListener('click', function (e) {
     c.title = a.textContent;
   });
 });
+
+// The tenant selector shows one tenant's panel, or every panel the page has.
+(function () {
+  var sel = document.getElementById('tenant-select');
+  if (!sel) { return; }
+  sel.addEventListener('change', function () {
+    document.querySelectorAll('section.tenant-panel').forEach(function (s) {
+      s.style.display = (!sel.value || s.getAttribute('data-tenant') === sel.value) ? '' : 'none';
+    });
+  });
+})();

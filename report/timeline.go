@@ -33,6 +33,12 @@ type bucket struct {
 	metrics []float64 // per metric family: max of a gauge, or the sum of a counter's increases; NaN = no sample
 	conns   int64     // open SSE connections at the end of the bucket (-1 = no change seen)
 	lat     latHist   // delivery latency of events acked in this bucket
+	// Per followed consumer (its slot): the largest first-delivery latency (µs, NaN: none) of events
+	// acked in this bucket, and the highest seq it was sent in the bucket (0: none). Per followed
+	// tenant: the highest seq of its audit rows created in the bucket (0: none).
+	lag  []float64
+	cur  []int64
+	head []int64
 }
 
 // timeline is a run's time axis cut into at most max equal buckets.
@@ -99,6 +105,9 @@ func (b *bucket) merge(o *bucket, sumFam []bool) {
 		b.conns = o.conns
 	}
 	b.lat.merge(&o.lat)
+	b.mergeLag(o)
+	b.cur = mergeMax(b.cur, o.cur, 0)
+	b.head = mergeMax(b.head, o.head, 0)
 }
 
 func (b *bucket) addReset(reason int, n int64) {

@@ -169,8 +169,10 @@ func plotOf(check string) string {
 		return "plot-resets"
 	case verifier.WitnessDuplicates, verifier.WitnessUnexpected, verifier.WitnessLeaks, verifier.WitnessReorder, verifier.WitnessRecovered:
 		return "plot-delivered"
-	case verifier.WitnessColdWakeups:
+	case verifier.WitnessColdWakeups, verifier.WitnessDrops, verifier.WitnessDropsByTenant:
 		return "plot-mutations"
+	case verifier.WitnessResetCovered, verifier.WitnessResyncMissed, verifier.WitnessResyncUnproven, verifier.WitnessStructural:
+		return "plot-resets"
 	}
 	return "plot-anomalies"
 }

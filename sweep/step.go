@@ -8,8 +8,10 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/seqgate/seqgate/harness/child"
+	"github.com/seqgate/seqgate/internal/proccpu"
 
 	"github.com/seqgate/seqgate/ledger"
 )
@@ -45,6 +47,10 @@ type Step struct {
 	SlipP99Ms   float64 `json:"slip_p99_ms"`   // the harness's schedule slip: send time minus intended time
 	Concurrency float64 `json:"concurrency"`   // mean mutations in flight (Little's law over the ledger)
 	MaxInFlight float64 `json:"max_in_flight"` // highest number of mutations in flight at once
+	// Components is each component's CPU over the step's load phase (the run's result.json cpu
+	// block: seqgate, every pod, the DB server); nil when the run did not measure it.
+	Components *proccpu.Window `json:"cpu_by_component"`
+	RanOut     string          `json:"ran_out"` // which component ran out of CPU, or "none" and the busiest
 
 	Broke   []string `json:"broke,omitempty"`   // the SLIs this step broke
 	Harness string   `json:"harness,omitempty"` // why the harness, not the service, may be the limit
@@ -74,12 +80,13 @@ func measure(st *Step, lim Limits) error {
 	st.BufferMax = num("metrics.max.drive9_sse_event_retry_buffer_depth")
 	st.LostByReason = sum.Numbers("lost_by_reason")
 	var res struct {
-		Offered     int64   `json:"offered"`
-		Dropped     int64   `json:"dropped"`
-		Acked       int64   `json:"acked"`
-		Delivered   int64   `json:"events_delivered"`
-		LoadSeconds float64 `json:"load_seconds"`
-		Scheduled   float64 `json:"scheduled_seconds"`
+		Offered     int64           `json:"offered"`
+		Dropped     int64           `json:"dropped"`
+		Acked       int64           `json:"acked"`
+		Delivered   int64           `json:"events_delivered"`
+		LoadSeconds float64         `json:"load_seconds"`
+		Scheduled   float64         `json:"scheduled_seconds"`
+		CPU         *proccpu.Window `json:"cpu"`
 	}
 	if err := readJSON(filepath.Join(st.Dir, "result.json"), &res); err != nil {
 		return err
@@ -93,6 +100,7 @@ func measure(st *Step, lim Limits) error {
 	st.AckedPerS = float64(res.Acked) / secs
 	st.DeliveredPerS = float64(res.Delivered) / secs
 	st.Dropped = res.Dropped
+	st.Components = res.CPU
 	if res.Offered > 0 {
 		st.DroppedFrac = float64(res.Dropped) / float64(res.Offered)
 	}
@@ -169,8 +177,48 @@ func ledgerStats(st *Step, loadSeconds float64) error {
 	return nil
 }
 
+// ranOut says which component ran out of CPU in a step: the machine when its cores were all busy
+// (90% or more, any process counted), else a component at 0.9 of a core or more (a part bound to one
+// core would have run out), else "none" with the busiest.
+func ranOut(st *Step, lim Limits) string {
+	w := st.Components
+	if w == nil {
+		return "not measured (the run wrote no cpu block)"
+	}
+	u, near, ok := w.Busiest()
+	busiest := ""
+	if ok {
+		busiest = fmt.Sprintf("; busiest %s at %.2f cores", u.Name, u.Cores)
+	}
+	cores := lim.Cores
+	if cores == 0 {
+		cores = w.Cores
+	}
+	switch {
+	case st.MachineBusy >= 0.9 || (cores > 0 && st.CPUCores >= 0.9*float64(cores)):
+		return fmt.Sprintf("the machine: all %d cores busy (%.0f%%)%s", cores, 100*max(st.MachineBusy, st.CPUCores/float64(max(cores, 1))), busiest)
+	case !ok:
+		return "not measured: " + notes(w)
+	case near:
+		return fmt.Sprintf("%s: %.2f cores, near a full core", u.Name, u.Cores)
+	}
+	return "none" + busiest
+}
+
+// notes joins the reasons components have no figure.
+func notes(w *proccpu.Window) string {
+	var ns []string
+	for _, c := range w.Components {
+		if !c.Measured {
+			ns = append(ns, c.Name+" "+c.Note)
+		}
+	}
+	return strings.Join(ns, "; ")
+}
+
 // judge names the SLIs the step broke and whether the harness may have been the limit.
 func judge(st *Step, lim Limits) {
+	st.RanOut = ranOut(st, lim)
 	if st.Verdict != "pass" {
 		if len(st.Failed) == 0 {
 			st.Broke = append(st.Broke, "verdict "+st.Verdict)

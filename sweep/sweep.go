@@ -144,8 +144,8 @@ func Run(ctx context.Context, p Plan, out string, run child.Func, progress io.Wr
 			st.Broke = append(st.Broke, "the run did not complete: "+err.Error())
 		}
 		res.Steps = append(res.Steps, st)
-		fmt.Fprintf(progress, "sweep: step %d: offered %.0f/s acked %.0f/s p99 %.0f ms lost %g dropped %.1f%% cpu %.2f cores (machine %.0f%% busy) slip p99 %.1f ms -> %s\n",
-			i+1, st.OfferedPerS, st.AckedPerS, st.P99Ms, st.Lost, 100*st.DroppedFrac, st.CPUCores, 100*st.MachineBusy, st.SlipP99Ms, stepWord(st))
+		fmt.Fprintf(progress, "sweep: step %d: offered %.0f/s acked %.0f/s p99 %.0f ms lost %g dropped %.1f%% cpu %.2f cores (machine %.0f%% busy) ran out: %s, slip p99 %.1f ms -> %s\n",
+			i+1, st.OfferedPerS, st.AckedPerS, st.P99Ms, st.Lost, 100*st.DroppedFrac, st.CPUCores, 100*st.MachineBusy, st.RanOut, st.SlipP99Ms, stepWord(st))
 		return st, nil
 	}
 	for _, v := range p.Values {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seqgate/seqgate/harness/child"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/internal/proccpu"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -153,6 +154,33 @@ func TestFitUSLRecoversKnownCoefficients(t *testing.T) {
 	}
 }
 
+func TestRanOut(t *testing.T) {
+	w := func(cores ...float64) *proccpu.Window {
+		win := &proccpu.Window{WallSeconds: 10, Cores: 2}
+		for i, c := range cores {
+			win.Components = append(win.Components, proccpu.Usage{Name: []string{"seqgate", "pod-1", "db"}[i], Cores: c, CPUSeconds: 10 * c, Measured: true})
+		}
+		return win
+	}
+	lim := Limits{Cores: 2}
+	for _, c := range []struct {
+		name string
+		st   Step
+		want string
+	}{
+		{"no block", Step{}, "not measured (the run wrote no cpu block)"},
+		{"idle", Step{Components: w(0.2, 0.1, 0.3), CPUCores: 0.6, MachineBusy: 0.3}, "none; busiest db at 0.30 cores"},
+		{"db near a core", Step{Components: w(0.4, 0.2, 0.95), CPUCores: 1.55, MachineBusy: 0.8}, "db: 0.95 cores, near a full core"},
+		{"machine busy", Step{Components: w(0.5, 0.5, 0.7), CPUCores: 1.7, MachineBusy: 0.95}, "the machine: all 2 cores busy (95%); busiest db at 0.70 cores"},
+		{"run's own cores", Step{Components: w(0.9, 0.5, 0.5), CPUCores: 1.9, MachineBusy: 0.5}, "the machine: all 2 cores busy (95%)"},
+		{"nothing measured", Step{Components: &proccpu.Window{Components: []proccpu.Usage{{Name: "db", Note: "not measured: x"}}}}, "not measured: db not measured: x"},
+	} {
+		if got := ranOut(&c.st, lim); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: ran out %q, want %q", c.name, got, c.want)
+		}
+	}
+}
+
 func TestJudge(t *testing.T) {
 	lim := Limits{P99Ms: 500, MaxDropped: 0.01, MaxSlipMs: 20, Cores: 2}
 	for _, c := range []struct {
@@ -209,7 +237,12 @@ func TestRunStopsAtTheFirstBreak(t *testing.T) {
 	if err := WriteMarkdown(&md, r); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"highest rate that held every SLI is **200**", "At 400 the service broke", "USL fit over 4 steps"} {
+	if st := r.Steps[3]; st.Components == nil || len(st.Components.Components) != 3 || !strings.HasPrefix(st.RanOut, "seqgate: 0.90 cores") {
+		t.Errorf("step 4's cpu by component %+v, ran out %q", st.Components, st.RanOut)
+	}
+	for _, want := range []string{"highest rate that held every SLI is **200**", "At 400 the service broke", "USL fit over 4 steps",
+		"| CPU by component (cores) | ran out |", "seqgate 0.45, pod-1 0.10, db not measured: not started by this run (dsn) | none; busiest seqgate at 0.45 cores |",
+		"| seqgate: 0.90 cores, near a full core |", "CPU at 400 (per component, over the load phase): seqgate 0.90"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("sweep.md lacks %q:\n%s", want, md.String())
 		}
@@ -247,7 +280,12 @@ func fakeRun(t *testing.T, breakAt float64, ran *[]string) child.Func {
 		}
 		sum, _ := json.Marshal(map[string]any{"verdict": verdict, "failed_checks": failed, "latency_ms": map[string]any{"p50": 10, "p99": p99}, "lost": 0})
 		os.WriteFile(filepath.Join(runDir, "summary.json"), sum, 0o644)
-		res, _ := json.Marshal(map[string]any{"offered": int(offered * 10), "dropped": 0, "acked": int(acked * 10), "events_delivered": int(acked * 10), "load_seconds": 10.0})
+		// seqgate's CPU grows with the rate: 0.9 of a core at 400/s.
+		cpu := proccpu.Window{WallSeconds: 10, Cores: 2, Components: []proccpu.Usage{
+			{Name: "seqgate", CPUSeconds: offered / 400 * 9, Cores: offered / 400 * 0.9, Measured: true},
+			{Name: "pod-1", CPUSeconds: 1, Cores: 0.1, Measured: true},
+			{Name: "db", Note: "not measured: not started by this run (dsn)"}}}
+		res, _ := json.Marshal(map[string]any{"offered": int(offered * 10), "dropped": 0, "acked": int(acked * 10), "events_delivered": int(acked * 10), "load_seconds": 10.0, "cpu": cpu})
 		os.WriteFile(filepath.Join(runDir, "result.json"), res, 0o644)
 		// A ledger whose mutations keep n in flight on average: each lasts n/acked seconds.
 		w, err := ledger.Create(filepath.Join(runDir, "ledger.jsonl"))

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/proccpu"
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
@@ -27,8 +28,8 @@ func WriteJSON(w io.Writer, r *Result) error {
 func WriteMarkdown(w io.Writer, r *Result) error {
 	var b strings.Builder
 	writeConfig(&b, r)
-	fmt.Fprintf(&b, "| step | %s | offered/s | sent/s | acked/s | delivered/s | p50 ms | p99 ms | lost | dropped | buffer max | in flight (mean/max) | CPU cores (machine busy) | slip p99 ms | projection | result |\n", r.Axis)
-	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+	fmt.Fprintf(&b, "| step | %s | offered/s | sent/s | acked/s | delivered/s | p50 ms | p99 ms | lost | dropped | buffer max | in flight (mean/max) | CPU cores (machine busy) | CPU by component (cores) | ran out | slip p99 ms | projection | result |\n", r.Axis)
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range r.Steps {
 		result := "held"
 		if len(s.Broke) > 0 {
@@ -45,14 +46,30 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 		if s.Refine {
 			index += " (refine)"
 		}
-		fmt.Fprintf(&b, "| %s | %g | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %d (%.1f%%) | %g | %.1f / %.0f | %.2f (%.0f%%) | %.2f | %.2g | %s |\n",
+		fmt.Fprintf(&b, "| %s | %g | %.1f | %.1f | %.1f | %.1f | %.1f | %.1f | %s | %d (%.1f%%) | %g | %.1f / %.0f | %.2f (%.0f%%) | %s | %s | %.2f | %.2g | %s |\n",
 			index, s.Value, s.OfferedPerS, s.SentPerS, s.AckedPerS, s.DeliveredPerS, s.P50Ms, s.P99Ms, lost,
-			s.Dropped, 100*s.DroppedFrac, s.BufferMax, s.Concurrency, s.MaxInFlight, s.CPUCores, 100*s.MachineBusy, s.SlipP99Ms, s.Projection, result)
+			s.Dropped, 100*s.DroppedFrac, s.BufferMax, s.Concurrency, s.MaxInFlight, s.CPUCores, 100*s.MachineBusy, componentCells(s.Components), s.RanOut, s.SlipP99Ms, s.Projection, result)
 	}
 	b.WriteString("\n")
 	b.WriteString(Conclusion(r))
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// componentCells is each component's cores in one table cell ("seqgate 0.42, pod-1 0.31, db 0.58").
+func componentCells(w *proccpu.Window) string {
+	if w == nil {
+		return "not measured"
+	}
+	var cs []string
+	for _, c := range w.Components {
+		if c.Measured {
+			cs = append(cs, fmt.Sprintf("%s %.2f", c.Name, c.Cores))
+		} else {
+			cs = append(cs, c.Name+" "+c.Note)
+		}
+	}
+	return strings.Join(cs, ", ")
 }
 
 // writeConfig writes what the sweep ran: enough to rerun any step on the same system.
@@ -113,6 +130,11 @@ func Conclusion(r *Result) string {
 		fmt.Fprintf(&b, "At %g the service broke: %s.\n", r.BrokeAt, strings.Join(r.BrokeBy, "; "))
 	default:
 		fmt.Fprintf(&b, "No step broke an SLI: the knee is above the last step.\n")
+	}
+	for _, s := range r.Steps {
+		if r.BrokeAt > 0 && s.Value == r.BrokeAt && s.RanOut != "" {
+			fmt.Fprintf(&b, "CPU at %g (per component, over the load phase): %s; ran out: %s.\n", s.Value, componentCells(s.Components), s.RanOut)
+		}
 	}
 	if r.Refined != "" {
 		fmt.Fprintf(&b, "Refine: %s.\n", r.Refined)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/report"
 	"github.com/seqgate/seqgate/verifier"
 )
@@ -95,6 +96,7 @@ func runReport(stdout, stderr io.Writer, args []string, f reportFlags) error {
 	if err != nil {
 		return &exitError{exitUnusable, err}
 	}
+	in.Data.OutboxRetention, in.Data.OutboxRetentionFrom = outboxRetention(filepath.Dir(paths[0]))
 	if err := report.WriteFiles(out, in); err != nil {
 		return &exitError{exitUnusable, err}
 	}
@@ -110,9 +112,34 @@ func runReport(stdout, stderr io.Writer, args []string, f reportFlags) error {
 func writeRunReport(stderr io.Writer, ledgerPath, dir string, s *verifier.Summary) {
 	in, err := report.Build([]string{ledgerPath}, s, nil, verifier.Options{})
 	if err == nil {
+		in.Data.OutboxRetention, in.Data.OutboxRetentionFrom = outboxRetention(dir)
 		err = report.WriteFiles(filepath.Join(dir, report.HTMLName), in)
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "seqgate: report: %v (the verdict stands)\n", err)
 	}
+}
+
+// outboxRetention is the pods' --outbox-retention as the run directory's scenario.yaml sets it
+// (pods.eventlogd.flags), and where it was read; zero when the scenario sets none or there is no
+// scenario beside the ledger (the report then uses eventlogd's default).
+func outboxRetention(dir string) (time.Duration, string) {
+	path := filepath.Join(dir, "scenario.yaml")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return 0, ""
+	}
+	sc, err := scenario.Parse(path, b)
+	if err != nil {
+		return 0, ""
+	}
+	v, ok := sc.Pods.Eventlogd.Flags["outbox-retention"]
+	if !ok {
+		return 0, ""
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 {
+		return 0, ""
+	}
+	return d, "the run's pods.eventlogd.flags.outbox-retention"
 }

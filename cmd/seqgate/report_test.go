@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/seqgate/seqgate/harness/scenario"
 )
 
 func TestReportCmd(t *testing.T) {
@@ -94,4 +97,33 @@ func TestReportDocsListEveryFlag(t *testing.T) {
 			t.Errorf("docs/report.md does not document --%s", f.Name)
 		}
 	})
+}
+
+// TestOutboxRetentionFromTheRunDir: the report reads the pods' --outbox-retention from the run
+// directory's scenario.yaml, and falls back to eventlogd's default when it sets none.
+func TestOutboxRetentionFromTheRunDir(t *testing.T) {
+	src, err := os.ReadFile("../../scenarios/smoke.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	with, err := scenario.Override(src, []string{"pods.eventlogd.flags.outbox-retention=90s"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name string
+		body []byte
+		want time.Duration
+	}{{"set", with, 90 * time.Second}, {"unset", src, 0}, {"none", nil, 0}} {
+		dir := t.TempDir()
+		if c.body != nil {
+			if err := os.WriteFile(filepath.Join(dir, "scenario.yaml"), c.body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, from := outboxRetention(dir)
+		if got != c.want || (c.want != 0) != (from != "") {
+			t.Errorf("%s: retention %v from %q, want %v", c.name, got, from, c.want)
+		}
+	}
 }

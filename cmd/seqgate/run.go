@@ -205,6 +205,9 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 		return &exitError{exitUnusable, err}
 	}
 	fmt.Fprintln(stdout, finalLine(res))
+	if res.CPU != nil {
+		fmt.Fprintf(stdout, "cpu during the load: %s\n", res.CPU)
+	}
 	if res.Audit != nil && !res.Audit.OK {
 		fmt.Fprintf(stdout, "audit failed (%d tenants, %d rows read): %s\n", res.Audit.Tenants, res.Audit.Rows, res.Audit.Error)
 	}

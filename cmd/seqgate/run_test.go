@@ -211,7 +211,7 @@ func TestLintAgainstPodProfile(t *testing.T) {
 // The drive9 variants of the shipped scenarios lint clean against the drive9 pod profile.
 func TestDrive9ScenariosLint(t *testing.T) {
 	files, _ := filepath.Glob("../../scenarios/drive9/*.yaml")
-	if len(files) < 3 {
+	if len(files) < 4 { // faults, gate, pod-crash, tenant-db-stall
 		t.Fatalf("found %d drive9 scenarios", len(files))
 	}
 	prof, err := podProfileOf(runFlags{profile: "drive9"})

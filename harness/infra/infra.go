@@ -48,6 +48,14 @@ type DB struct {
 // ErrNoServer explains how to get a server when there is none.
 var ErrNoServer = errors.New("no database server: install a MySQL-compatible server binary (Debian/Ubuntu: apt-get install -y mariadb-server; it provides mariadbd) or pass --dsn 'user:pass@tcp(host:3306)/' for an existing MySQL 8 / MariaDB / TiDB")
 
+// ServerPID is the process id of the private server this run started (0 for any other kind).
+func (d *DB) ServerPID() int {
+	if d.srv == nil {
+		return 0
+	}
+	return d.srv.Pid()
+}
+
 // Open starts or connects to the server.
 func Open(ctx context.Context, o Options) (*DB, error) {
 	d := &DB{prefix: o.Prefix}

@@ -43,7 +43,9 @@ func loadPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	}
 	loadCtx, cancel := context.WithTimeout(ctx, s.sc.Duration.D()+time.Second)
 	defer cancel()
+	cpu := cpuMeter(s)
 	s.clock.mark()
+	cpu.Begin()
 	start := s.clock.at
 	s.res.LoadStartSeconds = start.Sub(s.start).Seconds()
 	log.Info("load started", "duration", s.sc.Duration.D(), "blocks", len(blocks))
@@ -59,6 +61,8 @@ func loadPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	if !sleep.Until(ctx, start.Add(s.sc.Duration.D())) {
 		log.Info("load phase cut short")
 	}
+	cpuWin := cpu.End()
+	s.res.CPU = &cpuWin
 	stopProg()
 	<-progDone
 	s.res.LoadSeconds = time.Since(start).Seconds()

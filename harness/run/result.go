@@ -2,6 +2,8 @@ package run
 
 import (
 	"encoding/json"
+
+	"github.com/seqgate/seqgate/internal/proccpu"
 )
 
 // resultFile is result.json in the run directory: the harness's own figures, which the ledger does
@@ -30,6 +32,7 @@ type resultFile struct {
 	LoadStartSeconds float64          `json:"load_start_s"` // the load's start on the ledger's clock: the origin of the scenario's at: times
 	WallSeconds      float64          `json:"wall_seconds"`
 	Audit            *AuditResult     `json:"audit"` // null: the run had no audit (an external target without --dsn)
+	CPU              *proccpu.Window  `json:"cpu"`   // null: the load phase did not run
 }
 
 // AuditResult is the outcome of the run's audit, as its ledger record says.
@@ -51,7 +54,7 @@ func (res *Result) file() resultFile {
 		Offered: res.Offered, OfferedPerS: res.PerSecond(res.Offered), Dropped: res.Dropped, DroppedBy: res.DroppedByTenant,
 		Acked: res.Acked, AckedPerS: res.PerSecond(res.Acked), Events: res.Events, ScheduledSeconds: res.ScheduledSeconds,
 		Resyncs: res.Resyncs, ResyncsFailed: res.ResyncsFailed, Listed: res.Listed, ListingSeconds: res.Listing.Seconds(),
-		LoadSeconds: res.LoadSeconds, LoadStartSeconds: res.LoadStartSeconds, WallSeconds: res.Wall.Seconds(), Audit: res.Audit}
+		LoadSeconds: res.LoadSeconds, LoadStartSeconds: res.LoadStartSeconds, WallSeconds: res.Wall.Seconds(), Audit: res.Audit, CPU: res.CPU}
 	if res.FaultErr != nil {
 		f.FaultError = res.FaultErr.Error()
 	}

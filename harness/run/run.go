@@ -50,6 +50,7 @@ import (
 	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/harness/shard"
 	tgt "github.com/seqgate/seqgate/harness/target"
+	"github.com/seqgate/seqgate/internal/proccpu"
 )
 
 // Hook is something a test does to a running system at a time after the load starts (e.g. kill a pod
@@ -142,6 +143,8 @@ type Result struct {
 	// from the run's start; at: 15s is at 15 + LoadStartSeconds there.
 	LoadStartSeconds float64
 	Wall             time.Duration
+	// CPU is each component's CPU over the load phase (nil: the load phase did not run).
+	CPU *proccpu.Window
 	// Audit is the audit's outcome (nil for a run without one: an external target without --dsn).
 	Audit *AuditResult
 }

@@ -2,6 +2,7 @@ package run
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -19,6 +20,7 @@ import (
 	"github.com/seqgate/seqgate/faults"
 	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/internal/dbserver"
+	"github.com/seqgate/seqgate/internal/proccpu"
 	"github.com/seqgate/seqgate/internal/toxiserver"
 	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
@@ -98,6 +100,43 @@ func runE2E(t *testing.T, hooks []Hook, ctx context.Context) (*Result, *verifier
 	return res, s, recs
 }
 
+// checkCPU: the run measured each named component over its load phase, with CPU seconds above 0
+// and no more than the window's wall time on every core; result.json holds the same block.
+func checkCPU(t *testing.T, res *Result, names ...string) {
+	t.Helper()
+	w := res.CPU
+	if w == nil {
+		t.Fatal("the run has no cpu block")
+	}
+	if w.WallSeconds < 7 || w.Cores < 1 {
+		t.Errorf("cpu window %.2f s on %d cores, want the 8 s load phase", w.WallSeconds, w.Cores)
+	}
+	byName := map[string]proccpu.Usage{}
+	for _, c := range w.Components {
+		byName[c.Name] = c
+	}
+	for _, n := range names {
+		c, ok := byName[n]
+		switch {
+		case !ok:
+			t.Errorf("cpu: no component %s in %+v", n, w.Components)
+		case !c.Measured || c.CPUSeconds <= 0 || c.CPUSeconds > w.WallSeconds*float64(w.Cores):
+			t.Errorf("cpu: %s measured=%v %.3f s (%s), want > 0 and <= %.1f s x %d cores", n, c.Measured, c.CPUSeconds, c.Note, w.WallSeconds, w.Cores)
+		}
+	}
+	t.Logf("cpu during the load: %s", w)
+	b, err := os.ReadFile(filepath.Join(res.Dir, "result.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f struct {
+		CPU *proccpu.Window `json:"cpu"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil || f.CPU == nil || len(f.CPU.Components) != len(w.Components) {
+		t.Errorf("result.json's cpu block: %v %+v", err, f.CPU)
+	}
+}
+
 type testWriter struct{ t *testing.T }
 
 func (w testWriter) Write(b []byte) (int, error) {
@@ -140,6 +179,7 @@ func TestE2ESmokePasses(t *testing.T) {
 	if res.LoadSeconds < 8 {
 		t.Errorf("load phase %.1f s: it ended with its last block, not at the scenario's 8 s", res.LoadSeconds)
 	}
+	checkCPU(t, res, "seqgate", "pod-1", "pod-2", "db")
 	if s.Acked == 0 || s.Lost != 0 || s.Skipped != 0 || s.Undelivered != 0 || s.Leaks != 0 || s.ColdWakeups != 0 {
 		t.Errorf("acked %d lost %d skipped %d undelivered %d leaks %d cold wakeups %d", s.Acked, s.Lost, s.Skipped, s.Undelivered, s.Leaks, s.ColdWakeups)
 	}
@@ -186,7 +226,13 @@ func TestE2EPodKilledMidRun(t *testing.T) {
 		time.Sleep(time.Second) // holds the fault: pod-2 stays down a second, so its consumers fail over
 		return p.Restart(ctx)
 	}}
-	_, s, recs := runE2E(t, []Hook{hook}, context.Background())
+	res, s, recs := runE2E(t, []Hook{hook}, context.Background())
+	checkCPU(t, res, "seqgate", "pod-1", "db")
+	for _, c := range res.CPU.Components {
+		if c.Name == "pod-2" && (c.Measured || !strings.Contains(c.Note, "restarted")) {
+			t.Errorf("pod-2 was restarted during the load, yet its cpu figure is %+v", c)
+		}
+	}
 	var phases []string
 	for _, r := range recs {
 		if r.K == ledger.KindPod && r.Pod == "pod-2" {

@@ -58,6 +58,26 @@ func NewRunner(env Env, instances []Instance, record Recorder, now Clock) (*Runn
 	return r, nil
 }
 
+// NewRecordOnly is a Runner that injects nothing: at each instance's times it only writes the start
+// and stop records, so that an agent of a sharded run that does not own the faults still has them in
+// its ledger (the owner, agent owner, injects them). Every record carries injected_by = owner.
+func NewRecordOnly(instances []Instance, owner int, record Recorder, now Clock) *Runner {
+	if record == nil {
+		record = func(*ledger.Record) {}
+	}
+	r := &Runner{record: func(rec *ledger.Record) { rec.InjectedBy = owner; record(rec) }, now: now}
+	for _, in := range instances {
+		r.items = append(r.items, &runItem{inst: in, fault: guarded(recordOnly{})})
+	}
+	return r
+}
+
+// recordOnly is the fault of a record-only Runner: nothing to inject or heal.
+type recordOnly struct{}
+
+func (recordOnly) Inject(context.Context) error { return nil }
+func (recordOnly) Heal(context.Context) error   { return nil }
+
 // tenantOf is the service's tenant id a fault on exactly one tenant acts on: the ledger's fault
 // record names it beside the target (which may be a slot name, tenant_<N>), so a verifier can tell
 // which tenant it hit without knowing the harness's naming.

@@ -257,3 +257,43 @@ func TestRunnerInterruptedInject(t *testing.T) {
 		t.Errorf("records %v", got)
 	}
 }
+
+// TestRecordOnlyRunner: an agent that does not own a sharded run's faults writes each one's start and
+// stop at its times, marked injected_by the owner, and touches nothing (its proxies keep no toxic);
+// the owner's runner, on the same schedule, does inject.
+func TestRecordOnlyRunner(t *testing.T) {
+	env := faultstest.NewEnv(t, "t1")
+	doc := decodeScenario(t, `
+faults:
+  - {at: 20ms, for: 300ms, kind: tenant_db_down, target: t1}
+`)
+	in, err := Expand(doc.Faults, nil, 1, time.Second, TargetSet{Tenants: env.TenantNames})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rec records
+	clock := sinceStart()
+	r := NewRecordOnly(in, 1, rec.add, clock)
+	done := make(chan error, 1)
+	go func() { done <- r.Run(context.Background()) }()
+	wait.For(t, 5*time.Second, "the start record", func() bool { return len(rec.phases("f001")) >= 1 })
+	for name, p := range env.Proxies {
+		if !p.Enabled || len(p.Toxics.GetToxicArray()) != 0 {
+			t.Errorf("proxy %s was touched by a record-only runner", name)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if got := rec.phases("f001"); !slices.Equal(got, []string{"start", "stop"}) {
+		t.Fatalf("records %v, want [start stop]", got)
+	}
+	for _, rc := range rec.recs {
+		if rc.InjectedBy != 1 || rc.Kind != "tenant_db_down" || rc.Target != "t1" {
+			t.Errorf("record %+v: want injected_by 1 and the fault's kind and target", rc)
+		}
+		if rc.Phase == "stop" && time.Duration(rc.T) < in[0].End() {
+			t.Errorf("stop recorded at %s, before the fault's end %s", time.Duration(rc.T), in[0].End())
+		}
+	}
+}

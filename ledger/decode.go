@@ -284,6 +284,20 @@ func (d *decoder) field(key []byte, rec *Record) error {
 		rec.MetricType, err = d.str(true)
 	case fResync:
 		rec.Resync, err = d.bool()
+	case fProvenance:
+		err = d.nested(&rec.Provenance)
+	case fLoadT:
+		rec.LoadT, err = d.int()
+	case fInjectedBy:
+		var v int64
+		if v, err = d.int(); err == nil {
+			if v < 0 || v > MaxShards {
+				err = errTypeMismatch
+			}
+			rec.InjectedBy = int(v)
+		}
+	case fLoadAvg:
+		err = d.nested(&rec.LoadAvg)
 	case fTStart:
 		rec.TStart, err = d.int()
 	case fAfterSeq:

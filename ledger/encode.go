@@ -169,6 +169,12 @@ func buildEncoders() (encoders [fCount]fieldEnc) {
 	set(fRev, intField("rev", func(r *Record) int64 { return r.Rev }))
 	set(fMode, strField("mode", func(r *Record) string { return r.Mode }))
 	set(fCold, boolField("cold", func(r *Record) bool { return r.Cold }))
+	set(fProvenance, jsonField("provenance", func(r *Record) bool { return r.Provenance == nil },
+		func(r *Record) any { return r.Provenance }))
+	set(fLoadT, intField("load_t", func(r *Record) int64 { return r.LoadT }))
+	set(fInjectedBy, intField("injected_by", func(r *Record) int64 { return int64(r.InjectedBy) }))
+	set(fLoadAvg, jsonField("load_avg", func(r *Record) bool { return r.LoadAvg == nil },
+		func(r *Record) any { return r.LoadAvg }))
 	return encoders
 }
 
@@ -176,18 +182,18 @@ func buildEncoders() (encoders [fCount]fieldEnc) {
 // included); fields a record sets outside its kind's list follow in field order.
 var fieldOrder = map[string][]field{
 	KindRun: {fV, fRunID, fScenario, fSeed, fStartUnixNs, fBudget, fTenants, fPods, fTarget,
-		fCrashesPerPodYear, fPodsInFleet, fThresholds, fAudit, fProfile, fShard, fMetrics, fResync},
+		fCrashesPerPodYear, fPodsInFleet, fThresholds, fAudit, fProfile, fShard, fMetrics, fResync, fProvenance},
 	KindMut:       {fMID, fTenant, fOp, fPath, fSrc, fIntendedT, fT, fDoneT, fRes, fStatus, fPod, fBatch},
 	KindEv:        {fConsumer, fTenant, fConn, fT, fSeq, fOp, fPath, fSrc, fPod, fBatch},
 	KindReset:     {fConsumer, fTenant, fConn, fT, fSeq, fReason, fPath, fOp},
 	KindConn:      {fConsumer, fTenant, fConn, fT, fPhase, fPod, fSince, fErr, fKind},
-	KindFault:     {fID, fKind, fTarget, fPhase, fT, fParams},
+	KindFault:     {fID, fKind, fTarget, fPhase, fT, fParams, fInjectedBy},
 	KindPod:       {fPod, fPhase, fT, fPID, fSignal, fCode},
 	KindMetric:    {fPod, fT, fName, fLabels, fValue, fMetricType},
 	KindProxy:     {fName, fTenant, fT, fConns, fBytesUp, fBytesDown},
 	KindPersisted: {fTenant, fSeq, fOp, fPath, fCreatedUnixNs, fAbsent},
 	KindConsumer:  {fConsumer, fTenant, fFromT, fToT, fFirstSince, fFinalCursor, fDurable, fKind},
-	KindEnd:       {fT, fDrained, fReason},
+	KindEnd:       {fT, fDrained, fReason, fLoadAvg, fLoadT},
 	KindDrop:      {fTenant, fIntendedT, fBlock},
 	KindAudit:     {fT, fOK, fTenantCount, fRows, fError},
 	KindResync:    {fConsumer, fTenant, fConn, fT, fTStart, fAfterSeq, fReason, fOK, fEntries, fError},

@@ -73,15 +73,19 @@ const (
 	fMetrics    // run: the families the scenario named (seqgate's addition)
 	fMetricType // metric: counter, gauge or untyped, from the scrape (seqgate's addition)
 	fBatch
-	fResync   // run: consumers list after resets
-	fTStart   // resync: the listing began
-	fAfterSeq // resync: the reset's seq
-	fEntries  // resync: entries listed
-	fSize     // listed
-	fRev      // listed
-	fMode     // tenant
-	fCold     // tenant
-	fCount    // number of fields; keep last
+	fResync     // run: consumers list after resets
+	fTStart     // resync: the listing began
+	fAfterSeq   // resync: the reset's seq
+	fEntries    // resync: entries listed
+	fSize       // listed
+	fRev        // listed
+	fMode       // tenant
+	fCold       // tenant
+	fProvenance // run: what was judged (seqgate's addition)
+	fLoadAvg    // end: the machine's load averages at the end (seqgate's addition)
+	fInjectedBy // fault: the shard that injected it (seqgate's addition)
+	fLoadT      // end: when the load began, on the ledger's clock (seqgate's addition)
+	fCount      // number of fields; keep last
 )
 
 // fieldWords is the number of 64-bit words of a fieldSet: room for fieldWords*64 fields.
@@ -162,6 +166,7 @@ var fieldNames = [...]string{
 	"metrics", "type",
 	"batch",
 	"resync", "t_start", "after_seq", "entries", "size", "rev", "mode", "cold",
+	"provenance", "load_avg", "injected_by", "load_t",
 }
 
 // fieldNames has exactly one name per field: either constant below overflows otherwise.

@@ -23,6 +23,8 @@ func FuzzReader(f *testing.F) {
 	f.Add([]byte(runLine + "\n" + evLine + "\n" + evLine[:20]))
 	f.Add([]byte(runNoTenants + "\n" + tenantLine + "\n" + listedLine + "\n" + resyncLine + "\n" + tenantLine + "\n"))
 	f.Add([]byte(runLine + "\n" + tenantLine + "\n" + resyncLine[:40]))
+	f.Add([]byte(`{"k":"run","v":1,"run_id":"r","scenario":"s","seed":1,"start_unix_ns":1,"tenants":[],"pods":[],"target":"eventlogd","provenance":{"seqgate":{},"pods":null,"defects":[],"machine":{"load_avg":[]}}}` + "\n" + `{"k":"end","t":1,"drained":true,"load_avg":[1,2]}` + "\n"))
+	f.Add([]byte(`{"k":"run","v":1,"run_id":"r","scenario":"s","seed":1,"start_unix_ns":1,"tenants":[],"pods":[],"target":"eventlogd","provenance":{"pods":{"build":{"go":"x"}},"args":["a"]}}` + "\n" + `{"k":"end","t":1,"drained":true,"load_avg":"x"}` + "\n"))
 	f.Add([]byte(runLine + "\n" + `{"k":"ev","seq":"x\u00e9\ud83d\ude00","t":1e3,"labels":{"a":"b"}}` + "\n"))
 	var gz bytes.Buffer
 	zw := gzip.NewWriter(&gz)

@@ -80,6 +80,9 @@ type Record struct {
 	Metrics []string `json:"metrics,omitempty"`
 	// Resync says that consumers list the tenant's files after every reset but structural_change.
 	Resync bool `json:"resync,omitempty"`
+	// Provenance is what the run judged: builds, binaries, flags, overrides, the scenario's hash and
+	// the machine (seqgate's addition; provenance.go).
+	Provenance *Provenance `json:"provenance,omitempty"`
 
 	// shared by several kinds
 	T        int64  `json:"t"`
@@ -114,6 +117,10 @@ type Record struct {
 	ID     string         `json:"id,omitempty"`
 	Kind   string         `json:"kind,omitempty"`
 	Params map[string]any `json:"params,omitempty"` // Target (shared with run) names the fault's target
+	// InjectedBy (seqgate's addition) is the shard K of the agent that injected the fault, in a
+	// sharded run: the other agents record the fault at its scheduled times without injecting it,
+	// and a merge keeps only the injecting agent's records. 0: not sharded.
+	InjectedBy int `json:"injected_by,omitempty"`
 
 	// pod
 	PID    int    `json:"pid,omitempty"`
@@ -147,6 +154,12 @@ type Record struct {
 
 	// end
 	Drained bool `json:"drained,omitempty"`
+	// LoadAvg is the machine's 1, 5 and 15 minute load averages when the run ended (seqgate's
+	// addition; nil where unknown).
+	LoadAvg []float64 `json:"load_avg,omitempty"`
+	// LoadT is when the load phase began, on the ledger's clock (seqgate's addition): the origin of
+	// the scenario's at: times, which count from the load's start. 0: unknown (or no load).
+	LoadT int64 `json:"load_t,omitempty"`
 
 	// drop (tenant, intended_t shared with mut): Block names the scenario's load block. The spec
 	// leaves its type open: a JSON string or number is accepted (a number kept as written); it is

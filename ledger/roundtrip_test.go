@@ -23,7 +23,11 @@ func sampleRecords() []Record {
 			Tenants: []Tenant{{ID: "t1", Mode: "dedicated", Name: "tenant_1"}, {ID: "t2", Mode: "shared", Cold: true}},
 			Pods:    []string{"pod-0", "pod-1"}, Target: "eventlogd", CrashesPerPodYear: ptrF(12), PodsInFleet: ptrI(20),
 			Thresholds: map[string][]string{"latency_ms.p99": {"< 500"}, "duplicates": {"== 0"}}, Audit: true, Profile: "drive9-v2.5", Shard: &Shard{K: 1, N: 1},
-			Metrics: []string{"drive9_sse_event_retry_flush_total"}},
+			Metrics: []string{"drive9_sse_event_retry_flush_total"},
+			Provenance: &Provenance{Seqgate: Build{Module: "github.com/seqgate/seqgate", Version: "(devel)", Revision: "abc", Modified: true, Go: "go1.26"},
+				Pods:     &Binary{Path: "/bin/eventlogd", SHA256: "00ff", Version: "eventlogd x", Build: &Build{Module: "m", Go: "go1.26"}},
+				PodFlags: []string{"--retry-tenant-cap=5"}, Defects: []string{"late-commit-skip"}, Sets: []string{"seed=3"}, Args: []string{"run", "s.yaml"},
+				ScenarioFile: "s.yaml", ScenarioSHA256: "beef", Machine: Machine{Cores: 2, OS: "linux", Arch: "amd64", LoadAvg: []float64{1.5, 0.25, 0}}}},
 		{K: KindPod, Pod: "pod-0", Phase: "start", T: 0, PID: 42},
 		{K: KindConn, Consumer: "c1", Tenant: "t1", Conn: "c1-1", T: 5, Phase: "open", Pod: "pod-0", Since: 0},
 		{K: KindReset, Consumer: "c1", Tenant: "t1", Conn: "c1-1", T: 6, Seq: 0, Reason: "initial_sync"},
@@ -33,7 +37,7 @@ func sampleRecords() []Record {
 		{K: KindMut, MID: "m3.0", Tenant: "t1", Op: "write", Path: "/p/r1/t1/m3.0", IntendedT: 14, T: 15, DoneT: 21, Res: ResOK, Status: 200, Pod: "pod-0", Batch: "r1.m3"},
 		{K: KindEv, Consumer: "c1", Tenant: "t1", Conn: "c1-1", T: 26, Seq: 2, Op: "write", Path: "/p/r1/t1/m3.0", Pod: "pod-0", Batch: "r1.m3"},
 		{K: KindConn, Consumer: "c2", Tenant: "t1", Conn: "c2.1", T: 27, Phase: "open", Pod: "pod-1", Since: 2, Kind: "pull"},
-		{K: KindFault, ID: "f1", Kind: "tenant_db_stall", Target: "t1", Phase: "start", T: 30, Params: map[string]any{"for": "2s"}},
+		{K: KindFault, ID: "f1", Kind: "tenant_db_stall", Target: "t1", Phase: "start", T: 30, Params: map[string]any{"for": "2s"}, InjectedBy: 1},
 		{K: KindMetric, Pod: "pod-0", T: 40, Name: "drive9_sse_event_retry_dropped_total", Labels: map[string]string{"tenant_id": "t1", "reason": "tenant_cap"}, Value: 0, MetricType: "counter"},
 		{K: KindProxy, Name: "tenant_t2", Tenant: "t2", T: 40},
 		{K: KindPod, Pod: "pod-1", Phase: "crash", T: 50, Signal: "SIGKILL", Code: ptrI(0)},
@@ -43,7 +47,7 @@ func sampleRecords() []Record {
 		{K: KindAudit, T: 65, OK: false, AuditTenants: 2, Rows: 0, Error: "dial tcp: connection refused"},
 		{K: KindAudit, T: 66, OK: true, AuditTenants: 2, Rows: 1},
 		{K: KindConsumer, Consumer: "c1", Tenant: "t1", FromT: 0, ToT: 60, FirstSince: 0, FinalCursor: 1, Durable: false},
-		{K: KindEnd, T: 70, Drained: false},
+		{K: KindEnd, T: 70, Drained: false, LoadAvg: []float64{2, 1, 0.5}, LoadT: 7},
 	}
 }
 
@@ -232,5 +236,26 @@ func TestWriterErrorsStick(t *testing.T) {
 	}
 	if _, err := Create(filepath.Join(t.TempDir(), "no", "such", "dir.jsonl")); err == nil {
 		t.Error("Create in a missing directory succeeded")
+	}
+}
+
+// TestProvenanceWrongShape: a provenance or load_avg of the wrong type is an error naming the field.
+func TestProvenanceWrongShape(t *testing.T) {
+	for field, line := range map[string]string{
+		"provenance": `{"k":"run","v":1,"run_id":"r","scenario":"s","seed":1,"start_unix_ns":1,"tenants":[],"pods":[],"target":"eventlogd","provenance":"v1.2"}`,
+		"load_avg":   `{"k":"end","t":1,"drained":true,"load_avg":{"a":1}}`,
+	} {
+		text := line + "\n"
+		if field == "load_avg" {
+			text = `{"k":"run","v":1,"run_id":"r","scenario":"s","seed":1,"start_unix_ns":1,"tenants":[],"pods":[],"target":"eventlogd"}` + "\n" + text
+		}
+		r, err := NewReader("x.jsonl", strings.NewReader(text))
+		for err == nil {
+			_, err = r.Next()
+		}
+		var le *LineError
+		if !errors.As(err, &le) || le.Field != field {
+			t.Errorf("%s: error %v, want a line error naming the field", field, err)
+		}
 	}
 }

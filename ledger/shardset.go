@@ -116,6 +116,13 @@ func (r *Reader) unite() {
 	}
 }
 
+// othersFault reports whether rec is a fault record of a fault another agent injected: this agent
+// recorded it at its scheduled times so that its own ledger explains its window, and the merge keeps
+// the injecting agent's records only, so the merged run sees one fault, not one per agent.
+func (s *source) othersFault(rec *Record) bool {
+	return rec.K == KindFault && rec.InjectedBy != 0 && s.hdr.Shard != nil && rec.InjectedBy != s.hdr.Shard.K
+}
+
 // nextHeld is s.next for a file read among several: its times are moved onto the merged clock and
 // its audit records are kept back for the merged audit.
 func (s *source) nextHeld() (*Record, error) {
@@ -127,7 +134,7 @@ func (s *source) nextHeld() (*Record, error) {
 		if err := s.checkOwnTenant(rec); err != nil {
 			return nil, err
 		}
-		if s.othersSample(rec) {
+		if s.othersSample(rec) || s.othersFault(rec) {
 			continue
 		}
 		shiftTimes(rec, s.shift)
@@ -220,6 +227,9 @@ func shiftTimes(rec *Record, d int64) {
 	}
 	if f.has(fToT) {
 		rec.ToT += d
+	}
+	if rec.LoadT != 0 && f.has(fLoadT) {
+		rec.LoadT += d
 	}
 }
 

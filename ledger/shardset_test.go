@@ -18,6 +18,7 @@ type agent struct {
 	audit   *Record // nil: none
 	promise bool    // the header promises an audit even without an audit record
 	seed    int64
+	faults  []Record // written after the mutations
 }
 
 func (a agent) write(t *testing.T, dir string) string {
@@ -38,6 +39,7 @@ func (a agent) write(t *testing.T, dir string) string {
 			Record{K: KindMut, MID: tn + ".1", Tenant: tn, Op: "write", Path: "/" + tn, IntendedT: 100, T: 110, DoneT: 200, Res: ResOK, Pod: "external"},
 			Record{K: KindEv, Consumer: tn + "/c1", Tenant: tn, Conn: "1", T: 300, Seq: 1, Op: "write", Path: "/" + tn, Pod: "external"})
 	}
+	recs = append(recs, a.faults...)
 	for _, tn := range a.tenants {
 		recs = append(recs, Record{K: KindConsumer, Consumer: tn + "/c1", Tenant: tn, FromT: 10, ToT: 400, FinalCursor: 1, Durable: true})
 	}
@@ -280,5 +282,43 @@ func TestShardOwnTenantRecords(t *testing.T) {
 		case st.wantErr != "" && (err == nil || !strings.Contains(err.Error(), st.wantErr)):
 			t.Errorf("step %d (%s %s): %v, want %q", i, st.src.name, st.rec.K, err, st.wantErr)
 		}
+	}
+}
+
+// TestShardFaultOwner: each agent of a sharded run records the fault agent 1 injected, and the merge
+// keeps agent 1's records only: one fault, not one per agent.
+func TestShardFaultOwner(t *testing.T) {
+	dir := t.TempDir()
+	fault := func(by int, start, stop int64) []Record {
+		return []Record{{K: KindFault, ID: "f001", Kind: "consumer_disconnect", Target: "tenant_1", Phase: "start", T: start, InjectedBy: by},
+			{K: KindFault, ID: "f001", Kind: "consumer_disconnect", Target: "tenant_1", Phase: "stop", T: stop, InjectedBy: by}}
+	}
+	a := agent{name: "a.jsonl", runID: "r", start: 10_000, shard: sh(1, 2), tenants: []string{"ta"}, faults: fault(1, 250, 260)}.write(t, dir)
+	b := agent{name: "b.jsonl", runID: "r", start: 10_100, shard: sh(2, 2), tenants: []string{"tb"}, faults: fault(1, 150, 160)}.write(t, dir)
+	count := func(recs []Record) (n int, ts []int64) {
+		for _, rec := range recs {
+			if rec.K == KindFault {
+				n++
+				ts = append(ts, rec.T)
+			}
+		}
+		return n, ts
+	}
+	r, err := Open(b, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, ts := count(readAll(t, r)); n != 2 || ts[0] != 250 || ts[1] != 260 {
+		t.Errorf("merged: %d fault records at %v, want agent 1's two at 250 and 260", n, ts)
+	}
+	// A fault another agent did not record is kept: the merge drops only the copies.
+	c := agent{name: "c.jsonl", runID: "r2", start: 10_000, shard: sh(1, 2), tenants: []string{"ta"}, faults: fault(1, 250, 260)}.write(t, dir)
+	d := agent{name: "d.jsonl", runID: "r2", start: 10_000, shard: sh(2, 2), tenants: []string{"tb"}}.write(t, dir)
+	r, err = Open(c, d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := count(readAll(t, r)); n != 2 {
+		t.Errorf("merged without copies: %d fault records, want 2", n)
 	}
 }

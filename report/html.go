@@ -68,6 +68,10 @@ type page struct {
 	CSS          template.CSS
 	JS           template.JS
 	BucketSecond float64
+	// Defects names the seeded defects of the judged build ("" for a clean one); Provenance is what
+	// the run judged, for the header.
+	Defects    string
+	Provenance []verifier.ProvenanceItem
 }
 
 type keyNumber struct {
@@ -124,10 +128,12 @@ func WriteHTML(w io.Writer, in Input) error {
 	p := page{In: in, S: s, D: d, Verdict: s.Verdict, Witnesses: wts, Figures: figs, Panels: panels,
 		Title:     fmt.Sprintf("seqgate %s: %s", strings.ToUpper(s.Verdict), d.Scenario),
 		Generated: time.Now().UTC().Format(time.RFC3339), CSS: template.CSS(pageCSS), JS: template.JS(pageJS),
-		BucketSecond: d.BucketSeconds(), Key: keyNumbers(s), Why: why(s), Mismatch: mismatch(s, d)}
+		BucketSecond: d.BucketSeconds(), Key: keyNumbers(s), Why: why(s), Mismatch: mismatch(s, d),
+		Defects: strings.Join(verifier.Defects(s), ", "), Provenance: verifier.Provenance(s)}
 	if d.Scenario == "" {
 		p.Title = "seqgate " + strings.ToUpper(s.Verdict)
 	}
+	p.Title += verifier.DefectNote(s)
 	for _, id := range sortedKeys(s.PerTenant) {
 		p.Tenants = append(p.Tenants, statRow{id, s.PerTenant[id]})
 	}

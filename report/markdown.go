@@ -24,7 +24,7 @@ func WriteMarkdown(w io.Writer, s *verifier.Summary, d *Data, link string) error
 	if name == "" {
 		name = s.Run.RunID
 	}
-	fmt.Fprintf(&b, "### %s seqgate: **%s**, scenario %s\n\n", verdictMark[s.Verdict], mdText(strings.ToUpper(s.Verdict)), mdCode(name, false))
+	fmt.Fprintf(&b, "### %s seqgate: **%s**%s, scenario %s\n\n", verdictMark[s.Verdict], mdText(strings.ToUpper(s.Verdict)), mdText(verifier.DefectNote(s)), mdCode(name, false))
 	fmt.Fprintf(&b, "Run %s, seed %d, %s ledger records.\n\n", mdCode(s.Run.RunID, false), s.Run.Seed, fmtInt(s.Records))
 	for _, line := range why(s) {
 		fmt.Fprintf(&b, "- %s\n", mdText(line))
@@ -53,7 +53,11 @@ func WriteMarkdown(w io.Writer, s *verifier.Summary, d *Data, link string) error
 		b.WriteString(".\n\n")
 	}
 	if d != nil && len(d.Faults) > 0 {
-		fmt.Fprintf(&b, "Faults (%d):", len(d.Faults))
+		origin := "s since the run started"
+		if l := s.Run.LoadStartMs; l != nil {
+			origin = fmt.Sprintf("s since the run started; the load, whose start a scenario's at: counts from, began at %.1f s", *l/1000)
+		}
+		fmt.Fprintf(&b, "Faults (%d, %s):", len(d.Faults), mdText(origin))
 		for i, f := range d.Faults {
 			if i == 10 {
 				fmt.Fprintf(&b, " and %d more", len(d.Faults)-i)
@@ -66,6 +70,25 @@ func WriteMarkdown(w io.Writer, s *verifier.Summary, d *Data, link string) error
 		}
 		b.WriteString(".\n\n")
 	}
+	// Every check that ran, one line each, with what it means.
+	fmt.Fprintf(&b, "**Checks that ran (%d)**\n\n| check | result | measured | limit | what it means |\n|---|---|---:|---|---|\n", len(s.Checks))
+	for _, c := range s.Checks {
+		res := "pass"
+		switch {
+		case !c.Passed && c.NotJudged != "":
+			res = "not judged"
+		case !c.Passed:
+			res = "**FAIL**"
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCode(c.Name, true), res, fmtNum(c.Measured), mdCode(c.Limit, true), mdText(c.Meaning))
+	}
+	b.WriteString("\n")
+	// What was judged: the builds, the pods' binary, flags and defects, the overrides, the scenario and the machine.
+	b.WriteString("**What was judged**\n\n| | |\n|---|---|\n")
+	for _, it := range verifier.Provenance(s) {
+		fmt.Fprintf(&b, "| %s | %s |\n", mdText(it.Name), mdText(it.Value))
+	}
+	b.WriteString("\n")
 	if link != "" {
 		// A path, not a link: a relative link breaks where summary.md is pasted (a CI job summary).
 		fmt.Fprintf(&b, "Full report: %s in the run directory %s (plots with every fault as a band, witnesses, per-tenant and per-consumer tables; keep the run directory as the job's artifact to open it).\n",

@@ -200,7 +200,8 @@ func splitKey(k string) (tenant, batch string) {
 
 // batchCheckDesc describes batch writes a consumer saw in pieces.
 var batchCheckDesc = descriptor{
-	Name: CheckBatchAtomicity, File: "check_batch.go", Path: "batch_torn", Covers: []string{"batches"},
+	Meaning: "a batch write must reach each consumer whole and together, never in pieces",
+	Name:    CheckBatchAtomicity, File: "check_batch.go", Path: "batch_torn", Covers: []string{"batches"},
 	Value: func(s *Summary) float64 { return float64(s.BatchTorn) },
 	Per:   func(st *Stats) float64 { return float64(st.BatchTorn) }, PerConsumer: true,
 	Witness: WitnessBatchAtomicity, Anomaly: true, NeedsAudit: true, Gate: gateFails,

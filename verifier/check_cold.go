@@ -134,7 +134,8 @@ func (c *coldCheck) Finish(s *Summary) {
 
 // coldCheckDesc describes cold tenants whose database was touched.
 var coldCheckDesc = descriptor{
-	Name: CheckColdWakeups, File: "check_cold.go", Path: "cold_wakeups",
+	Meaning: "a tenant with no load must never have its database woken (its proxy counters must not rise)",
+	Name:    CheckColdWakeups, File: "check_cold.go", Path: "cold_wakeups",
 	Value:   func(s *Summary) float64 { return float64(s.ColdWakeups) },
 	Per:     func(st *Stats) float64 { return float64(st.ColdWakeups) },
 	Witness: WitnessColdWakeups, Anomaly: true, Gate: gateFails,

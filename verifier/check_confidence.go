@@ -89,7 +89,8 @@ func ProofShort(s *Summary) string {
 
 // confidenceCheckDesc describes the upper bound of the loss fraction.
 var confidenceCheckDesc = descriptor{
-	Name: "confidence", File: "check_confidence.go", Path: "loss_upper_95", Covers: []string{"min_acked_for_budget", "budget_provable"},
+	Meaning: "the 95% upper bound of the loss fraction: whether the run had enough writes to prove the budget",
+	Name:    "confidence", File: "check_confidence.go", Path: "loss_upper_95", Covers: []string{"min_acked_for_budget", "budget_provable"},
 	Value:      func(s *Summary) float64 { return s.LossUpper95 },
 	NeedsAudit: true,
 	Report: func(s *Summary) string {

@@ -145,7 +145,8 @@ func (c *evidenceCheck) Finish(s *Summary) {
 
 // droppedFractionCheck describes the share of arrivals the open model did not send.
 var droppedFractionCheck = descriptor{
-	Name: CheckDroppedFraction, File: "check_drops.go", Path: "dropped_fraction",
+	Meaning: "the share of scheduled writes the load generator could not send: above 1% the run did not apply its load",
+	Name:    CheckDroppedFraction, File: "check_drops.go", Path: "dropped_fraction",
 	Value: func(s *Summary) float64 { return s.DroppedFraction },
 	Per:   func(st *Stats) float64 { return float64(st.Drops) },
 	Gate:  gateFails, Max: func(*Summary) float64 { return DefaultMaxDroppedFraction }, Replaceable: true,
@@ -158,7 +159,8 @@ var droppedFractionCheck = descriptor{
 
 // loadCheck describes the arrivals: sent, by answer, and dropped.
 var loadCheck = descriptor{
-	Name: "load", File: "check_drops.go", Path: "drops", Covers: []string{"mutations", "offered", "ok", "err", "timeout"},
+	Meaning: "the writes the load generator offered, sent and how they were answered",
+	Name:    "load", File: "check_drops.go", Path: "drops", Covers: []string{"mutations", "offered", "ok", "err", "timeout"},
 	Value:   func(s *Summary) float64 { return float64(s.Drops) },
 	Witness: WitnessDrops, Anomaly: true,
 	Report: func(s *Summary) string {
@@ -169,7 +171,8 @@ var loadCheck = descriptor{
 
 // evidenceCheckDesc describes whether the audit the run promised succeeded.
 var evidenceCheckDesc = descriptor{
-	Name: "audit", File: "check_drops.go", Path: "audit.attempts", Covers: []string{"audit.rows", "audit.tenants"},
+	Meaning: "the database audit the run promised must have succeeded, or a pass proves nothing",
+	Name:    "audit", File: "check_drops.go", Path: "audit.attempts", Covers: []string{"audit.rows", "audit.tenants"},
 	Value:      func(s *Summary) float64 { return float64(s.Audit.Attempts) },
 	NeedsAudit: true, Gate: gateInconclusive,
 	Report:     func(s *Summary) string { return auditLine(s.Audit) },

@@ -51,7 +51,8 @@ func (c *duplicatesCheck) Finish(s *Summary) {
 
 // duplicatesCheckDesc describes deliveries of a path after its first.
 var duplicatesCheckDesc = descriptor{
-	Name: "duplicates", File: "check_duplicates.go", Path: "duplicates",
+	Meaning: "an event delivered to the same consumer more than once",
+	Name:    "duplicates", File: "check_duplicates.go", Path: "duplicates",
 	Value:   func(s *Summary) float64 { return float64(s.Duplicates) },
 	Witness: WitnessDuplicates, Anomaly: true,
 	Report:     func(s *Summary) string { return fmt.Sprintf("duplicates %d", s.Duplicates) },

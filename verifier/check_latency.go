@@ -193,7 +193,8 @@ func quantiles(h *hdrhistogram.Histogram) Quantiles {
 
 // latencyCheckDesc describes first-delivery latency of acked events.
 var latencyCheckDesc = descriptor{
-	Name: "latency", File: "check_latency.go", Path: "latency_ms.p99",
+	Meaning: "time from a write's acknowledgement to its event reaching a consumer",
+	Name:    "latency", File: "check_latency.go", Path: "latency_ms.p99",
 	Covers: []string{"latency_ms.*", "deliveries", "delivered_before_ack"},
 	Value:  func(s *Summary) float64 { return s.LatencyMs.P99 },
 	Report: func(s *Summary) string {
@@ -207,7 +208,8 @@ var latencyCheckDesc = descriptor{
 
 // issueLatencyCheck describes how long each write took from when the schedule wanted it sent.
 var issueLatencyCheck = descriptor{
-	Name: "issue_latency", File: "check_latency.go", Path: "issue_latency_ms.p99", Covers: []string{"issue_latency_ms.*"},
+	Meaning: "time from when the schedule wanted a write sent to its answer (includes the generator's own queueing)",
+	Name:    "issue_latency", File: "check_latency.go", Path: "issue_latency_ms.p99", Covers: []string{"issue_latency_ms.*"},
 	Value:  func(s *Summary) float64 { return s.IssueLatencyMs.P99 },
 	Report: func(s *Summary) string { return quantilesLine(s.IssueLatencyMs) },
 	Title:  "latency",

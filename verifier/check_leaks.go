@@ -42,7 +42,8 @@ func (c *leaksCheck) Finish(s *Summary) {
 
 // leaksCheckDesc describes deliveries of another tenant's path.
 var leaksCheckDesc = descriptor{
-	Name: CheckLeaks, File: "check_leaks.go", Path: "leaks",
+	Meaning: "a consumer received an event of another tenant: a cross-tenant leak, a security failure",
+	Name:    CheckLeaks, File: "check_leaks.go", Path: "leaks",
 	Value: func(s *Summary) float64 { return float64(s.Leaks) },
 	Per:   func(st *Stats) float64 { return float64(st.Leaks) }, PerConsumer: true,
 	Witness: WitnessLeaks, Anomaly: true, Gate: gateFails,

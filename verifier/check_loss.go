@@ -221,7 +221,8 @@ func statsOf(m map[string]*Stats) []*Stats {
 
 // lossBudgetCheck describes the loss budget: the fraction of W lost.
 var lossBudgetCheck = descriptor{
-	Name: CheckLossBudget, File: "check_loss.go", Path: "event_loss_fraction",
+	Meaning: "the fraction of acknowledged writes whose event never persisted must stay within the loss budget",
+	Name:    CheckLossBudget, File: "check_loss.go", Path: "event_loss_fraction",
 	Value:      func(s *Summary) float64 { return s.EventLossFraction },
 	Per:        func(st *Stats) float64 { return float64(st.Lost) },
 	NeedsAudit: true, Gate: gateFails, Max: func(s *Summary) float64 { return s.Budget },
@@ -234,7 +235,8 @@ var lossBudgetCheck = descriptor{
 
 // silentCheck describes losses nothing explains.
 var silentCheck = descriptor{
-	Name: CheckSilent, File: "check_loss.go", Path: "lost_by_reason.silent",
+	Meaning: "no acknowledged write may be lost without an explanation (a drop counter or a pod crash)",
+	Name:    CheckSilent, File: "check_loss.go", Path: "lost_by_reason.silent",
 	Value:   func(s *Summary) float64 { return float64(s.LostByReason[ReasonSilent]) },
 	Per:     func(st *Stats) float64 { return float64(st.LostByReason[ReasonSilent]) },
 	Witness: WitnessSilent, Anomaly: true, NeedsAudit: true, Gate: gateFails,
@@ -243,14 +245,16 @@ var silentCheck = descriptor{
 
 // lostCheck describes every loss, explained or not: what loss_budget judges.
 var lostCheck = descriptor{
-	Name: "lost", File: "check_loss.go", Path: "lost", Covers: []string{"acked", "lost_by_reason.<key>"},
+	Meaning: "acknowledged writes whose event is in neither the database audit nor any consumer's stream",
+	Name:    "lost", File: "check_loss.go", Path: "lost", Covers: []string{"acked", "lost_by_reason.<key>"},
 	Value:   func(s *Summary) float64 { return float64(s.Lost) },
 	Witness: WitnessLost, Anomaly: true, NeedsAudit: true, Title: "loss",
 }
 
 // unresolvedCheck describes acked mutations a ledger with no end leaves open.
 var unresolvedCheck = descriptor{
-	Name: "unresolved", File: "check_loss.go", Path: "unresolved",
+	Meaning: "in a run cut short, acknowledged writes neither stored nor delivered yet (not counted as lost)",
+	Name:    "unresolved", File: "check_loss.go", Path: "unresolved",
 	Value:   func(s *Summary) float64 { return float64(s.Unresolved) },
 	Witness: WitnessUnresolved, Anomaly: true, NeedsAudit: true,
 	Report:     func(s *Summary) string { return fmt.Sprintf("unresolved %d", s.Unresolved) },

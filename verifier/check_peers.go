@@ -149,6 +149,7 @@ func (c *peersCheck) frames(s *Summary, id int32, m *mutation, seq int64, otherP
 // peersCheckDesc builds the peers' evidence first: the rows it adds to the audit are read by every
 // check after it (loss, skipped, undelivered, seq_mismatch).
 var peersCheckDesc = descriptor{
-	Name: "peers", File: "check_peers.go",
+	Meaning: "an event a consumer's peer of the same tenant received counts as stored, so a consumer that passed it has skipped it",
+	Name:    "peers", File: "check_peers.go",
 	build: func(e *checkEnv) checker { return newPeersCheck(e.ix, e.w) },
 }

@@ -30,12 +30,16 @@ func (c *projectionCheck) Observe(r *ledger.Record) {
 }
 
 func (c *projectionCheck) Finish(s *Summary) {
-	p := Projection{CrashesPerPodYear: DefaultCrashesPerPodYear, PodsInFleet: DefaultPodsInFleet}
+	p := Projection{CrashesPerPodYear: DefaultCrashesPerPodYear, PodsInFleet: DefaultPodsInFleet, Defaults: []string{}}
 	if v := c.ix.run.CrashesPerPodYear; v != nil {
 		p.CrashesPerPodYear = *v
+	} else {
+		p.Defaults = append(p.Defaults, fmt.Sprintf("crashes_per_pod_year %d", DefaultCrashesPerPodYear))
 	}
 	if v := c.ix.run.PodsInFleet; v != nil {
 		p.PodsInFleet = *v
+	} else {
+		p.Defaults = append(p.Defaults, fmt.Sprintf("pods_in_fleet %d", DefaultPodsInFleet))
 	}
 	p.CrashesPerYear = p.CrashesPerPodYear * float64(p.PodsInFleet)
 	p.ObservedCrashes = c.crashes
@@ -58,7 +62,8 @@ func (c *projectionCheck) Finish(s *Summary) {
 
 // projectionCheckDesc describes the annual loss projection.
 var projectionCheckDesc = descriptor{
-	Name: "projection", File: "check_projection.go", Path: "projection.fraction", Covers: []string{"projection.*"},
+	Meaning: "the loss fraction a year of crashes would cause at this run's rate (inputs may be defaults)",
+	Name:    "projection", File: "check_projection.go", Path: "projection.fraction", Covers: []string{"projection.*"},
 	Value:      func(s *Summary) float64 { return s.Projection.Fraction },
 	NeedsAudit: true,
 	Report: func(s *Summary) string {

@@ -75,7 +75,8 @@ func maxPerSecond(ts []int64) (int64, int64) {
 
 // reconnectCheckDesc describes connection churn.
 var reconnectCheckDesc = descriptor{
-	Name: "reconnects", File: "check_reconnect.go", Path: "reconnects.max_per_s", Covers: []string{"reconnects.total", "reconnects.opens"},
+	Meaning: "consumer reconnections, and the most in any one second (a reconnect storm)",
+	Name:    "reconnects", File: "check_reconnect.go", Path: "reconnects.max_per_s", Covers: []string{"reconnects.total", "reconnects.opens"},
 	Value: func(s *Summary) float64 { return float64(s.Reconnects.MaxPerS) },
 	Report: func(s *Summary) string {
 		return fmt.Sprintf("total %d, opens %d, max %d opens/s", s.Reconnects.Total, s.Reconnects.Opens, s.Reconnects.MaxPerS)

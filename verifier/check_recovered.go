@@ -48,7 +48,8 @@ func (c *recoveredCheck) Finish(s *Summary) {
 
 // recoveredCheckDesc describes mutations that failed but whose event appeared.
 var recoveredCheckDesc = descriptor{
-	Name: "recovered", File: "check_recovered.go", Path: "recovered",
+	Meaning: "writes that answered an error or timed out but whose event appeared anyway (not a failure)",
+	Name:    "recovered", File: "check_recovered.go", Path: "recovered",
 	Value:   func(s *Summary) float64 { return float64(s.Recovered) },
 	Witness: WitnessRecovered, Anomaly: true,
 	Report:     func(s *Summary) string { return fmt.Sprintf("recovered %d", s.Recovered) },

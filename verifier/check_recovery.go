@@ -169,7 +169,7 @@ func (c *windowCheck) Finish(s *Summary) {
 		for _, ti := range sp.tenants {
 			var head int64
 			ix.auditOf(ti).rows.each(func(row auditRow) bool {
-				if row.seq > head && ix.persistedAt(row) <= sp.stop {
+				if row.seq > head && (ix.persistedAt(row) <= sp.stop || c.heldBack(row, sp)) {
 					head = row.seq
 				}
 				return true
@@ -221,6 +221,44 @@ func (c *windowCheck) Finish(s *Summary) {
 	if ix.windows {
 		c.windows(s, end)
 	}
+}
+
+// heldBack reports whether row is the event of an acked write the fault held back: sent before
+// the fault's stop (so it was owed when the fault healed) and answered after its start. A stall
+// holds every write in flight; its rows commit after the stop, yet the consumers owe them from the
+// stop on, so recovery runs until they arrive (a 20 s stall does not recover "in 0 ms" because
+// nothing had committed before the stop).
+func (c *windowCheck) heldBack(row auditRow, sp *faultSpan) bool {
+	m := c.ix.muts.at(row.id)
+	if m.flags&fHasMut == 0 || !m.inW() {
+		return false
+	}
+	sent := c.ix.muts.sent(m)
+	return sent != noTime && sent < sp.stop && m.doneT >= sp.start
+}
+
+// windowOf names the window of a delivery whose write was due at from and delivered at to: fault
+// when [from, to] overlaps a fault's span, else recovery when it overlaps a recovery, else steady.
+// A write acked just before a fault but delivered inside it waited out the fault: its latency is the
+// fault's, not the steady state's.
+func (c *windowCheck) windowOf(from, to, end int64) int {
+	rec := false
+	for _, sp := range c.spans {
+		stop := sp.stop
+		if stop == noTime {
+			stop = end + 1
+		}
+		if from < stop && to >= sp.start {
+			return winFault
+		}
+		if sp.recoveryEnd != noTime && from < sp.recoveryEnd && to >= sp.stop {
+			rec = true
+		}
+	}
+	if rec {
+		return winRecovery
+	}
+	return winSteady
 }
 
 // window names the window of time x: fault inside a fault's span, recovery inside a recovery, else
@@ -287,7 +325,7 @@ func (c *windowCheck) windows(s *Summary, end int64) {
 	}
 	for _, smp := range c.lat.samples {
 		m := ix.muts.at(smp.id)
-		wi := c.window(c.ix.intended(m), end)
+		wi := c.windowOf(c.ix.intended(m), m.doneT+smp.d, end)
 		ws[wi].Deliveries++
 		if smp.d == 0 {
 			ws[wi].DeliveredBeforeAck++
@@ -306,18 +344,20 @@ func (c *windowCheck) windows(s *Summary, end int64) {
 
 // recoveryCheckDesc describes each fault's recovery.
 var recoveryCheckDesc = descriptor{
-	Name: "recovery", File: "check_recovery.go", Path: "recovery_max_ms", Covers: []string{"recovery_ms.<key>"},
+	Meaning: "how long after each fault healed the consumers caught up with what was owed to them",
+	Name:    "recovery", File: "check_recovery.go", Path: "recovery_max_ms", Covers: []string{"recovery_ms.<key>"},
 	Value:      func(s *Summary) float64 { return s.RecoveryMaxMs },
 	Report:     recoveryLine,
 	FailsDoc:   "(`recovery_max_ms`, `recovery_ms.<id>`, `unrecovered_faults`, `<field>@<window>`)",
 	Title:      "faults and windows",
-	Doc:        "each `fault` start..stop span (per id; a repeated id is named `id#2`, ...). **recovery_ms**: from its stop until every durable consumer of the affected tenants had a cursor at the head seq its tenant had at the stop (the highest seq of the tenant's audit rows persisted at or before the stop). Affected tenants (seqgate's reading): the fault's `target` when it is a tenant's id or scenario name (`tenant_2`, what `seqgate run` writes), else every tenant. A consumer that never gets there leaves the fault unrecovered; its recovery runs to the end of the run. A consumer's cursor is followed until 15 s after the first frame of a mutation sent after the stop (a request can commit up to its timeout after it was sent, and the audit's `created_unix_ns` is the service's clock before the commit, whole seconds on some servers), so a row committed just after the stop that the audit dates before it does not leave a caught-up consumer \"unrecovered\". **Windows**: fault = inside a span, recovery = from a stop to the end of its recovery, steady = the rest; arrivals (mutations, drops) by `intended_t`, deliveries with their mutation",
+	Doc:        "each `fault` start..stop span (per id; a repeated id is named `id#2`, ...). **recovery_ms**: from its stop until every durable consumer of the affected tenants had a cursor at the head seq its tenant owed at the stop: the highest seq of the tenant's audit rows persisted at or before the stop, or of an acked write the fault held back (sent before the stop, answered after the fault's start), so a stall that held every write recovers only when those arrive. Affected tenants (seqgate's reading): the fault's `target` when it is a tenant's id or scenario name (`tenant_2`, what `seqgate run` writes), else every tenant. A consumer that never gets there leaves the fault unrecovered; its recovery runs to the end of the run. A consumer's cursor is followed until 15 s after the first frame of a mutation sent after the stop (a request can commit up to its timeout after it was sent, and the audit's `created_unix_ns` is the service's clock before the commit, whole seconds on some servers), so a row committed just after the stop that the audit dates before it does not leave a caught-up consumer \"unrecovered\". **Windows**: fault = inside a span, recovery = from a stop to the end of its recovery, steady = the rest; arrivals (mutations, drops) by `intended_t`; a delivery is in the fault window when its write's life, from `intended_t` to the delivery, overlaps a fault's span, else in recovery when it overlaps a recovery, else steady (a write acked just before a fault and delivered after it is the fault's latency, not the steady state's)",
 	WitnessDoc: "– (`faults` in the summary)",
 }
 
 // unrecoveredCheck describes faults whose consumers never caught up.
 var unrecoveredCheck = descriptor{
-	Name: "unrecovered_faults", File: "check_recovery.go", Path: "unrecovered_faults",
+	Meaning: "faults after which some consumer never caught up by the end of the run",
+	Name:    "unrecovered_faults", File: "check_recovery.go", Path: "unrecovered_faults",
 	Value:   func(s *Summary) float64 { return float64(s.UnrecoveredFaults) },
 	Anomaly: true, Title: "faults and windows",
 	build: func(e *checkEnv) checker { e.win = newWindowCheck(e.ix, e.lat, e.drops); return e.win },

@@ -202,7 +202,8 @@ func (c *reorderCheck) Finish(s *Summary) {
 
 // reorderCheckDesc describes events overtaken by later writes' events.
 var reorderCheckDesc = descriptor{
-	Name: "reorder", File: "check_reorder.go", Path: "reorder.overtaken", Covers: []string{"reorder.max_ms"},
+	Meaning: "an event delivered after one of a later write (counted, not a failure)",
+	Name:    "reorder", File: "check_reorder.go", Path: "reorder.overtaken", Covers: []string{"reorder.max_ms"},
 	Value:   func(s *Summary) float64 { return float64(s.Reorder.Overtaken) },
 	Witness: WitnessReorder, Anomaly: true,
 	Report: func(s *Summary) string {

@@ -39,7 +39,8 @@ func (c *resetsCheck) Finish(s *Summary) {
 
 // resetsCheckDesc describes delivered resets by reason.
 var resetsCheckDesc = descriptor{
-	Name: "resets", File: "check_resets.go", Covers: []string{"resets_by_reason.<key>"},
+	Meaning: "the resets consumers received, by reason",
+	Name:    "resets", File: "check_resets.go", Covers: []string{"resets_by_reason.<key>"},
 	Title:      "resets",
 	Doc:        "delivered resets by reason",
 	WitnessDoc: "–",

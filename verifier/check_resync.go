@@ -415,14 +415,16 @@ func (c *resyncCheck) witnessUnproven(r *resyncReset, cs *consumerState, row aud
 
 // resyncBuild builds the resync check before skipped: it decides which events a reset covered.
 var resyncBuild = descriptor{
-	Name: "resync", File: "check_resync.go",
+	Meaning: "consumers list the tenant's files after a reset; the listing must show every event the reset passed",
+	Name:    "resync", File: "check_resync.go",
 	build: func(e *checkEnv) checker { return newResyncCheck(e.ix, e.w) },
 }
 
 // resyncMissedCheck fails a run whose consumer's listing after a reset lacked an event the reset
 // passed.
 var resyncMissedCheck = descriptor{
-	Name: CheckResyncMissed, File: "check_resync.go", Path: "resync_missed",
+	Meaning: "a consumer's listing after a reset lacked an event the reset passed: the resync lost it",
+	Name:    CheckResyncMissed, File: "check_resync.go", Path: "resync_missed",
 	Value: func(s *Summary) float64 { return float64(s.ResyncMissed) },
 	Per:   func(st *Stats) float64 { return float64(st.ResyncMissed) }, PerConsumer: true,
 	Witness: WitnessResyncMissed, Anomaly: true, NeedsAudit: true, Gate: gateFails,
@@ -433,7 +435,8 @@ var resyncMissedCheck = descriptor{
 
 // resyncProvenCheck counts the events a reset passed that the listing after it showed.
 var resyncProvenCheck = descriptor{
-	Name: "resync_proven", File: "check_resync.go", Path: "resync_proven",
+	Meaning: "events a reset passed that the consumer's listing afterwards showed (the resync worked)",
+	Name:    "resync_proven", File: "check_resync.go", Path: "resync_proven",
 	Value:      func(s *Summary) float64 { return float64(s.ResyncProven) },
 	NeedsAudit: true, Covers: []string{"resyncs.*"},
 	Report: func(s *Summary) string {
@@ -446,7 +449,8 @@ var resyncProvenCheck = descriptor{
 
 // resyncUnprovenCheck holds the verdict while a reset passed events that no ok listing answered.
 var resyncUnprovenCheck = descriptor{
-	Name: "resync_unproven", File: "check_resync.go", Path: "resync_unproven",
+	Meaning: "events a reset passed that no successful listing answered: the run cannot pass on them",
+	Name:    "resync_unproven", File: "check_resync.go", Path: "resync_unproven",
 	Value:   func(s *Summary) float64 { return float64(s.ResyncUnproven) },
 	Witness: WitnessResyncUnproven, Anomaly: true, NeedsAudit: true, Gate: gateInconclusive,
 	Unproven: func(s *Summary) string {

@@ -119,7 +119,8 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 
 // seqMismatchCheckDesc describes frames whose seq is not their row's.
 var seqMismatchCheckDesc = descriptor{
-	Name: "seq_mismatch", File: "check_seqmismatch.go", Path: "seq_mismatch",
+	Meaning: "an event delivered with a sequence number other than the one its row has",
+	Name:    "seq_mismatch", File: "check_seqmismatch.go", Path: "seq_mismatch",
 	Value:   func(s *Summary) float64 { return float64(s.SeqMismatch) },
 	Witness: WitnessSeqMismatch, Anomaly: true, NeedsAudit: true,
 	Report:     func(s *Summary) string { return fmt.Sprintf("seq_mismatch %d", s.SeqMismatch) },

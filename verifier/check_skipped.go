@@ -134,7 +134,8 @@ func (c *skippedCheck) locate(ci int, wits []skippedWitness, rows []auditRow) {
 
 // skippedCheckDesc describes expected events a durable consumer's cursor passed.
 var skippedCheckDesc = descriptor{
-	Name: CheckSkipped, File: "check_skipped.go", Path: "skipped",
+	Meaning: "a consumer's cursor moved past a stored event it never received: a silent gap in the stream",
+	Name:    CheckSkipped, File: "check_skipped.go", Path: "skipped",
 	Value: func(s *Summary) float64 { return float64(s.Skipped) },
 	Per:   func(st *Stats) float64 { return float64(st.Skipped) }, PerConsumer: true,
 	Witness: WitnessSkipped, Anomaly: true, NeedsAudit: true, Gate: gateFails,
@@ -146,7 +147,8 @@ var skippedCheckDesc = descriptor{
 
 // resetCoveredCheck describes expected events a seq_too_old reset covered.
 var resetCoveredCheck = descriptor{
-	Name: "reset_covered", File: "check_skipped.go", Path: "reset_covered",
+	Meaning: "events a consumer missed but was told to resync for by a reset (not a failure by itself)",
+	Name:    "reset_covered", File: "check_skipped.go", Path: "reset_covered",
 	Value:   func(s *Summary) float64 { return float64(s.ResetCovered) },
 	Witness: WitnessResetCovered, Anomaly: true, NeedsAudit: true,
 	Report: func(s *Summary) string { return fmt.Sprintf("reset_covered %d", s.ResetCovered) },

@@ -94,7 +94,8 @@ func (c *spuriousCheck) Finish(s *Summary) {
 
 // spuriousCheckDesc describes resets that claimed rows were gone while they were not.
 var spuriousCheckDesc = descriptor{
-	Name: "spurious_resets", File: "check_spurious.go", Path: "spurious_resets",
+	Meaning: "resets that told a consumer to resync although nothing it needed had been swept (counted, not a failure)",
+	Name:    "spurious_resets", File: "check_spurious.go", Path: "spurious_resets",
 	Value:   func(s *Summary) float64 { return float64(s.SpuriousResets) },
 	Witness: WitnessSpurious, Anomaly: true, NeedsAudit: true,
 	Report:     func(s *Summary) string { return fmt.Sprintf("spurious_resets %d", s.SpuriousResets) },

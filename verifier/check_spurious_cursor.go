@@ -166,6 +166,7 @@ func (c *spuriousCursorCheck) podBetween(from, to int64) bool {
 // spuriousCursorCheckDesc builds the given-cursor check after the evidence check (it needs the
 // audit's outcome); its resets count in spurious_resets.
 var spuriousCursorCheckDesc = descriptor{
-	Name: "spurious_cursor", File: "check_spurious_cursor.go",
+	Meaning: "resets sent on a cursor the service itself had given, with every row still there (counted, not a failure)",
+	Name:    "spurious_cursor", File: "check_spurious_cursor.go",
 	build: func(e *checkEnv) checker { return newSpuriousCursorCheck(e.ix, e.w, e.spurious) },
 }

@@ -137,7 +137,8 @@ func (c *structuralCheck) Finish(s *Summary) {
 
 // structuralCheckDesc describes structural ops a durable consumer received in neither form.
 var structuralCheckDesc = descriptor{
-	Name: CheckStructural, File: "check_structural.go", Path: "structural.missing",
+	Meaning: "every rename, delete, mkdir and copy must reach each consumer as a reset or a detailed event",
+	Name:    CheckStructural, File: "check_structural.go", Path: "structural.missing",
 	Covers:  []string{"structural.expected", "structural.reset", "structural.file_changed", "structural.both", "structural.reset_covered"},
 	Value:   func(s *Summary) float64 { return float64(s.Structural.Missing) },
 	Witness: WitnessStructural, Anomaly: true, NeedsAudit: true, Gate: gateFails,

@@ -62,7 +62,8 @@ func (c *undeliveredCheck) Finish(s *Summary) {
 
 // undeliveredCheckDesc describes expected events the stream never reached.
 var undeliveredCheckDesc = descriptor{
-	Name: CheckUndelivered, File: "check_undelivered.go", Path: "undelivered",
+	Meaning: "stored events a consumer never reached by the end of the run: its stream stalled",
+	Name:    CheckUndelivered, File: "check_undelivered.go", Path: "undelivered",
 	Value: func(s *Summary) float64 { return float64(s.Undelivered) },
 	Per:   func(st *Stats) float64 { return float64(st.Undelivered) }, PerConsumer: true,
 	Witness: WitnessUndelivered, Anomaly: true, NeedsAudit: true, Gate: gateFails,
@@ -74,7 +75,8 @@ var undeliveredCheckDesc = descriptor{
 
 // tenantGoneCheck describes expected events a deleted tenant could no longer receive.
 var tenantGoneCheck = descriptor{
-	Name: "tenant_gone", File: "check_undelivered.go", Path: "tenant_gone",
+	Meaning: "events a consumer could no longer receive because a fault deleted its tenant (not a failure)",
+	Name:    "tenant_gone", File: "check_undelivered.go", Path: "tenant_gone",
 	Value:   func(s *Summary) float64 { return float64(s.TenantGone) },
 	Anomaly: true, Title: "undelivered",
 }

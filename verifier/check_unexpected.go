@@ -45,7 +45,8 @@ func (c *unexpectedCheck) Finish(s *Summary) {
 
 // unexpectedCheckDesc describes deliveries of a path no mutation wrote.
 var unexpectedCheckDesc = descriptor{
-	Name: "unexpected", File: "check_unexpected.go", Path: "unexpected",
+	Meaning: "an event that matches no write of any tenant in the run",
+	Name:    "unexpected", File: "check_unexpected.go", Path: "unexpected",
 	Value:   func(s *Summary) float64 { return float64(s.Unexpected) },
 	Witness: WitnessUnexpected, Anomaly: true,
 	Report:     func(s *Summary) string { return fmt.Sprintf("unexpected %d", s.Unexpected) },

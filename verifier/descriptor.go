@@ -70,6 +70,9 @@ const (
 type descriptor struct {
 	// Name is the check's name in failed_checks, checks and JUnit.
 	Name string
+	// Meaning says in one plain line what the check's number means to a reader who has not read the
+	// spec: it follows the check in JUnit, summary.md, the terminal and the docs' table.
+	Meaning string
 	// File is the file of its checker (check_x.go).
 	File string
 	// Path is the summary path of its number ("" when it has none), Value reads that number, and
@@ -181,4 +184,62 @@ func descriptorOf(name string) *descriptor {
 		}
 	}
 	return nil
+}
+
+// Meaning is the one-line meaning of a check of the summary's checks: a check's own, or for a
+// threshold ("threshold:latency_ms.p99@steady<500") the meaning of the check whose number it bounds,
+// said as a bound the scenario sets. "" when nothing describes it.
+func Meaning(name string) string {
+	if d := descriptorOf(name); d != nil {
+		return d.Meaning
+	}
+	if name == CheckMetricsExported {
+		return metricsCheck.Meaning
+	}
+	rest, ok := strings.CutPrefix(name, "threshold:")
+	if !ok {
+		return ""
+	}
+	path := rest
+	if i := strings.IndexAny(rest, "<>=!"); i >= 0 {
+		path = rest[:i]
+	}
+	field, window, _ := strings.Cut(path, "@")
+	in := ""
+	if window != "" {
+		in = " in the " + window + " window"
+	}
+	d := descriptorOfPath(field)
+	if d == nil || d.Meaning == "" {
+		return "a bound the scenario sets on " + field + in
+	}
+	return "a bound the scenario sets on " + field + in + ": " + d.Meaning
+}
+
+// descriptorOfPath is the check whose number, or one of whose covered numbers, is at summary path
+// field (per_tenant.<id>. and per_consumer.<id>. prefixes stripped), or nil.
+func descriptorOfPath(field string) *descriptor {
+	for _, scope := range []string{"per_tenant.", "per_consumer."} {
+		if rest, ok := strings.CutPrefix(field, scope); ok {
+			if _, f, ok := strings.Cut(rest, "."); ok {
+				field = f
+			}
+		}
+	}
+	var best *descriptor
+	for _, d := range checks {
+		if d.Path == field {
+			return d
+		}
+		for _, c := range d.Covers {
+			base := strings.TrimSuffix(strings.TrimSuffix(c, ".<key>"), ".*")
+			if best == nil && (c == field || (base != c && strings.HasPrefix(field, base+"."))) {
+				best = d
+			}
+		}
+		if p, _, ok := strings.Cut(d.Path, "."); best == nil && ok && strings.HasPrefix(field, p+".") {
+			best = d
+		}
+	}
+	return best
 }

@@ -24,7 +24,7 @@ func replaceGenerated(doc, table string) (string, error) {
 // checksTable is docs/verify.md's table of checks: one row per Title, in the order of checks.
 func checksTable() string {
 	var b strings.Builder
-	b.WriteString("| check (file) | definition | fails the run | witness fields |\n|---|---|---|---|\n")
+	b.WriteString("| check (file) | what it means | definition | fails the run | witness fields |\n|---|---|---|---|---|\n")
 	var titles []string
 	rows := map[string][]*descriptor{}
 	for _, d := range checks {
@@ -39,9 +39,10 @@ func checksTable() string {
 	for _, title := range titles {
 		ds := rows[title]
 		var doc, wit string
-		var fails []string
+		var fails, meanings []string
 		gate := "only by threshold"
 		for _, d := range ds {
+			meanings = append(meanings, "`"+d.Name+"`: "+d.Meaning)
 			if doc == "" {
 				doc, wit = d.Doc, d.WitnessDoc
 			}
@@ -61,9 +62,9 @@ func checksTable() string {
 		if len(fails) > 0 {
 			gate = strings.Join(fails, "; ")
 		}
-		b.WriteString("| " + title + " (`" + ds[0].File + "`) | " + doc + " | " + gate + " | " + wit + " |\n")
+		b.WriteString("| " + title + " (`" + ds[0].File + "`) | " + strings.Join(meanings, "; ") + " | " + doc + " | " + gate + " | " + wit + " |\n")
 	}
-	b.WriteString("| thresholds (`thresholds.go`) | the run record's `thresholds`, see docs/thresholds.md | `threshold:<path><op><value>` | – (the failure carries the measured value) |\n")
+	b.WriteString("| thresholds (`thresholds.go`) | a bound the scenario sets on one number, with that number's meaning | the run record's `thresholds`, see docs/thresholds.md | `threshold:<path><op><value>` | – (the failure carries the measured value) |\n")
 	return b.String()
 }
 

@@ -21,6 +21,10 @@ type index struct {
 	run    runInfo
 	hasRun bool
 	ended  bool
+	// loadAvgEnd is the end record's load_avg (nil when it has none).
+	loadAvgEnd []float64
+	// loadStartMs is the end record's load_t in ms (nil when it has none).
+	loadStartMs *float64
 	// interrupted: the end record says the run was stopped early (Ctrl-C); nothing after the stop was
 	// drained or audited, so losses and stalls are not provable.
 	interrupted bool
@@ -378,7 +382,7 @@ func (ix *index) observe(r *ledger.Record) error {
 		}
 		ix.hasRun = true
 		ix.run = runInfo{
-			RunInfo:           RunInfo{RunID: r.RunID, Scenario: r.Scenario, Seed: r.Seed, Target: r.Target, Profile: r.Profile},
+			RunInfo:           RunInfo{RunID: r.RunID, Scenario: r.Scenario, Seed: r.Seed, Target: r.Target, Profile: r.Profile, Provenance: r.Provenance.Clone()},
 			StartUnixNs:       r.StartUnixNs,
 			Budget:            clonePtr(r.Budget),
 			CrashesPerPodYear: r.CrashesPerPodYear,
@@ -463,6 +467,11 @@ func (ix *index) observe(r *ledger.Record) error {
 		c.hasRecord, c.firstSince, c.finalCursor, c.durable = true, r.FirstSince, r.FinalCursor, r.Durable
 	case ledger.KindEnd:
 		ix.ended, ix.drained, ix.endT = true, r.Drained, r.T
+		ix.loadAvgEnd = slices.Clone(r.LoadAvg)
+		if r.LoadT > 0 {
+			ms := ms(r.LoadT)
+			ix.loadStartMs = &ms
+		}
 		ix.interrupted = r.Reason == EndReasonInterrupted
 	}
 	return nil

@@ -136,6 +136,7 @@ func seriesKey(r *ledger.Record) string {
 // metricsCheck describes the metric summary: a family the scenario names with no sample makes the
 // verdict inconclusive (decide's metrics_exported).
 var metricsCheck = descriptor{
-	Name: CheckMetricsExported, File: "metrics_max.go", Covers: []string{"metrics.*"}, Gate: gateInconclusive,
+	Meaning: "the metric families the scenario names must have been exported by some pod",
+	Name:    CheckMetricsExported, File: "metrics_max.go", Covers: []string{"metrics.*"}, Gate: gateInconclusive,
 	build: func(e *checkEnv) checker { return newMetricsSummary(e.ix) },
 }

@@ -14,11 +14,17 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name       string          `xml:"name,attr"`
+	Tests      int             `xml:"tests,attr"`
+	Failures   int             `xml:"failures,attr"`
+	Skipped    int             `xml:"skipped,attr"`
+	Properties []junitProperty `xml:"properties>property"`
+	Cases      []junitCase     `xml:"testcase"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -38,16 +44,26 @@ type junitSkipped struct {
 	Message string `xml:"message,attr"`
 }
 
-// WriteJUnit writes JUnit XML with one testcase per verdict check (spec rules and thresholds), a
-// broken one being a failure carrying its measured value and witnesses, then one always-passing
-// testcase per reported-only property (classname seqgate.report) with its numbers in system-out. An
-// inconclusive run adds a skipped "conclusive" testcase saying why.
+// WriteJUnit writes JUnit XML: the suite's properties are the run's provenance (what was judged:
+// "verdict", then Provenance's items by name, e.g. "defects"); one testcase per verdict check (spec
+// rules and thresholds) with its one-line meaning in system-out, a broken one being a failure whose
+// message says the measured value, the bound and the meaning, with the witnesses in its body; then
+// one always-passing testcase per reported-only property (classname seqgate.report) with its numbers
+// in system-out. An inconclusive run adds a skipped "conclusive" testcase saying why.
 func WriteJUnit(w io.Writer, s *Summary) error {
 	suite := junitSuite{Name: "seqgate verify " + s.Run.RunID}
+	suite.Properties = append(suite.Properties, junitProperty{"verdict", s.Verdict + DefectNote(s)})
+	for _, it := range Provenance(s) {
+		suite.Properties = append(suite.Properties, junitProperty(it))
+	}
 	for _, c := range s.Checks {
-		tc := junitCase{Name: c.Name, Classname: "seqgate.verify"}
+		tc := junitCase{Name: c.Name, Classname: "seqgate.verify", SystemOut: c.Meaning}
+		meaning := ""
+		if c.Meaning != "" {
+			meaning = " (" + c.Meaning + ")"
+		}
 		if !c.Passed && c.NotJudged != "" {
-			tc.Skipped = &junitSkipped{Message: fmt.Sprintf("%s: measured %.6g, want %s; not judged: %s", c.Name, c.Measured, c.Limit, c.NotJudged)}
+			tc.Skipped = &junitSkipped{Message: fmt.Sprintf("%s: measured %.6g, want %s; not judged: %s%s", c.Name, c.Measured, c.Limit, c.NotJudged, meaning)}
 			suite.Skipped++
 		} else if !c.Passed {
 			var body strings.Builder
@@ -56,13 +72,17 @@ func WriteJUnit(w io.Writer, s *Summary) error {
 				body.Write(j)
 				body.WriteByte('\n')
 			}
-			tc.Failure = &junitFailure{Message: fmt.Sprintf("%s: measured %.6g, want %s", c.Name, c.Measured, c.Limit), Body: body.String()}
+			tc.Failure = &junitFailure{Message: fmt.Sprintf("%s: measured %.6g, want %s%s", c.Name, c.Measured, c.Limit, meaning), Body: body.String()}
 			suite.Failures++
 		}
 		suite.Cases = append(suite.Cases, tc)
 	}
 	for _, in := range reportOnly(s) {
-		suite.Cases = append(suite.Cases, junitCase{Name: in[0], Classname: "seqgate.report", SystemOut: in[1]})
+		out := in[1]
+		if m := Meaning(in[0]); m != "" {
+			out = m + ": " + out
+		}
+		suite.Cases = append(suite.Cases, junitCase{Name: in[0], Classname: "seqgate.report", SystemOut: out})
 	}
 	if s.Verdict == VerdictInconclusive {
 		suite.Cases = append(suite.Cases, junitCase{Name: "conclusive", Classname: "seqgate.verify",

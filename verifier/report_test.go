@@ -20,7 +20,7 @@ func TestWriteText(t *testing.T) {
 	if !strings.HasPrefix(out, "verdict: FAIL") {
 		t.Errorf("text does not start with the verdict:\n%s", out)
 	}
-	fc := strings.Index(out, "failed checks:\n  skipped: measured 1, want == 0 (cA 1)\n")
+	fc := strings.Index(out, "failed checks:\n  skipped: measured 1, want == 0 (cA 1) — "+skippedCheckDesc.Meaning+"\n")
 	wi := strings.Index(out, `"seq":1,"path":"/x/A/m1"`)
 	if fc < 0 || wi < 0 || wi < fc {
 		t.Errorf("want failed checks then the skipped witness:\n%s", out)

@@ -25,12 +25,12 @@ func notProvable(s *Summary) string {
 // broke them, the key figures, and the witnesses of every anomaly found.
 func WriteText(w io.Writer, s *Summary) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "verdict: %s%s (exit %d)  run %s, scenario %s, seed %d, %d records\n",
-		strings.ToUpper(s.Verdict), notProvable(s), ExitCode(s), printable.String(s.Run.RunID), printable.String(s.Run.Scenario), s.Run.Seed, s.Records)
+	fmt.Fprintf(&b, "verdict: %s%s%s (exit %d)  run %s, scenario %s, seed %d, %d records\n",
+		strings.ToUpper(s.Verdict), notProvable(s), printable.String(DefectNote(s)), ExitCode(s), printable.String(s.Run.RunID), printable.String(s.Run.Scenario), s.Run.Seed, s.Records)
 	if len(s.Failures) > 0 {
 		b.WriteString("failed checks:\n")
 		for _, f := range s.Failures {
-			fmt.Fprintf(&b, "  %s: measured %.6g, want %s%s\n", printable.String(f.Check), f.Measured, printable.String(f.Limit), printable.String(breakdown(s, f.Check)))
+			fmt.Fprintf(&b, "  %s: measured %.6g, want %s%s%s\n", printable.String(f.Check), f.Measured, printable.String(f.Limit), printable.String(breakdown(s, f.Check)), meaningSuffix(f.Check))
 		}
 	}
 	for _, c := range s.Checks {
@@ -74,7 +74,7 @@ func WriteText(w io.Writer, s *Summary) error {
 	fmt.Fprintf(&b, "issue latency ms (from intended_t): p50 %g, p99 %g, max %g\n", q.P50, q.P99, q.Max)
 	fmt.Fprintf(&b, "reorder: overtaken %d, max %g ms; reconnects: %d, max %d opens/s; cold wakeups %d; resets%s\n",
 		s.Reorder.Overtaken, s.Reorder.MaxMs, s.Reconnects.Total, s.Reconnects.MaxPerS, s.ColdWakeups, reasons(s.ResetsByReason))
-	if st := s.Structural; st.Expected > 0 {
+	if st := s.Structural; st.Expected > 0 && (s.Verdict != VerdictPass || st.Missing > 0) {
 		fmt.Fprintf(&b, "structural ops: expected %d, as reset %d, as file_changed %d, both %d, reset-covered %d, missing %d\n",
 			st.Expected, st.Reset, st.FileChanged, st.Both, st.ResetCovered, st.Missing)
 	}
@@ -89,11 +89,16 @@ func WriteText(w io.Writer, s *Summary) error {
 	}
 	writeMetrics(&b, s)
 	p := s.Projection
-	fmt.Fprintf(&b, "projection: %g crashes/yr x %.3g unflushed/crash / %.3g events/yr = %.3g\n",
-		p.CrashesPerYear, p.UnflushedPerCrash, p.AnnualEvents, p.Fraction)
-	if len(s.Witnesses) > 0 {
+	fmt.Fprintf(&b, "projection: %g crashes/yr x %.3g unflushed/crash / %.3g events/yr = %.3g%s\n",
+		p.CrashesPerYear, p.UnflushedPerCrash, p.AnnualEvents, p.Fraction, projectionDefaults(p))
+	writeChecks(&b, s)
+	shown, kept := splitWitnesses(s)
+	if len(kept) > 0 {
+		fmt.Fprintf(&b, "witnesses kept in summary.json, of no failed check: %s\n", strings.Join(kept, ", "))
+	}
+	if len(shown) > 0 {
 		b.WriteString("witnesses:\n")
-		for _, check := range witnessOrder(s) {
+		for _, check := range shown {
 			list := s.Witnesses[check]
 			fmt.Fprintf(&b, "  %s (first %d):\n", check, len(list))
 			for _, wt := range list {
@@ -109,6 +114,10 @@ func WriteText(w io.Writer, s *Summary) error {
 		if !strings.HasPrefix(wn, "inconclusive: ") { // (printed under the verdict)
 			fmt.Fprintf(&b, "warning: %s\n", printable.String(wn))
 		}
+	}
+	b.WriteString("judged:\n")
+	for _, it := range Provenance(s) {
+		fmt.Fprintf(&b, "  %s: %s\n", it.Name, printable.String(it.Value))
 	}
 	// Every string above may come from the ledger: what the lines above did not escape one by one
 	// (tenant, fault and metric names in the sections) cannot carry an escape sequence either.
@@ -172,4 +181,73 @@ func reasons(m map[string]int64) string {
 		parts[i] = fmt.Sprintf("%s %d", k, m[k])
 	}
 	return " (" + strings.Join(parts, ", ") + ")"
+}
+
+// meaningSuffix is " — meaning" of a check, or "".
+func meaningSuffix(check string) string {
+	if m := Meaning(check); m != "" {
+		return " — " + m
+	}
+	return ""
+}
+
+// writeChecks lists every check that ran, one line each: its result, its bound, what it measured and
+// what it means.
+func writeChecks(b *strings.Builder, s *Summary) {
+	fmt.Fprintf(b, "checks (%d):\n", len(s.Checks))
+	for _, c := range s.Checks {
+		res := "ok  "
+		switch {
+		case !c.Passed && c.NotJudged != "":
+			res = "n/j "
+		case !c.Passed:
+			res = "FAIL"
+		}
+		fmt.Fprintf(b, "  %s %s %s, measured %.6g", res, printable.String(c.Name), printable.String(c.Limit), c.Measured)
+		if c.Meaning != "" {
+			fmt.Fprintf(b, ": %s", c.Meaning)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// splitWitnesses sorts the witness lists into those printed in full (of a failed check, or every
+// list when the verdict is not a pass) and those only named with their length: on a pass, witnesses
+// of counted anomalies (drops, spurious resets) are kept in summary.json and the report, not printed.
+func splitWitnesses(s *Summary) (shown, kept []string) {
+	failed := map[WitnessKey]bool{}
+	for _, f := range s.FailedChecks {
+		d := descriptorOf(f)
+		if rest, ok := strings.CutPrefix(f, "threshold:"); ok && d == nil {
+			field, _, _ := strings.Cut(rest, "@")
+			if i := strings.IndexAny(field, "<>=!"); i >= 0 {
+				field = field[:i]
+			}
+			d = descriptorOfPath(field)
+		}
+		if d != nil && d.Witness != "" {
+			failed[d.Witness] = true
+		}
+		failed[WitnessKey(f)] = true
+	}
+	for _, k := range witnessOrder(s) {
+		if s.Verdict == VerdictFail && !failed[WitnessKey(k)] {
+			kept = append(kept, fmt.Sprintf("%s (%d)", k, len(s.Witnesses[k])))
+			continue
+		}
+		if s.Verdict == VerdictPass {
+			kept = append(kept, fmt.Sprintf("%s (%d)", k, len(s.Witnesses[k])))
+			continue
+		}
+		shown = append(shown, k)
+	}
+	return shown, kept
+}
+
+// projectionDefaults says which inputs of the projection are defaults the ledger did not set.
+func projectionDefaults(p Projection) string {
+	if len(p.Defaults) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(p.Defaults, " and ") + ": defaults, not set by the run record)"
 }

@@ -37,7 +37,11 @@ func writeFaults(b *strings.Builder, s *Summary) {
 		b.WriteString("faults: none\n")
 		return
 	}
-	fmt.Fprintf(b, "faults (%d; times since the run started; recovery max %s, unrecovered %d):\n", len(s.Faults), msText(s.RecoveryMaxMs), s.UnrecoveredFaults)
+	origin := "times since the run started"
+	if l := s.Run.LoadStartMs; l != nil {
+		origin = fmt.Sprintf("times since the run started, and in brackets since the load began (at %s: a scenario's at: counts from there)", secs(*l))
+	}
+	fmt.Fprintf(b, "faults (%d; %s; recovery max %s, unrecovered %d):\n", len(s.Faults), origin, msText(s.RecoveryMaxMs), s.UnrecoveredFaults)
 	tw := tabwriter.NewWriter(b, 0, 0, 2, ' ', 0)
 	for i, f := range s.Faults {
 		if i == maxFaultRows {
@@ -56,7 +60,11 @@ func writeFaults(b *strings.Builder, s *Summary) {
 		case f.RecoveryMs != nil:
 			rec = fmt.Sprintf("NOT recovered (%s to the end of the run)", msText(*f.RecoveryMs))
 		}
-		fmt.Fprintf(tw, "  %s\t%s\t%s\tstart %s\t%s%s\t%s\n", printable.String(f.ID), printable.String(f.Kind), printable.String(f.Target), secs(f.StartMs), stop, span, rec)
+		start := secs(f.StartMs)
+		if l := s.Run.LoadStartMs; l != nil {
+			start += " (load " + secs(f.StartMs-*l) + ")"
+		}
+		fmt.Fprintf(tw, "  %s\t%s\t%s\tstart %s\t%s%s\t%s\n", printable.String(f.ID), printable.String(f.Kind), printable.String(f.Target), start, stop, span, rec)
 	}
 	_ = tw.Flush()
 }

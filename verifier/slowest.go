@@ -127,6 +127,7 @@ func (c *slowestReport) Finish(s *Summary) {
 // slowestCheck describes the slowest deliveries: witnesses by name, no number of its own. It comes
 // after the windows, since it names the faults of each delivery.
 var slowestCheck = descriptor{
-	Name: "slowest_deliveries", File: "slowest.go",
+	Meaning: "the slowest deliveries of the run, by name",
+	Name:    "slowest_deliveries", File: "slowest.go",
 	build: func(e *checkEnv) checker { return &slowestReport{ix: e.ix, slow: e.slow} },
 }

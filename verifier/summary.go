@@ -1,5 +1,7 @@
 package verifier
 
+import "github.com/seqgate/seqgate/ledger"
+
 // Verdicts of a Summary.
 const (
 	VerdictPass         = "pass"
@@ -264,6 +266,9 @@ type Projection struct {
 	AckedPerSecond    float64 `json:"acked_per_second"`
 	AnnualEvents      float64 `json:"annual_events"`
 	Fraction          float64 `json:"fraction"`
+	// Defaults names the inputs the run record did not set, taken as the defaults
+	// (crashes_per_pod_year 12, pods_in_fleet 20): the projection is then of a fleet nobody described.
+	Defaults []string `json:"defaults"`
 }
 
 // RunInfo echoes the run record's identity so a summary can be traced back to its ledger.
@@ -275,6 +280,14 @@ type RunInfo struct {
 	Profile  string `json:"profile,omitempty"`
 	Ended    bool   `json:"ended"`
 	Drained  bool   `json:"drained"`
+	// Provenance is what the run judged, from its run record (null when the ledger has none);
+	// LoadAvgEnd the machine's load averages when it ended, from its end record.
+	Provenance *ledger.Provenance `json:"provenance"`
+	LoadAvgEnd []float64          `json:"load_avg_end"`
+	// LoadStartMs is when the load began, in ms since the run started (the end record's load_t):
+	// the origin of a scenario's at: times. Every other time of the summary counts from the run's
+	// start; null when the ledger does not say.
+	LoadStartMs *float64 `json:"load_start_ms"`
 }
 
 // Check is one evaluated verdict check (a spec rule or a threshold), passed or not.
@@ -285,6 +298,8 @@ type Check struct {
 	Limit    string  `json:"limit"`
 	// NotJudged says why a broken check does not count: it needs evidence the run lacks (the audit).
 	NotJudged string `json:"not_judged,omitempty"`
+	// Meaning says in one line what the check means (Meaning).
+	Meaning string `json:"meaning"`
 }
 
 // Failure is a check that broke, with the number that broke it.

@@ -44,7 +44,7 @@ const EndReasonInterrupted = "interrupted"
 func decide(s *Summary, ix *index, th threshold.List) {
 	noAudit := s.Audit.Required && !s.Audit.OK
 	add := func(name string, measured float64, limit string, ok, needsAudit bool) {
-		c := Check{Name: name, Passed: ok, Measured: measured, Limit: limit}
+		c := Check{Name: name, Passed: ok, Measured: measured, Limit: limit, Meaning: Meaning(name)}
 		if !ok && needsAudit && noAudit {
 			c.NotJudged = "needs the audit, which did not succeed"
 		}
@@ -66,7 +66,7 @@ func decide(s *Summary, ix *index, th threshold.List) {
 		for _, t := range th {
 			v := measureThreshold(doc, t)
 			if t.Field == PathBudgetProvable && !t.Holds(v) { // unproven, not failed: inconclusive
-				s.Checks = append(s.Checks, Check{Name: t.Name(), Measured: v, Limit: t.Op + " " + t.Num, NotJudged: "the budget is not proven: inconclusive, not a fail"})
+				s.Checks = append(s.Checks, Check{Name: t.Name(), Measured: v, Limit: t.Op + " " + t.Num, NotJudged: "the budget is not proven: inconclusive, not a fail", Meaning: Meaning(t.Name())})
 				s.InconclusiveBecause = append(s.InconclusiveBecause, ProofShort(s)+" (the scenario requires the budget proven)")
 				continue
 			}
@@ -75,7 +75,7 @@ func decide(s *Summary, ix *index, th threshold.List) {
 	}
 	why := &s.InconclusiveBecause
 	if names, whys := missingMetrics(s, th); len(names) > 0 {
-		s.Checks = append(s.Checks, Check{Name: CheckMetricsExported, Measured: float64(len(names)), Limit: "== 0",
+		s.Checks = append(s.Checks, Check{Name: CheckMetricsExported, Measured: float64(len(names)), Limit: "== 0", Meaning: Meaning(CheckMetricsExported),
 			NotJudged: "no sample from any pod: " + strings.Join(names, ", ")})
 		for _, w := range whys {
 			*why = append(*why, "metrics: "+w)
@@ -105,7 +105,7 @@ func decide(s *Summary, ix *index, th threshold.List) {
 			continue
 		}
 		if msg := d.Unproven(s); msg != "" {
-			s.Checks = append(s.Checks, Check{Name: d.Name, Measured: d.Value(s), Limit: "== 0", NotJudged: msg})
+			s.Checks = append(s.Checks, Check{Name: d.Name, Measured: d.Value(s), Limit: "== 0", NotJudged: msg, Meaning: d.Meaning})
 			*why = append(*why, msg)
 		}
 	}

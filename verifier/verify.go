@@ -113,7 +113,7 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	s := newSummary()
 	s.Records = n
 	s.Run = ix.run.RunInfo
-	s.Run.Ended, s.Run.Drained = ix.ended, ix.drained
+	s.Run.Ended, s.Run.Drained, s.Run.LoadAvgEnd, s.Run.LoadStartMs = ix.ended, ix.drained, ix.loadAvgEnd, ix.loadStartMs
 	s.Budget = DefaultBudget
 	if ix.run.Budget != nil {
 		s.Budget = *ix.run.Budget // 0 is zero tolerance: any loss fails

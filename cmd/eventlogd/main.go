@@ -22,6 +22,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/seqgate/seqgate/internal/provenance"
 	"github.com/seqgate/seqgate/reference-impl/api"
 	"github.com/seqgate/seqgate/reference-impl/defect"
 	"github.com/seqgate/seqgate/reference-impl/store"
@@ -42,6 +43,7 @@ type options struct {
 	listen, pools, logLevel string
 	defects                 []string
 	testDefects             bool
+	version                 bool
 	provisionTokenFile      string
 	sendBuffer              int
 	cfg                     api.Config
@@ -78,6 +80,7 @@ func flags(o *options, stderr io.Writer) *flag.FlagSet {
 	fs.Var(defectList{&o.defects}, "defect", "switch on a seeded defect (repeatable or comma-separated; test-only: needs --test-defects): "+defectNames())
 	fs.BoolVar(&o.testDefects, testDefectsFlag, false, "allow --defect: this pod is a test subject (command line only, never from the environment)")
 	fs.StringVar(&o.logLevel, "log-level", "info", "log level: debug, info, warn, error")
+	fs.BoolVar(&o.version, "version", false, "print eventlogd's build (module, version, VCS revision, Go version) and exit (command line only)")
 
 	fs.DurationVar(&c.EventInsertTimeout, "event-insert-timeout", 2*time.Second, "hot-path fs_events insert timeout")
 	c.Guard = store.GuardHorizon
@@ -175,7 +178,7 @@ func applyEnv(fs *flag.FlagSet) error {
 	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
 	var err error
 	fs.VisitAll(func(f *flag.Flag) {
-		if set[f.Name] || err != nil || f.Name == testDefectsFlag {
+		if set[f.Name] || err != nil || f.Name == testDefectsFlag || f.Name == "version" {
 			return
 		}
 		env := "EVENTLOGD_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -222,6 +225,10 @@ func run(args []string, stdout, stderr io.Writer) error {
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if o.version { // before applyEnv: EVENTLOGD_VERSION never turns a pod into a version print
+		_, err := fmt.Fprintln(stdout, "eventlogd", provenance.Line(provenance.Self()))
+		return err
 	}
 	dsnOnCommandLine := commandLine(fs, "meta-dsn") // before applyEnv, which marks what it sets
 	tokenOnCommandLine := commandLine(fs, "provision-token")

@@ -147,3 +147,21 @@ func privateDB(t *testing.T) (context.Context, *dbserver.Server) {
 	t.Cleanup(func() { _ = srv.Stop() })
 	return ctx, srv
 }
+
+// TestVersion: --version prints the build and exits; EVENTLOGD_VERSION in the environment does not
+// turn a pod into a version print (the pod goes on and asks for its meta DSN).
+func TestVersion(t *testing.T) {
+	var out, errOut bytes.Buffer
+	if err := run([]string{"--version"}, &out, &errOut); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out.String(), "eventlogd github.com/seqgate/seqgate ") || strings.Count(out.String(), "\n") != 1 {
+		t.Errorf("--version printed %q", out.String())
+	}
+	t.Setenv("EVENTLOGD_VERSION", "true")
+	out.Reset()
+	err := run([]string{"--listen", "127.0.0.1:0"}, &out, &errOut)
+	if err == nil || !strings.Contains(err.Error(), "meta DSN is required") || strings.Contains(out.String(), "eventlogd github.com") {
+		t.Errorf("with EVENTLOGD_VERSION: %v, printed %q", err, out.String())
+	}
+}

@@ -47,6 +47,8 @@ type runFlags struct {
 	runID     string
 	podsProf  string
 	podsBin   string
+	// args is the command line as given (commandLine), for the run record's provenance.
+	args []string
 }
 
 func newRunCmd() *cobra.Command {
@@ -65,6 +67,7 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 (bad scenario, infrastructure error, Ctrl-C). See docs/run.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			f.args = commandLine(cmd, args)
 			return runRun(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), args[0], f)
 		},
 	}
@@ -89,7 +92,7 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 	fl.StringArrayVar(&f.sets, "set", nil, "override a scenario field, PATH=VALUE (repeatable), e.g. --set load[0].rate=600 --set pods.count=5; the run directory's scenario.yaml records the result")
 	fl.StringVar(&f.seed, "seed", "", "override the scenario's seed (same as --set seed=N)")
 	fl.StringVar(&f.duration, "duration", "", "override the scenario's duration (same as --set duration=D)")
-	fl.StringVar(&f.shard, "shard", "", "be agent K of N of one run (K/N, 1 <= K <= N): drive only this agent's share of the scenario's tenants against --target and write its own ledger; no faults, no verdict (seqgate verify merges the N ledgers; docs/scale-out.md)")
+	fl.StringVar(&f.shard, "shard", "", "be agent K of N of one run (K/N, 1 <= K <= N): drive only this agent's share of the scenario's tenants against --target and write its own ledger; agent 1 injects the faults, the others record them; no verdict (seqgate verify merges the N ledgers; docs/scale-out.md)")
 	fl.StringVar(&f.runID, "run-id", "", "the run's id (letters, digits, '.', '_', '-'; at most 64); default <scenario>-<UTC time>, or with --shard <scenario>-s<seed>-<digest of the resolved scenario>, the same for every agent")
 	fl.StringVar(&f.metrics, "metrics-addr", "", "serve seqgate's own Prometheus metrics of the run at http://ADDR/metrics while it goes on (e.g. 127.0.0.1:9464)")
 	return cmd
@@ -186,6 +189,9 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 			return &exitError{exitUnusable, err}
 		}
 		opts.Eventlogd, opts.PodProfile = bin, prof
+	}
+	if opts.Provenance, err = runProvenance(ctx, path, sc, f, opts.Eventlogd, prof); err != nil {
+		return &exitError{exitUnusable, err}
 	}
 	res, err := run.Run(ctx, opts)
 	if err != nil {

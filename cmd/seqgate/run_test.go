@@ -49,11 +49,7 @@ func TestRunRefusesBadTargetFlags(t *testing.T) {
 		{"--shard a/b", with(func(f *runFlags) { f.target, f.shard = "http://127.0.0.1:1", "a/b" }), `--shard "a/b": K and N are whole numbers`},
 		{"--shard without --target", with(func(f *runFlags) { f.shard = "1/1"; f.sets = []string{"pods.count=1"} }), "--shard 1/1 needs --target"},
 		{"--shard with more agents than tenants", with(func(f *runFlags) { f.target, f.shard = "http://127.0.0.1:1", "1/2" }), "--shard 1/2: scenario x has 1 tenants, so at most 1 agents"},
-		{"--shard with --toxiproxy", with(func(f *runFlags) { f.target, f.shard, f.toxiproxy = "http://127.0.0.1:1", "1/1", "http://127.0.0.1:2" }), "--toxiproxy is for DB faults"},
-		{"--shard with faults", with(func(f *runFlags) {
-			f.target, f.shard = "http://127.0.0.1:1", "1/1"
-			f.sets = []string{"faults=[{at: 1s, kind: consumer_disconnect, target: tenant_1}]"}
-		}), "scenario x has faults (1 in the timeline"},
+		{"--shard with --replay", with(func(f *runFlags) { f.target, f.shard, f.replay = "http://127.0.0.1:1", "1/1", dir }), "--replay with --shard"},
 		{"bad --run-id", with(func(f *runFlags) { f.target, f.runID = "http://127.0.0.1:1", "../x" }), `--run-id "../x": want 1-64 letters`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

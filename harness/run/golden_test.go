@@ -169,7 +169,7 @@ func normaliseResult(t *testing.T, b []byte) string {
 	var out []string
 	for _, k := range keys {
 		switch k {
-		case "run_id", "load_seconds", "load_start_s", "wall_seconds", "tenants", "listing_seconds":
+		case "run_id", "load_seconds", "load_start_s", "wall_seconds", "tenants", "listing_seconds", "cpu":
 			out = append(out, k+"=<set>") // present, value timing-dependent (run_id is in the run line; tenants holds the service's ids)
 		default:
 			out = append(out, fmt.Sprintf("%s=%v", k, m[k]))
@@ -184,7 +184,7 @@ var runIDRe = regexp.MustCompile(`^([a-z0-9_-]+)-\d{8}T\d{6}$`)
 // order concurrent requests commit in, round-robin pod choice across tenants). They are checked to
 // be present or absent as in the golden file, but their values are not compared.
 var volatile = map[string][]string{
-	"run":       {"start_unix_ns"},
+	"run":       {"start_unix_ns", "provenance"},
 	"pod":       {"t", "pid"},
 	"fault":     {"t"},
 	"mut":       {"t", "intended_t", "done_t", "pod"},
@@ -195,7 +195,7 @@ var volatile = map[string][]string{
 	"proxy":     {"t", "conns", "bytes_up", "bytes_down"},
 	"persisted": {"seq", "created_unix_ns"},
 	"consumer":  {"from_t", "to_t", "first_since"},
-	"end":       {"t"},
+	"end":       {"t", "load_avg", "load_t"},
 	"audit":     {"t"},
 	"resync":    {"t", "t_start", "conn"},
 	"listed":    {"t"},

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/seqgate/seqgate/internal/provenance"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -20,7 +21,10 @@ func endPhase(ctx context.Context, s *state, log *slog.Logger) error {
 		s.res.Listed += c.Listed()
 		s.res.Listing += c.ListingTime()
 	}
-	rec := &ledger.Record{K: ledger.KindEnd, T: s.now(), Drained: s.drained}
+	rec := &ledger.Record{K: ledger.KindEnd, T: s.now(), Drained: s.drained, LoadAvg: provenance.LoadAvg()}
+	if !s.clock.at.IsZero() {
+		rec.LoadT = s.clock.at.Sub(s.start).Nanoseconds()
+	}
 	switch {
 	case ctx.Err() != nil:
 		rec.Reason, s.res.Interrupted = "interrupted", true

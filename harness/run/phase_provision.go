@@ -6,6 +6,7 @@ import (
 
 	"github.com/seqgate/seqgate/harness/consumer"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/internal/provenance"
 	"github.com/seqgate/seqgate/ledger"
 )
 
@@ -33,6 +34,10 @@ func provisionPhase(ctx context.Context, s *state, log *slog.Logger) error {
 	}
 	if sh := s.o.Shard; sh.Sharded() {
 		rec.Shard = &ledger.Shard{K: sh.K, N: sh.N}
+	}
+	if p := s.o.Provenance.Clone(); p != nil {
+		p.Machine = provenance.Machine()
+		rec.Provenance = p
 	}
 	return s.sink.header(rec)
 }

@@ -26,6 +26,9 @@ func schedulePhase(_ context.Context, s *state, log *slog.Logger) error {
 		log.Info("replaying fault schedule", "from", s.o.Replay)
 	} else {
 		ts := faults.TargetSet{Tenants: s.env.Tenants(), Pods: s.env.PodNames()}
+		if s.o.Shard.Sharded() {
+			ts.Tenants = s.allTenantSlots() // every agent expands the same schedule
+		}
 		var err error
 		if inst, err = faults.Expand(s.sc.Faults, s.sc.Nemesis, s.sc.Seed, s.sc.Duration.D(), ts); err != nil {
 			return err
@@ -46,7 +49,20 @@ func schedulePhase(_ context.Context, s *state, log *slog.Logger) error {
 		rec.T += s.clock.at.Sub(s.start).Nanoseconds()
 		_ = s.w.Write(rec)
 	}
-	runner, err := faults.NewRunner(s.env, inst, record, func() time.Duration { return time.Since(s.clock.at) })
+	clock := func() time.Duration { return time.Since(s.clock.at) }
+	if sh := s.o.Shard; sh.Sharded() {
+		if sh.K != FaultOwner {
+			log.Info("sharded run: agent 1 injects the faults, this agent records them at their scheduled times", "faults", len(inst))
+			s.faults = faults.NewRecordOnly(inst, FaultOwner, record, clock)
+			return nil
+		}
+		if err := s.checkOwnerTargets(inst); err != nil {
+			return err
+		}
+		inner := record
+		record = func(rec *ledger.Record) { rec.InjectedBy = FaultOwner; inner(rec) }
+	}
+	runner, err := faults.NewRunner(s.env, inst, record, clock)
 	if err != nil {
 		return err
 	}

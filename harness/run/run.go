@@ -105,8 +105,12 @@ type Options struct {
 	Observe func(*ledger.Record)
 	// RunID is the run's id; empty: <scenario>-<UTC time>. The agents of a sharded run share one.
 	RunID string
+	// Provenance is what the run judges (the builds, the pods' binary and flags, the overrides, the
+	// scenario's hash): the run record carries it, with the machine's cores and load added when the
+	// record is written; the end record carries the load at the end. Nil: the record has none.
+	Provenance *ledger.Provenance
 	// Shard, when set, makes this run agent K of N: it drives only its share of the tenants
-	// (shard.Assign), injects no faults, and says so in its run record (CheckShard).
+	// (shard.Assign), injects the faults only as agent 1 (the others record them), and says so in its run record (CheckShard).
 	Shard shard.Shard
 
 	// consumerTransport, when set, wraps the transport of the consumers' HTTP client: a test's way

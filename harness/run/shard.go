@@ -4,17 +4,54 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/seqgate/seqgate/faults"
 	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/harness/shard"
 )
 
+// FaultOwner is the agent of a sharded run that injects its faults (the others record them).
+const FaultOwner = 1
+
+// allTenantSlots are the names of every tenant of the scenario (tenant_<N>), whichever agent drives
+// it: the targets every agent expands the fault schedule against, so that they expand it alike.
+func (s *state) allTenantSlots() []string {
+	var out []string
+	for _, t := range s.sc.Expand() {
+		out = append(out, faults.TenantSlot(t.Index))
+	}
+	return out
+}
+
+// checkOwnerTargets refuses a fault of a sharded run that acts on a tenant agent FaultOwner does not
+// drive, naming the fault, its tenant and agent FaultOwner's tenants.
+func (s *state) checkOwnerTargets(inst []faults.Instance) error {
+	own := map[string]bool{}
+	for _, t := range s.env.Tenants() {
+		own[t] = true
+	}
+	for _, in := range inst {
+		k, ok := faults.Lookup(in.Kind)
+		if !ok || k.Targets != faults.TargetTenant {
+			continue
+		}
+		for _, t := range in.Slots {
+			if !own[t] {
+				return fmt.Errorf("fault %s (%s, %s) acts on %s, which agent %d of this sharded run does not drive: agent %d injects every fault, so a tenant fault must act on one of its tenants (%v)",
+					in.ID, in.Kind, in.Source, t, FaultOwner, FaultOwner, s.env.Tenants())
+			}
+		}
+	}
+	return nil
+}
+
 // CheckShard refuses options a sharded run cannot honour, naming the flag: an agent drives its share
-// of an external service's tenants (--target), injects no faults, and needs whole tenants to drive.
+// of an external service's tenants (--target) and needs whole tenants to drive.
 //
-// Why no faults: the faults a scenario names act on tenants and pods that other agents drive, a
-// service the agents did not start has no pods of theirs to crash, and a fault's window would be
-// judged against other agents' clocks, which agree only as well as their hosts' wall clocks do.
-// Chaos against a sharded run is the operator's (their own fault tooling), outside the ledger.
+// Faults: one agent owns them. Agent 1 injects the scenario's faults (expanded alike on every agent
+// from the seed and the scenario's whole tenant list) and the others record each one at its
+// scheduled times without injecting it (injected_by: 1), so every ledger shows the fault windows and
+// the merge keeps agent 1's records only. A fault that acts on a tenant must therefore act on one of
+// agent 1's tenants (the schedule phase names them when it does not).
 func CheckShard(o Options) error {
 	if !o.Shard.Sharded() {
 		return nil
@@ -26,14 +63,8 @@ func CheckShard(o Options) error {
 		return fmt.Errorf("--shard %s with --api-key: one existing tenant cannot be split among agents", o.Shard)
 	}
 	sc := o.Scenario
-	switch {
-	case len(sc.Faults) > 0 || sc.Nemesis != nil:
-		return fmt.Errorf("--shard %s: scenario %s has faults (%d in the timeline, nemesis %v); a sharded run injects none (docs/scale-out.md): remove them or run without --shard",
-			o.Shard, sc.Name, len(sc.Faults), sc.Nemesis != nil)
-	case o.Replay != "":
-		return errors.New("--replay replays faults, and a sharded run injects none (docs/scale-out.md)")
-	case o.Toxiproxy != "":
-		return errors.New("--toxiproxy is for DB faults, and a sharded run injects none (docs/scale-out.md)")
+	if o.Replay != "" {
+		return errors.New("--replay with --shard: a sharded run's agents expand the scenario's faults alike from its seed; replaying one agent's schedule.json is not supported (docs/scale-out.md)")
 	}
 	return shard.Check(o.Shard, sc)
 }

@@ -7,10 +7,10 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// HarnessFlags are the eventlogd flags the harness sets on every pod itself: a scenario may not give
-// them in pods.eventlogd.flags.
+// HarnessFlags are the eventlogd flags the harness sets on every pod itself, and --version (which
+// prints and exits): a scenario may not give them in pods.eventlogd.flags.
 var HarnessFlags = []string{"listen", "pod", "meta-dsn", "pools", "fs-events-retention", "defect", "test-defects", "admin", "admin-token",
-	"provision-token", "provision-token-file", "open-provisioning"}
+	"provision-token", "provision-token-file", "open-provisioning", "version"}
 
 // FieldError is a problem with a field found by a check Parse cannot make alone (one that asks the pod
 // binary, say): field is its dotted path (`pods.eventlogd.flags.retry-tenant-cap`), and the error

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -15,11 +16,15 @@ import (
 
 type ctxKey int
 
-const (
-	storeKey   ctxKey = iota // *store.TenantStore
-	keyHashKey               // the request's API key hash
-	slotKey                  // *slot: the request's place under --max-inflight (protect)
-)
+// tenantKey is the context key of a request's *reqTenant (withTenant).
+const tenantKey ctxKey = 0
+
+// reqTenant is what withTenant learnt of a request's caller: its tenant's store and the hash of
+// the API key it presented (one context value, so a request is copied once for both).
+type reqTenant struct {
+	st   *store.TenantStore
+	hash string
+}
 
 type authEntry struct {
 	t   store.Tenant
@@ -222,19 +227,30 @@ func (s *Server) withTenant(h http.HandlerFunc) http.HandlerFunc {
 			writeErr(w, http.StatusServiceUnavailable, "tenant DB unavailable: "+err.Error())
 			return
 		}
-		ctx := context.WithValue(r.Context(), storeKey, st)
-		h(w, r.WithContext(context.WithValue(ctx, keyHashKey, hash)))
+		h(w, r.WithContext(context.WithValue(r.Context(), tenantKey, &reqTenant{st: st, hash: hash})))
 	}
 }
 
 func tenantStore(r *http.Request) *store.TenantStore {
-	return r.Context().Value(storeKey).(*store.TenantStore)
+	return r.Context().Value(tenantKey).(*reqTenant).st
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
+}
+
+// writeRevision answers a write: {"revision":N,"status":"ok"}, the bytes writeJSON writes for that
+// map, appended without reflection (every PUT answers it).
+func writeRevision(w http.ResponseWriter, rev int64) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	var buf [48]byte
+	b := append(buf[:0], `{"revision":`...)
+	b = strconv.AppendInt(b, rev, 10)
+	b = append(b, `,"status":"ok"}`+"\n"...)
+	_, _ = w.Write(b)
 }
 
 // writeErr answers {"error": msg, "request_id": ID}; a server error, or a message that names the

@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -232,23 +233,46 @@ func failpointCase(t *testing.T, commit string, drop bool) {
 	if code, _ := p.do(t, "POST", "/v1/admin/failpoint/event-insert?for=0s", "", nil, nil); code != 200 {
 		t.Fatalf("disarm failpoint: %d", code)
 	}
+	// From the disarm on, the buffered pod (the control) delivers the five failed events within
+	// window; the defect must deliver none of them within the same window.
+	const window = 5 * time.Second
+	disarmed := time.Now()
+	failed := func(f frame) bool { return f.Type == "file_changed" && strings.HasPrefix(f.Path, "/f/") }
 	for i := 0; i < 5; i++ {
 		if code, _, body := p.raw(t, "GET", fmt.Sprintf("/v1/fs/f/%d", i), k, nil, nil); code != 200 || body != "x" {
 			t.Fatalf("file /f/%d written while its event failed: %d %q, want it kept", i, code, body)
 		}
 	}
 	p.write(t, k, "/after", "x")
+	countFailed := func() int {
+		n := 0
+		for _, f := range sub.seen {
+			if failed(f) {
+				n++
+			}
+		}
+		return n
+	}
 	if !drop {
+		sub.until(t, time.Until(disarmed.Add(window)), func(frame) bool { return countFailed() == 5 })
+		if n := countFailed(); n != 5 {
+			t.Fatalf("control: delivered %d of the 5 failed events within %v of the disarm", n, window)
+		}
 		sub.until(t, 20*time.Second, func(f frame) bool { return countType(sub.seen, "file_changed") == 6 })
 		if n := countType(sub.seen, "file_changed"); n != 6 {
 			t.Fatalf("delivered %d of 6", n)
 		}
 		return
 	}
-	sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/after" })
-	n := countType(sub.seen, "file_changed") + countType(sub.collect(500*time.Millisecond), "file_changed")
-	if n != 1 {
-		t.Fatalf("defect: delivered %d events, want only /after", n)
+	if got, hit := sub.until(t, time.Until(disarmed.Add(window)), failed); hit {
+		t.Fatalf("defect: a failed event delivered within %v of the disarm: %+v", window, got[len(got)-1])
+	}
+	sawAfter := func() bool { return slices.ContainsFunc(sub.seen, func(f frame) bool { return f.Path == "/after" }) }
+	if !sawAfter() {
+		sub.until(t, 20*time.Second, func(f frame) bool { return f.Path == "/after" })
+	}
+	if n := countType(sub.seen, "file_changed"); n != 1 || !sawAfter() {
+		t.Fatalf("defect: delivered %d events (/after among them: %v), want only /after", n, sawAfter())
 	}
 }
 

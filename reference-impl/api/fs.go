@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"strings"
 	"time"
@@ -54,7 +55,11 @@ var fsOps = []string{store.OpMkdir, store.OpCreate, store.OpRename, store.OpCopy
 // (GET ?list: a directory listing, list.go).
 func (s *Server) handleFS(w http.ResponseWriter, r *http.Request) {
 	path := cleanPath(strings.TrimPrefix(r.URL.Path, "/v1/fs"))
-	if q := r.URL.Query(); r.Method == http.MethodGet && q.Has("list") {
+	var q url.Values // nil (reads as empty) without a query: a write pays no parse
+	if r.URL.RawQuery != "" {
+		q = r.URL.Query()
+	}
+	if r.Method == http.MethodGet && q.Has("list") {
 		s.handleList(w, r, path, q) // the only request that may name the root
 		return
 	}
@@ -64,7 +69,6 @@ func (s *Server) handleFS(w http.ResponseWriter, r *http.Request) {
 	}
 	st := tenantStore(r)
 	ctx := r.Context()
-	q := r.URL.Query()
 	switch r.Method {
 	case http.MethodGet:
 		f, err := st.ReadFile(ctx, path)
@@ -91,7 +95,7 @@ func (s *Server) handleFS(w http.ResponseWriter, r *http.Request) {
 				s.fsError(w, "write", err)
 				return
 			}
-			writeJSON(w, http.StatusOK, map[string]any{"revision": rev, "status": "ok"})
+			writeRevision(w, rev)
 			return
 		}
 		err = s.commit(r, st, store.Event{Path: path, Op: store.OpWrite},
@@ -104,7 +108,7 @@ func (s *Server) handleFS(w http.ResponseWriter, r *http.Request) {
 			s.fsError(w, "write", err)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"revision": rev, "status": "ok"})
+		writeRevision(w, rev)
 	case http.MethodDelete:
 		_, recursive := q["recursive"]
 		if err := s.commit(r, st, store.Event{Path: path, Op: store.OpDelete},

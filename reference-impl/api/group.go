@@ -200,12 +200,16 @@ func (s *Server) commitGroup(ctx context.Context, st *store.TenantStore, ws []*g
 			return owe(revs, errs), nil
 		})
 	}
+	ok := 0
 	for _, w := range ws {
 		switch {
 		case err != nil:
 			w.rev, w.err = 0, err
 		case w.err == nil:
-			s.m.Mutations.WithLabelValues("write", "ok").Inc()
+			ok++
 		}
+	}
+	if ok > 0 {
+		s.m.Mutations.WithLabelValues("write", "ok").Add(float64(ok))
 	}
 }

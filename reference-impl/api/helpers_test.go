@@ -329,19 +329,23 @@ func (s *subscriber) never(t *testing.T, window time.Duration, what string, pred
 	}
 }
 
-// collect reads frames for d (used only by negative controls, to show something does NOT arrive).
-func (s *subscriber) collect(d time.Duration) []frame {
+// untilClosed reads frames until the server ends the stream (the frame channel closes) or
+// timeout passes; it returns every frame read and whether the stream ended.
+func (s *subscriber) untilClosed(t *testing.T, timeout time.Duration) ([]frame, bool) {
+	t.Helper()
 	var got []frame
-	deadline := time.After(d)
+	deadline := time.After(timeout)
 	for {
 		select {
 		case f, ok := <-s.frames:
 			if !ok {
-				return got
+				return got, true
 			}
 			got = append(got, f)
+			s.seen = append(s.seen, f)
+			s.cursor = max(s.cursor, f.Seq)
 		case <-deadline:
-			return got
+			return got, false
 		}
 	}
 }

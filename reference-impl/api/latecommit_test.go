@@ -75,7 +75,14 @@ func lateCommitCase(t *testing.T, commit, mode string) {
 		t.Fatalf("third event not delivered: %+v", got)
 	}
 	if !skip {
-		got = append(got, sub.collect(100*time.Millisecond)...)
+		// A sentinel write bounds the look for a stray frame after /third (a repeat, a late
+		// out-of-order frame): the stream delivers in seq order, so any such frame comes before it.
+		p.write(t, k, "/sentinel", "x")
+		more, ok := sub.until(t, 10*time.Second, func(f frame) bool { return f.Path == "/sentinel" })
+		if !ok {
+			t.Fatalf("sentinel event not delivered: %+v", more)
+		}
+		got = append(got, more...)
 	}
 	got = append(early, got...)
 	sawLate, order := false, []string{}
@@ -88,8 +95,8 @@ func lateCommitCase(t *testing.T, commit, mode string) {
 	if sawLate == skip {
 		t.Fatalf("late seq %d delivered = %v, want %v: %+v", lateSeq, sawLate, !skip, got)
 	}
-	if !skip && strings.Join(order, " ") != "/late /second /third" {
-		t.Fatalf("frames %v, want /late /second /third in seq order", order)
+	if !skip && strings.Join(order, " ") != "/late /second /third /sentinel" {
+		t.Fatalf("frames %v, want /late /second /third /sentinel in seq order", order)
 	}
 }
 

@@ -357,7 +357,8 @@ func (s *Server) protect(next http.Handler) http.Handler {
 		}
 		defer sl.leave()
 		rw.writeTimeout = s.cfg.Limits.ResponseWriteTimeout
-		next.ServeHTTP(rw, r.WithContext(context.WithValue(r.Context(), slotKey, sl)))
+		rw.slot = sl
+		next.ServeHTTP(rw, r)
 	})
 }
 
@@ -365,7 +366,7 @@ func (s *Server) protect(next http.Handler) http.Handler {
 // body, at most the body limit, from the tenant's share and the pod's budget; it answers 429 itself
 // when it returns false. release gives the body bytes back.
 func (s *Server) admitTenant(w http.ResponseWriter, r *http.Request, tenant string) (release func(), ok bool) {
-	if sl, _ := r.Context().Value(slotKey).(*slot); sl != nil && !sl.moveTo(tenant) {
+	if rw, _ := w.(*reqWriter); rw != nil && rw.slot != nil && !rw.slot.moveTo(tenant) {
 		s.reject(w, "tenant_inflight", s.cfg.Limits.RetryAfter, fmt.Sprintf("too many requests of this tenant in flight on this pod (--max-tenant-inflight %d); retry later", s.cfg.Limits.MaxTenantInflight))
 		return nil, false
 	}
@@ -416,7 +417,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 func (s *Server) guardStream(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		st := tenantStore(r)
-		hash, _ := r.Context().Value(keyHashKey).(string)
+		hash := r.Context().Value(tenantKey).(*reqTenant).hash
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		release, reason := s.lim.openStream(st.TenantID, hash, cancel)
@@ -434,7 +435,7 @@ func (s *Server) guardStream(h http.HandlerFunc) http.HandlerFunc {
 			writeErr(w, http.StatusServiceUnavailable, "tenant DB unavailable: "+err.Error())
 			return
 		}
-		h(w, r.WithContext(context.WithValue(ctx, storeKey, sst)))
+		h(w, r.WithContext(context.WithValue(ctx, tenantKey, &reqTenant{st: sst, hash: hash})))
 	}
 }
 
@@ -533,6 +534,7 @@ type reqWriter struct {
 	http.ResponseWriter
 	id           string
 	s            *Server
+	slot         *slot // the request's place under --max-inflight (admitTenant moves it to the tenant)
 	writeTimeout time.Duration
 	armed        bool
 }

@@ -79,17 +79,28 @@ func TestSlowConsumerIsResetAloneOthersKeepStreaming(t *testing.T) {
 					return counter(t, p, "drive9_sse_resets_sent_total", map[string]string{"tenant_id": tenant, "reason": "slow_consumer"}) == 1
 				})
 			}
+			// The reset arm (the control) sees its reset(slow_consumer) within window of the slow
+			// consumer starting to read; the defect must send none within the same window.
+			const window = 5 * time.Second
 			slow.start()
 			var frames []frame
+			isReset := func(f frame) bool { return f.Reason == "slow_consumer" }
 			if drop {
-				frames = slow.collect(3 * time.Second)
+				var hit bool
+				if frames, hit = slow.until(t, window, isReset); hit {
+					t.Fatalf("defect: reset(slow_consumer) within %v: %+v", window, frames[len(frames)-1])
+				}
 			} else {
-				frames, _ = slow.until(t, 30*time.Second, func(f frame) bool { return f.Reason == "slow_consumer" })
-				if more := slow.collect(200 * time.Millisecond); len(more) != 0 {
+				var ok bool
+				if frames, ok = slow.until(t, window, isReset); !ok {
+					t.Fatalf("control: no reset(slow_consumer) within %v of reading (%d frames)", window, len(frames))
+				}
+				more, closed := slow.untilClosed(t, 30*time.Second)
+				if len(more) != 0 {
 					t.Fatalf("frames after the slow_consumer reset: %+v", more)
 				}
-				if slow.err == nil {
-					t.Fatal("the stream stayed open after reset(slow_consumer)")
+				if !closed {
+					t.Fatal("the stream stayed open 30s after reset(slow_consumer)")
 				}
 			}
 			// Frames the slow consumer did get are contiguous; the reset carries the last seq written.

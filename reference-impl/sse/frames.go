@@ -85,10 +85,57 @@ func eventFrames(e store.Event, mode string) (out []frame, changed, resets int) 
 }
 
 func changedFrame(e store.Event, p *Payload) frame {
+	if p == nil {
+		if f, ok := plainChangedFrame(e); ok {
+			return f
+		}
+	}
 	c := ChangeOf(e)
 	c.Payload = p
 	b, _ := json.Marshal(c)
 	return frame{seq: e.Seq, data: wrap("file_changed", b)}
+}
+
+// plainChangedFrame is changedFrame without a payload for an event whose strings need no JSON
+// escaping (printable ASCII other than '"', '\\', '<', '>' and '&': what encoding/json writes as
+// is), appended in one allocation without reflection: the frame every ordinary write sends. It
+// reports false for any other event, which json.Marshal renders.
+func plainChangedFrame(e store.Event) (frame, bool) {
+	if !plainJSON(e.Path) || !plainJSON(e.Op) || !plainJSON(e.Actor) || !plainJSON(e.Batch) {
+		return frame{}, false
+	}
+	b := make([]byte, 0, 80+len(e.Path)+len(e.Op)+len(e.Actor)+len(e.Batch))
+	b = append(b, "event: file_changed\ndata: {\"seq\":"...)
+	b = strconv.AppendInt(b, e.Seq, 10)
+	b = append(b, `,"path":"`...)
+	b = append(b, e.Path...)
+	b = append(b, `","op":"`...)
+	b = append(b, e.Op...)
+	b = append(b, '"')
+	if e.Actor != "" {
+		b = append(b, `,"actor":"`...)
+		b = append(b, e.Actor...)
+		b = append(b, '"')
+	}
+	b = append(b, `,"ts":`...)
+	b = strconv.AppendInt(b, e.CreatedAt.UnixMilli(), 10)
+	if e.Batch != "" {
+		b = append(b, `,"batch":"`...)
+		b = append(b, e.Batch...)
+		b = append(b, '"')
+	}
+	b = append(b, "}\n\n"...)
+	return frame{seq: e.Seq, data: b}, true
+}
+
+// plainJSON reports whether encoding/json writes s as is between its quotes.
+func plainJSON(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // Change is the JSON of one event: the data of a file_changed frame, and one element of a pull

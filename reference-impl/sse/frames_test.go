@@ -1,6 +1,7 @@
 package sse
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -84,4 +85,55 @@ func TestStructuralModes(t *testing.T) {
 			t.Errorf("%s:\n got %q (%d changed, %d resets)\nwant %q (%d, %d)", c.name, got, changed, resets, c.want, c.changed, c.resets)
 		}
 	}
+}
+
+// reflectChangedFrame is changedFrame's json.Marshal rendering, the reference for the appended one.
+func reflectChangedFrame(e store.Event) frame {
+	b, _ := json.Marshal(ChangeOf(e))
+	return frame{seq: e.Seq, data: wrap("file_changed", b)}
+}
+
+// TestPlainChangedFrameMatchesJSON: the appended file_changed frame is byte for byte the
+// json.Marshal one, for every field present or omitted; strings that need escaping are not
+// appended (control: they take the json.Marshal path, whose output differs from the raw bytes).
+func TestPlainChangedFrameMatchesJSON(t *testing.T) {
+	at := time.UnixMilli(1796217269391)
+	for _, e := range []store.Event{
+		{Seq: 1, Path: "/a", Op: store.OpWrite, CreatedAt: at},
+		{Seq: 1 << 62, Path: "/w255/123456", Op: store.OpWrite, Actor: "alice", CreatedAt: at},
+		{Seq: 7, Path: "/b", Op: store.OpWrite, Batch: "b-1", CreatedAt: at},
+		{Seq: 0, Path: "/ ~!#$%'()*+,-./:;=?@[]^_`{|}", Op: store.OpWrite, Actor: "x", Batch: "y", CreatedAt: time.UnixMilli(-5)},
+	} {
+		got, ok := plainChangedFrame(e)
+		if !ok {
+			t.Fatalf("%+v: not appended", e)
+		}
+		if want := reflectChangedFrame(e); string(got.data) != string(want.data) || got.seq != want.seq {
+			t.Fatalf("%+v:\n got %q\nwant %q", e, got.data, want.data)
+		}
+		if f := changedFrame(e, nil); string(f.data) != string(got.data) {
+			t.Fatalf("changedFrame does not take the appended frame: %q", f.data)
+		}
+	}
+	for _, path := range []string{`/q"uote`, `/back\slash`, "/<tag>", "/a&b", "/tab\there", "/é", "/\u2028", "/\x7f", "/\xff"} {
+		e := store.Event{Seq: 3, Path: path, Op: store.OpWrite, CreatedAt: at}
+		if _, ok := plainChangedFrame(e); ok {
+			t.Fatalf("%q appended without escaping", path)
+		}
+		if f, want := changedFrame(e, nil), reflectChangedFrame(e); string(f.data) != string(want.data) {
+			t.Fatalf("%q: %q, want %q", path, f.data, want.data)
+		}
+	}
+}
+
+// FuzzPlainChangedFrame: whatever the strings, changedFrame's frame is json.Marshal's.
+func FuzzPlainChangedFrame(f *testing.F) {
+	f.Add(int64(1), "/a", "write", "", "", int64(1796217269391))
+	f.Add(int64(-1), "/<&>", "rename", "a\"b", "\x00", int64(0))
+	f.Fuzz(func(t *testing.T, seq int64, path, op, actor, batch string, ms int64) {
+		e := store.Event{Seq: seq, Path: path, Op: op, Actor: actor, Batch: batch, CreatedAt: time.UnixMilli(ms)}
+		if got, want := changedFrame(e, nil), reflectChangedFrame(e); string(got.data) != string(want.data) || got.seq != want.seq {
+			t.Fatalf("%+v:\n got %q\nwant %q", e, got.data, want.data)
+		}
+	})
 }

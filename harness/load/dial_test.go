@@ -88,6 +88,9 @@ func TestDialLimiter(t *testing.T) {
 // after the load benchmark) until Close ends it.
 func TestDialLimiterWaitEnds(t *testing.T) {
 	defer goleak.VerifyNone(t)
+	// scopedTook is how long the scoped, cancelled request's waiting dial took to return: the
+	// control's window is twenty times that (at least 200 ms).
+	var scopedTook time.Duration
 	for _, c := range []struct {
 		name   string
 		scoped bool
@@ -143,13 +146,17 @@ func TestDialLimiterWaitEnds(t *testing.T) {
 			}
 			if c.ends {
 				wait.For(t, time.Minute, "the waiting dial to return", func() bool { return l.waiting.Load() == 0 })
+				if c.end == "cancel" {
+					scopedTook = time.Since(start)
+				}
 			} else {
+				if scopedTook == 0 {
+					t.Fatal("control: the scoped, cancelled case did not run first")
+				}
 				// Over twenty times what the scoped case took to return (at least 200 ms), the
 				// unscoped wait is still there.
-				time.Sleep(max(20*time.Since(start), 200*time.Millisecond))
-				if l.waiting.Load() != 1 {
-					t.Fatalf("control: %d dials waiting, want the unscoped one still waiting", l.waiting.Load())
-				}
+				wait.Never(t, max(20*scopedTook, 200*time.Millisecond), "the unscoped waiting dial to return before Close",
+					func() bool { return l.waiting.Load() != 1 })
 				l.Close()
 				wait.For(t, time.Minute, "Close to end the wait", func() bool { return l.waiting.Load() == 0 })
 			}

@@ -5,9 +5,10 @@ PKGS    := ./...
 
 .PHONY: build test lint run bench clean ci-scenarios power power-ci
 
+# -buildvcs=auto: stamp the git revision into the binaries (their provenance) even where GOFLAGS turns it off.
 build:
-	$(GO) build -o $(BIN)/seqgate ./cmd/seqgate
-	$(GO) build -o $(BIN)/eventlogd ./cmd/eventlogd
+	$(GO) build -buildvcs=auto -o $(BIN)/seqgate ./cmd/seqgate
+	$(GO) build -buildvcs=auto -o $(BIN)/eventlogd ./cmd/eventlogd
 
 lint:
 	$(GO) vet $(PKGS)

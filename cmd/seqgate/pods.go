@@ -11,23 +11,19 @@ import (
 	"github.com/seqgate/seqgate/harness/pods"
 	"github.com/seqgate/seqgate/harness/run"
 	"github.com/seqgate/seqgate/harness/scenario"
-	"github.com/seqgate/seqgate/harness/target"
+	"github.com/seqgate/seqgate/harness/service"
 )
 
 // podProfileOf is the pod profile a run without --target starts its pods by: --pods-profile FILE, or
 // the built-in one --target-profile names (default eventlogd).
 func podProfileOf(f runFlags) (*podprofile.Profile, error) {
 	if f.podsProf != "" {
-		if f.profile != "" && f.profile != target.Eventlogd {
+		if f.profile != "" && f.profile != service.Eventlogd {
 			return nil, fmt.Errorf("--pods-profile %s and --target-profile %s both name the pods' profile: give one", f.podsProf, f.profile)
 		}
-		return podprofile.Read(f.podsProf)
+		return service.Shipped.ReadPods(f.podsProf)
 	}
-	name := f.profile
-	if name == "" {
-		name = podprofile.Eventlogd
-	}
-	return podprofile.Builtin(name)
+	return service.Shipped.Pods(f.profile)
 }
 
 // checkPods resolves the pods' profile and checks, before any run directory is made, that every
@@ -81,7 +77,7 @@ func podsBinary(ctx context.Context, stderr io.Writer, path string, sc *scenario
 			return "", err
 		}
 	}
-	if f.podsBin != "" || prof.Name != podprofile.Eventlogd {
+	if f.podsBin != "" || prof.Name != service.Eventlogd {
 		fmt.Fprintf(stderr, "seqgate: pods by profile %s, binary %s\n", prof.Name, bin)
 	}
 	return bin, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/seqgate/seqgate/harness/podprofile"
 	"github.com/seqgate/seqgate/harness/run"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/harness/service"
 	"github.com/seqgate/seqgate/harness/target"
 	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/live"
@@ -81,11 +82,11 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 	fl.StringVar(&f.target, "target", "", "run against this external drive9-compatible base URL instead of eventlogd pods")
 	fl.StringVar(&f.apiKey, "api-key", "", "with --target: the API key of the one tenant to use (default: provision each tenant)")
 	fl.StringVar(&f.tenantID, "tenant-id", "", "with --api-key: that tenant's id (the ledger's tenant, and how drive9 and {tenant} templates find its database; default external)")
-	fl.StringVar(&f.profile, "target-profile", target.Eventlogd, "with --target: how the service provisions tenants and where their events live: "+strings.Join(target.Names, ", ")+"; without --target: the built-in pod profile the run starts its pods by: "+strings.Join(podprofile.Builtins, ", ")+" (docs/external.md)")
+	fl.StringVar(&f.profile, "target-profile", service.Eventlogd, "with --target: how the service provisions tenants and where their events live: "+strings.Join(service.Shipped.Names(), ", ")+"; without --target: the built-in pod profile the run starts its pods by: "+strings.Join(service.Shipped.PodNames(), ", ")+" (docs/external.md)")
 	fl.StringVar(&f.auditDB, "audit-db", "", "with --target and --dsn: the database of each tenant's events, a template with {tenant}, {tenant_nodash}, {pool} (default: the profile's; required for generic)")
 	fl.StringVar(&f.tenantCol, "tenant-column", "", "with --target and --dsn: the fs_events column naming the tenant, or none (default: the profile's; required for generic)")
 	fl.IntVar(&f.provConc, "provision-concurrency", run.DefaultProvisionConcurrency, "how many tenants to provision at once (1..256)")
-	fl.DurationVar(&f.ready, "ready-timeout", run.DefaultReadyTimeout, "with --target: how long to wait for every provisioned tenant to become active")
+	fl.DurationVar(&f.ready, "ready-timeout", 0, "how long to wait for every provisioned tenant to become active (default: the pod profile's ready.tenants, drive9's 3m; else "+run.DefaultReadyTimeout.String()+")")
 	fl.StringVar(&f.replay, "replay", "", "replay the fault schedule of this earlier run directory (its schedule.json) instead of expanding the scenario's faults")
 	fl.StringVar(&f.toxiproxy, "toxiproxy", "", "drive the DB proxies on this toxiproxy server's HTTP API (e.g. http://127.0.0.1:8474) instead of in-process ones; with --target, adopt the proxies it already has, named after the service's pools (docs/stack.md)")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML (one testcase per check) to PATH")
@@ -128,7 +129,7 @@ func runRun(ctx context.Context, stdout, stderr io.Writer, path string, f runFla
 	if f.target != "" {
 		// Resolve the profile now, so a bad --target-profile, --audit-db or --tenant-column is reported
 		// before anything starts.
-		p, err := target.New(target.Options{Profile: f.profile, AuditDB: f.auditDB, TenantColumn: f.tenantCol}, f.dsn != "")
+		p, err := service.Shipped.Profile(target.Options{Profile: f.profile, AuditDB: f.auditDB, TenantColumn: f.tenantCol}, f.dsn != "")
 		if err != nil {
 			return &exitError{exitUnusable, err}
 		}

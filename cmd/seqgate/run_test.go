@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/harness/run"
-	"github.com/seqgate/seqgate/harness/target"
+	"github.com/seqgate/seqgate/harness/service"
 )
 
 // Flags that cannot work together are refused before anything starts, naming the flag.
@@ -148,7 +148,7 @@ func TestRunDocsListFlagsAndProfiles(t *testing.T) {
 			t.Errorf("docs/run.md has no row for --%s", m[1])
 		}
 	}
-	for _, name := range target.Names {
+	for _, name := range service.Shipped.Names() {
 		if !strings.Contains(string(extDoc), "| `"+name+"` |") {
 			t.Errorf("docs/external.md has no row for profile %s", name)
 		}

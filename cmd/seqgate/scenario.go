@@ -11,6 +11,7 @@ import (
 	"github.com/seqgate/seqgate/harness/podprofile"
 	"github.com/seqgate/seqgate/harness/run"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/harness/service"
 )
 
 func newScenarioCmd() *cobra.Command {
@@ -44,7 +45,7 @@ every file is valid, 1 otherwise.`,
 		},
 	}
 	lintCmd.Flags().StringVar(&eventlogd, "eventlogd", "", "the eventlogd binary the pod flags are checked against (default: as seqgate run finds it)")
-	lintCmd.Flags().StringVar(&targetProfile, "target-profile", "", "also check each file against this built-in pod profile ("+strings.Join(podprofile.Builtins, ", ")+")")
+	lintCmd.Flags().StringVar(&targetProfile, "target-profile", "", "also check each file against this built-in pod profile ("+strings.Join(service.Shipped.PodNames(), ", ")+")")
 	lintCmd.Flags().StringVar(&podsProfile, "pods-profile", "", "also check each file against the pod profile in this YAML file")
 	cmd.AddCommand(lintCmd)
 	return cmd

@@ -201,16 +201,16 @@ func readSummary(t *testing.T, path string) verdictNumbers {
 	return v
 }
 
-type service struct{ url, dsn string }
+type extService struct{ url, dsn string }
 
 // startService starts one eventlogd on a private MariaDB, outside seqgate: the external service the
 // agents share. Every tenant goes to its shared pool.
-func startService(t *testing.T) service {
+func startService(t *testing.T) extService {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "eventlogd")
 	if out, err := exec.Command("go", "build", "-o", bin, "../eventlogd").CombinedOutput(); err != nil {
 		t.Fatalf("build eventlogd: %v\n%s", err, out)
 	}
 	svc := eventlogdtest.StartService(t, bin, []eventlogdtest.Pool{{ID: "shared_pool", Role: "shared"}}, "--pod", "ext-1")
-	return service{url: svc.URL, dsn: svc.ServerDSN}
+	return extService{url: svc.URL, dsn: svc.ServerDSN}
 }

@@ -1,9 +1,9 @@
 // Package podprofile says how to start one pod of a service: its binary, arguments and environment
 // (with placeholders the run fills for each pod), how the pod says it is ready, where its metrics
 // are, which counters explain a loss, how its tenants' databases are laid out, and whether it has
-// admin hooks. The built-in profiles are eventlogd and drive9 (Builtin); a user writes one as a YAML
-// file (Read). seqgate's own eventlogd pods start through the eventlogd profile, so every run
-// exercises this path.
+// admin hooks. The built-in profiles are part of the services seqgate ships (package harness/service,
+// one file per service); a user writes one as a YAML file (Read). seqgate's own eventlogd pods start
+// through the eventlogd profile, so every run exercises this path.
 package podprofile
 
 import (
@@ -58,6 +58,9 @@ type Ready struct {
 	Health string `yaml:"health"`
 	// Timeout bounds the wait for one pod (default 30s).
 	Timeout time.Duration `yaml:"timeout"`
+	// Tenants bounds the wait, for all provisioned tenants together, until the service says each is
+	// active, when --ready-timeout does not give it (0: the run's default, 60 s).
+	Tenants time.Duration `yaml:"tenants"`
 }
 
 // Profile is how to start one pod of a service.
@@ -87,43 +90,9 @@ type Profile struct {
 	file string // where the profile was read from ("" for a built-in)
 }
 
-// Names of the built-in profiles.
-const (
-	Eventlogd = "eventlogd"
-	Drive9    = "drive9"
-)
-
-// Builtins lists the built-in profiles by name.
-var Builtins = []string{Eventlogd, Drive9}
-
-// Builtin returns the built-in profile name.
-func Builtin(name string) (*Profile, error) {
-	var p *Profile
-	switch name {
-	case Eventlogd:
-		p = &Profile{Name: Eventlogd,
-			Args: []string{"--listen", PhListen, "--pod", PhPod, "--pools", PhPoolsFile, "--fs-events-retention", PhRetention, "--admin"},
-			Env: map[string]string{"EVENTLOGD_META_DSN": PhMetaDSN, "EVENTLOGD_ADMIN_TOKEN": PhAdminToken,
-				"EVENTLOGD_PROVISION_TOKEN": PhProvisionToken},
-			Ready:  Ready{AddressLine: "listening on ", Health: "/healthz"},
-			Layout: LayoutPools, Target: "eventlogd", AdminHooks: true, EventlogdFlags: true}
-	case Drive9:
-		// drive9-server is configured by its environment only: DRIVE9_LOCAL_MYSQL_DSN is the admin DSN
-		// whose host:port its local provisioner hands every tenant (one database drive9_<id> each).
-		p = &Profile{Name: Drive9, Binary: "drive9-server",
-			Env: map[string]string{"DRIVE9_TENANT_PROVIDER": "local", "DRIVE9_LISTEN_ADDR": PhListen, "DRIVE9_POD_ID": PhPod,
-				"DRIVE9_META_DSN": PhMetaDSN, "DRIVE9_LOCAL_DSN": PhMetaDSN, "DRIVE9_LOCAL_MYSQL_DSN": PhTenantDSN,
-				"DRIVE9_S3_DIR": PhDataDir, "DRIVE9_FS_EVENTS_RETENTION": PhRetention},
-			Ready:  Ready{Health: "/healthz"},
-			Layout: LayoutAdminDSN, Target: "drive9"}
-	default:
-		return nil, fmt.Errorf("--target-profile %q: no pod profile of that name (built in: %s; or --pods-profile FILE)", name, strings.Join(Builtins, ", "))
-	}
-	if err := p.check(nil); err != nil {
-		panic(err) // a built-in profile is checked by its tests
-	}
-	return p, nil
-}
+// Check validates a profile written in Go (a service's built-in one) and fills its defaults;
+// targets are the target profiles its Target may name.
+func (p *Profile) Check(targets []string) error { return p.check(nil, targets) }
 
 // File is where the profile was read from, or "" for a built-in one.
 func (p *Profile) File() string { return p.file }
@@ -223,8 +192,9 @@ func (e *fieldError) Error() string {
 	return fmt.Sprintf("%s: %s: %s", where, e.field, e.msg)
 }
 
-// check validates the profile; line finds a field's line (nil: none).
-func (p *Profile) check(line func(path ...string) int) error {
+// check validates the profile against the target profiles there are (targets); line finds a field's
+// line (nil: none).
+func (p *Profile) check(line func(path ...string) int, targets []string) error {
 	at := func(path ...string) int {
 		if line == nil {
 			return 0
@@ -270,12 +240,11 @@ func (p *Profile) check(line func(path ...string) int) error {
 	default:
 		return bad(fmt.Sprintf("%q: unknown (allowed: %s, %s)", p.Layout, LayoutPools, LayoutAdminDSN), "layout")
 	}
-	switch p.Target {
-	case "eventlogd", "drive9", "generic":
-	case "":
-		return bad("required: the wire API the pods speak (allowed: eventlogd, drive9, generic)", "target")
-	default:
-		return bad(fmt.Sprintf("%q: unknown (allowed: eventlogd, drive9, generic)", p.Target), "target")
+	switch {
+	case p.Target == "":
+		return bad(fmt.Sprintf("required: the wire API the pods speak (allowed: %s)", strings.Join(targets, ", ")), "target")
+	case !slices.Contains(targets, p.Target):
+		return bad(fmt.Sprintf("%q: unknown (allowed: %s)", p.Target, strings.Join(targets, ", ")), "target")
 	}
 	if p.Ready.Health == "" {
 		p.Ready.Health = "/healthz"
@@ -288,6 +257,9 @@ func (p *Profile) check(line func(path ...string) int) error {
 	}
 	if p.Ready.Timeout == 0 {
 		p.Ready.Timeout = 30 * time.Second
+	}
+	if p.Ready.Tenants < 0 {
+		return bad("want a positive duration", "ready", "tenants")
 	}
 	if p.Metrics == "" {
 		p.Metrics = "/metrics"

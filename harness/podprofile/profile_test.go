@@ -22,6 +22,10 @@ layout: pools
 target: eventlogd
 `
 
+// targets are the target profiles the tests' profiles may name (the registry's are package
+// harness/service's, whose tests read the shipped profiles).
+var targets = []string{"eventlogd", "drive9"}
+
 func TestParse(t *testing.T) {
 	cases := []struct {
 		name, yaml, want string // want: "" parses, else a substring of the error
@@ -35,7 +39,9 @@ func TestParse(t *testing.T) {
 		{"no listen", strings.Replace(goodYAML, `"{listen}"`, `"127.0.0.1:7000"`, 1), "no arg or env uses {listen}"},
 		{"bad layout", strings.Replace(goodYAML, "layout: pools", "layout: shards", 1), `p.yaml:9: layout: "shards": unknown`},
 		{"no layout", strings.Replace(goodYAML, "layout: pools\n", "", 1), "layout: required"},
-		{"bad target", strings.Replace(goodYAML, "target: eventlogd", "target: drive8", 1), `target: "drive8": unknown`},
+		{"bad target", strings.Replace(goodYAML, "target: eventlogd", "target: drive8", 1), `p.yaml:10: target: "drive8": unknown (allowed: eventlogd, drive9)`},
+		{"no target", strings.Replace(goodYAML, "target: eventlogd\n", "", 1), `target: required: the wire API the pods speak (allowed: eventlogd, drive9)`},
+		{"bad tenants timeout", strings.Replace(goodYAML, "timeout: 20s", "timeout: 20s, tenants: -1s", 1), "ready.tenants: want a positive duration"},
 		{"tenant_dsn with pools", strings.Replace(goodYAML, `"{provision_token}"`, `"{tenant_dsn}"`, 1), "{tenant_dsn} is for layout admin_dsn"},
 		{"bad health", strings.Replace(goodYAML, "health: /healthz", "health: healthz", 1), "ready.health"},
 		{"bad duration", strings.Replace(goodYAML, "timeout: 20s", "timeout: soon", 1), "p.yaml:7"},
@@ -46,7 +52,7 @@ func TestParse(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			p, err := Parse("p.yaml", []byte(c.yaml))
+			p, err := Parse("p.yaml", []byte(c.yaml), targets)
 			if c.want == "" {
 				if err != nil {
 					t.Fatalf("want it to parse: %v", err)
@@ -64,7 +70,7 @@ func TestParse(t *testing.T) {
 }
 
 func TestExpand(t *testing.T) {
-	p, err := Parse("p.yaml", []byte(goodYAML))
+	p, err := Parse("p.yaml", []byte(goodYAML), targets)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,33 +91,16 @@ func TestExpand(t *testing.T) {
 	}
 }
 
-func TestBuiltins(t *testing.T) {
-	for _, name := range Builtins {
-		p, err := Builtin(name)
-		if err != nil || p.Name != name || !p.Uses(PhListen) || !p.Uses(PhMetaDSN) {
-			t.Errorf("%s: %+v %v", name, p, err)
-		}
-	}
-	e, _ := Builtin(Eventlogd)
-	d, _ := Builtin(Drive9)
-	if !e.AdminHooks || d.AdminHooks || e.Layout != LayoutPools || d.Layout != LayoutAdminDSN || !d.Uses(PhTenantDSN) {
-		t.Errorf("eventlogd %+v, drive9 %+v", e, d)
-	}
-	if _, err := Builtin("drive8"); err == nil || !strings.Contains(err.Error(), `"drive8"`) {
-		t.Errorf("unknown builtin: %v", err)
-	}
-}
-
 func TestRead(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "p.yaml")
 	if err := os.WriteFile(path, []byte(goodYAML), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Read(path); err != nil {
+	if _, err := Read(path, targets); err != nil {
 		t.Errorf("good file: %v", err)
 	}
-	if _, err := Read(filepath.Join(dir, "missing.yaml")); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
+	if _, err := Read(filepath.Join(dir, "missing.yaml"), targets); err == nil || !strings.Contains(err.Error(), "missing.yaml") {
 		t.Errorf("missing file: %v", err)
 	}
 }
@@ -120,7 +109,7 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte(goodYAML))
 	f.Add([]byte("name: x\nargs: ['{'] \n"))
 	f.Fuzz(func(t *testing.T, data []byte) {
-		p, err := Parse("f.yaml", data)
+		p, err := Parse("f.yaml", data, targets)
 		if err != nil {
 			return
 		}
@@ -135,8 +124,8 @@ func FuzzParse(f *testing.F) {
 }
 
 func TestRefuses(t *testing.T) {
-	e, _ := Builtin(Eventlogd)
-	d, _ := Builtin(Drive9)
+	e := &Profile{Name: "with-hooks", AdminHooks: true}
+	d := &Profile{Name: "without"}
 	for _, c := range []struct {
 		p      *Profile
 		kind   string
@@ -182,13 +171,8 @@ func TestDocExample(t *testing.T) {
 	}
 	_, rest, _ = strings.Cut(rest, "\n") // the rest of the comment line
 	example, _, _ := strings.Cut(rest, "```")
-	p, err := Parse("my-eventlogd.yaml", []byte(example))
-	if err != nil {
+	if _, err := Parse("my-eventlogd.yaml", []byte(example), targets); err != nil {
 		t.Fatalf("the docs' example profile: %v", err)
-	}
-	e, _ := Builtin(Eventlogd)
-	if !slices.Equal(p.Args, e.Args) || p.Layout != e.Layout || !p.AdminHooks || !p.EventlogdFlags {
-		t.Errorf("the docs' example is not the built-in eventlogd profile: %+v", p)
 	}
 	for _, ph := range Placeholders {
 		if !strings.Contains(doc, "| `"+ph+"` |") {

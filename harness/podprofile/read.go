@@ -16,8 +16,9 @@ import (
 // maxFile bounds a profile file: a profile is a few lines.
 const maxFile = 1 << 20
 
-// Read reads and checks the pod profile file at path.
-func Read(path string) (*Profile, error) {
+// Read reads and checks the pod profile file at path; targets are the target profiles its target
+// may name (the registry's, package harness/service).
+func Read(path string, targets []string) (*Profile, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--pods-profile: %w", err)
@@ -30,14 +31,14 @@ func Read(path string) (*Profile, error) {
 	if len(data) > maxFile {
 		return nil, fmt.Errorf("--pods-profile %s: larger than %d bytes", path, maxFile)
 	}
-	return Parse(path, data)
+	return Parse(path, data, targets)
 }
 
 var yamlLine = regexp.MustCompile(`line (\d+): (.*)`)
 
 // Parse decodes a pod profile strictly (an unknown field is an error) and checks it; file names it in
-// errors, which give the line and the field.
-func Parse(file string, data []byte) (*Profile, error) {
+// errors, which give the line and the field; targets are the target profiles its target may name.
+func Parse(file string, data []byte, targets []string) (*Profile, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil {
 		return nil, yamlError(file, err)
@@ -53,7 +54,7 @@ func Parse(file string, data []byte) (*Profile, error) {
 	}
 	p.file = file
 	doc := root.Content[0]
-	if err := p.check(func(path ...string) int { return lineOf(doc, path) }); err != nil {
+	if err := p.check(func(path ...string) int { return lineOf(doc, path) }, targets); err != nil {
 		return nil, err
 	}
 	return &p, nil

@@ -8,6 +8,7 @@ import (
 
 	"github.com/seqgate/seqgate/harness/podprofile"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/harness/service"
 )
 
 // TestEventlogdCommandKeepsTheDSNOffArgv: the meta DSN (with the --dsn password) goes to the pods
@@ -24,7 +25,7 @@ func TestEventlogdCommandKeepsTheDSNOffArgv(t *testing.T) {
 		{"defect", scenario.Eventlogd{Retention: scenario.Duration(time.Hour), Defect: "cross-tenant-leak"}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			prof, err := podprofile.Builtin(podprofile.Eventlogd)
+			prof, err := service.Shipped.Pods(service.Eventlogd)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/seqgate/seqgate/harness/podprofile"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/harness/service"
 	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/report"
@@ -86,7 +87,7 @@ func TestE2EDrive9Profile(t *testing.T) {
 		t.Skip(err)
 	}
 	bin := buildDrive9shape(t)
-	d9, err := podprofile.Builtin(podprofile.Drive9)
+	d9, err := service.Shipped.Pods(service.Drive9)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +217,7 @@ func TestE2EDrive9ProfileOnDSN(t *testing.T) {
 	if _, err := root.Exec("CREATE DATABASE users_own"); err != nil {
 		t.Fatal(err)
 	}
-	d9, _ := podprofile.Builtin(podprofile.Drive9)
+	d9, _ := service.Shipped.Pods(service.Drive9)
 	sc, err := scenario.Parse("d.yaml", []byte("name: d\nduration: 3s\ndrain_timeout: 20s\ntenants: [{count: 2}]\npods: {count: 2}\nload:\n  - {tenants: g1, executor: constant-arrival-rate, rate: 10}\nconsumers: [{count: 1}]\n"))
 	if err != nil {
 		t.Fatal(err)

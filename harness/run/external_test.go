@@ -16,6 +16,7 @@ import (
 
 	"github.com/seqgate/seqgate/faults"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/harness/service"
 	tgt "github.com/seqgate/seqgate/harness/target"
 	"github.com/seqgate/seqgate/internal/eventlogdtest"
 	"github.com/seqgate/seqgate/ledger"
@@ -110,8 +111,8 @@ func TestExternalProfilesAudit(t *testing.T) {
 		profile tgt.Options
 		want    string
 	}{
-		{"eventlogd", tgt.Options{}, tgt.Eventlogd},
-		{"generic without a tenant column", tgt.Options{Profile: tgt.Generic, AuditDB: "ev_{pool}", TenantColumn: "none"}, tgt.Generic},
+		{"eventlogd", tgt.Options{}, service.Eventlogd},
+		{"generic without a tenant column", tgt.Options{Profile: service.Generic, AuditDB: "ev_{pool}", TenantColumn: "none"}, service.Generic},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startExternal(t) // its two dedicated pools take one provisioning each
@@ -152,7 +153,7 @@ func TestExternalAuditFailureIsRecorded(t *testing.T) {
 		return err
 	}}
 	res, s, recs, err := runExternal(t, Options{Target: e.URL, DSN: e.ServerDSN, Hooks: []Hook{hook},
-		Profile: tgt.Options{Profile: tgt.Generic, AuditDB: "ev_{pool}", TenantColumn: "none"}})
+		Profile: tgt.Options{Profile: service.Generic, AuditDB: "ev_{pool}", TenantColumn: "none"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,7 +175,7 @@ func TestExternalSchemaCheckedBeforeLoad(t *testing.T) {
 	e := startExternal(t)
 	e.tenantViews(t)
 	_, _, recs, err := runExternal(t, Options{Target: e.URL, DSN: e.ServerDSN,
-		Profile: tgt.Options{Profile: tgt.Generic, AuditDB: "ev_{pool}", TenantColumn: "tenant_id"}})
+		Profile: tgt.Options{Profile: service.Generic, AuditDB: "ev_{pool}", TenantColumn: "tenant_id"}})
 	if err == nil {
 		t.Fatal("the run started its load against a table without the tenant column")
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/seqgate/seqgate/harness/podprofile"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/harness/service"
 	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
@@ -67,7 +67,7 @@ faults:
 			if err := os.WriteFile(path, []byte(c.profile), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			prof, err := podprofile.Read(path)
+			prof, err := service.Shipped.ReadPods(path)
 			if err != nil {
 				t.Fatal(err)
 			}

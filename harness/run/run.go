@@ -27,11 +27,11 @@
 //
 // To add a target (what the run drives): write target_<name>.go with a type implementing target (up:
 // bring up or connect to the system and return a *system; provision: the scenario's tenants on it),
-// and add its case to targetFor in target.go. The phases only see the *system. A service's
-// conventions (how it provisions and reports tenants ready, where their events live, its wire) are a
-// profile of package harness/target, which both targets follow; how the run starts a service's pods
-// is a pod profile of package harness/podprofile (eventlogd's by default), which eventlogdTarget
-// starts them by.
+// and add its case to targetFor in target.go. The phases only see the *system. A service (how it
+// provisions and reports tenants ready, where their events live, its wire, and how its pods start)
+// is one definition of package harness/service, which both targets follow: its target profile
+// (package harness/target) and its pod profile (package harness/podprofile; eventlogd's by
+// default), which eventlogdTarget starts the pods by.
 //
 // Verification is not a phase here: the harness writes and never judges (it does not import the
 // verifier), so cmd/seqgate verifies the ledger this package closed, as `seqgate verify` would.
@@ -48,6 +48,7 @@ import (
 	"github.com/seqgate/seqgate/faults"
 	"github.com/seqgate/seqgate/harness/podprofile"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/harness/service"
 	"github.com/seqgate/seqgate/harness/shard"
 	tgt "github.com/seqgate/seqgate/harness/target"
 	"github.com/seqgate/seqgate/internal/proccpu"
@@ -84,7 +85,11 @@ type Options struct {
 	TenantID string
 	// Profile says how the external service provisions tenants and where their events live.
 	Profile tgt.Options
-	// ReadyTimeout bounds the wait for every provisioned tenant to become active (default 60 s).
+	// Services are the services Profile and the pod profile's target may name (nil: service.Shipped,
+	// the ones seqgate ships).
+	Services service.Registry
+	// ReadyTimeout bounds the wait for every provisioned tenant to become active (0: the pod
+	// profile's ready.tenants, else DefaultReadyTimeout).
 	ReadyTimeout time.Duration
 	// ProvisionConcurrency is how many tenants are provisioned at once (0: DefaultProvisionConcurrency).
 	ProvisionConcurrency int

@@ -10,8 +10,10 @@ import (
 	"github.com/seqgate/seqgate/harness/audit"
 	"github.com/seqgate/seqgate/harness/infra"
 	"github.com/seqgate/seqgate/harness/load"
+	"github.com/seqgate/seqgate/harness/podprofile"
 	"github.com/seqgate/seqgate/harness/pods"
 	"github.com/seqgate/seqgate/harness/proxy"
+	"github.com/seqgate/seqgate/harness/service"
 	tgt "github.com/seqgate/seqgate/harness/target"
 )
 
@@ -26,9 +28,29 @@ type target interface {
 func targetFor(o Options) target {
 	if o.Target != "" {
 		return &externalTarget{url: strings.TrimRight(o.Target, "/"), dsn: o.DSN, apiKey: o.APIKey, tenantID: o.TenantID,
-			profile: o.Profile, readyTimeout: o.ReadyTimeout, toxiproxy: o.Toxiproxy}
+			profile: o.Profile, services: o.services(), readyTimeout: o.ReadyTimeout, toxiproxy: o.Toxiproxy}
 	}
-	return eventlogdTarget{prof: o.PodProfile}
+	return eventlogdTarget{prof: o.PodProfile, services: o.services()}
+}
+
+// services are the services the run's profiles may name.
+func (o Options) services() service.Registry {
+	if o.Services != nil {
+		return o.Services
+	}
+	return service.Shipped
+}
+
+// tenantsTimeout bounds the wait for every provisioned tenant to become active: --ready-timeout,
+// else the pod profile's ready.tenants (nil: none), else DefaultReadyTimeout.
+func tenantsTimeout(flag time.Duration, prof *podprofile.Profile) time.Duration {
+	if flag > 0 {
+		return flag
+	}
+	if prof != nil && prof.Ready.Tenants > 0 {
+		return prof.Ready.Tenants
+	}
+	return DefaultReadyTimeout
 }
 
 // system is what the up phase brought up or connected to. The later phases use what is there and

@@ -22,6 +22,7 @@ import (
 	"github.com/seqgate/seqgate/harness/pods"
 	"github.com/seqgate/seqgate/harness/proxy"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/harness/service"
 	tgt "github.com/seqgate/seqgate/harness/target"
 )
 
@@ -29,7 +30,8 @@ import (
 // per database (in-process, or on the --toxiproxy server), and the scenario's pods, each started by
 // the pod profile (harness/podprofile; nil: the built-in eventlogd one, seqgate's reference service).
 type eventlogdTarget struct {
-	prof *podprofile.Profile
+	prof     *podprofile.Profile
+	services service.Registry // what the profile's target names
 }
 
 // profile is the pod profile the pods start by.
@@ -37,14 +39,17 @@ func (t eventlogdTarget) profile() *podprofile.Profile {
 	if t.prof != nil {
 		return t.prof
 	}
-	p, _ := podprofile.Builtin(podprofile.Eventlogd)
+	p, err := service.Shipped.Pods(service.Eventlogd)
+	if err != nil {
+		panic(err) // the shipped profiles are checked by harness/service's tests
+	}
 	return p
 }
 
 func (t eventlogdTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *system) error {
 	prof := t.profile()
 	sys.name, sys.profile, sys.audited = "eventlogd", prof.Target, true
-	if prof.Target != tgt.Eventlogd {
+	if prof.Target != service.Eventlogd {
 		sys.name = "external" // a service other than eventlogd, in pods the run started (the run record's pods)
 	}
 	if s.sc.Pods.Count < 1 {
@@ -182,9 +187,9 @@ func writePools(s *state, db *infra.DB, proxies *proxy.Set) (string, error) {
 // provisioning on its own), and notes where its events are: its pool's database, tenant_id column.
 func (t eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logger) ([]tenant, error) {
 	if t.profile().Layout == podprofile.LayoutAdminDSN {
-		return provisionAdminDSN(ctx, s, log, t.profile())
+		return provisionAdminDSN(ctx, s, log, t.profile(), t.services)
 	}
-	p, err := tgt.New(tgt.Options{Profile: t.profile().Target}, true)
+	p, err := t.services.Profile(tgt.Options{Profile: t.profile().Target}, true)
 	if err != nil {
 		return nil, err
 	}

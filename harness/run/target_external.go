@@ -9,6 +9,7 @@ import (
 
 	"github.com/seqgate/seqgate/harness/proxy"
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/harness/service"
 	tgt "github.com/seqgate/seqgate/harness/target"
 )
 
@@ -24,6 +25,7 @@ const DefaultReadyTimeout = 60 * time.Second
 type externalTarget struct {
 	url, dsn, apiKey, tenantID, toxiproxy string
 	profile                               tgt.Options
+	services                              service.Registry
 	readyTimeout                          time.Duration
 
 	p      *tgt.Profile // resolved by up
@@ -32,7 +34,7 @@ type externalTarget struct {
 
 func (t *externalTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *system) error {
 	sys.name, sys.url = "external", t.url
-	p, err := tgt.New(t.profile, t.dsn != "")
+	p, err := t.services.Profile(t.profile, t.dsn != "")
 	if err != nil {
 		return err
 	}
@@ -118,10 +120,7 @@ func (t *externalTarget) waitReady(ctx context.Context, log *slog.Logger, ts []t
 	if t.p.Ready == tgt.ReadyAtOnce {
 		return nil
 	}
-	timeout := t.readyTimeout
-	if timeout <= 0 {
-		timeout = DefaultReadyTimeout
-	}
+	timeout := tenantsTimeout(t.readyTimeout, nil)
 	begin := time.Now()
 	for _, tn := range ts {
 		left := max(timeout-time.Since(begin), 0)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/harness/podprofile"
+	"github.com/seqgate/seqgate/harness/service"
 	tgt "github.com/seqgate/seqgate/harness/target"
 )
 
@@ -15,14 +16,14 @@ import (
 // the server behind {tenant_dsn}; then it waits until each is active, and opens and checks every
 // tenant's events table directly (not through the proxies), all before any load. Every tenant sits
 // behind the one tenant_db proxy, so a tenant-DB fault acts on all of them.
-func provisionAdminDSN(ctx context.Context, s *state, log *slog.Logger, prof *podprofile.Profile) ([]tenant, error) {
+func provisionAdminDSN(ctx context.Context, s *state, log *slog.Logger, prof *podprofile.Profile, services service.Registry) ([]tenant, error) {
 	for _, g := range s.sc.Tenants {
 		if g.Backlog != nil {
 			return nil, fmt.Errorf("tenant group %q: backlog: only with pods of layout pools (the pod profile %s has layout %s: its service makes the tables)",
 				g.Group, prof.Name, prof.Layout)
 		}
 	}
-	p, err := tgt.New(tgt.Options{Profile: prof.Target}, true)
+	p, err := services.Profile(tgt.Options{Profile: prof.Target}, true)
 	if err != nil {
 		return nil, err
 	}
@@ -46,10 +47,7 @@ func provisionAdminDSN(ctx context.Context, s *state, log *slog.Logger, prof *po
 		}
 	}
 	log.Info("tenants provisioned", "count", len(out), "profile", prof.Name)
-	timeout := s.o.ReadyTimeout
-	if timeout <= 0 {
-		timeout = DefaultReadyTimeout
-	}
+	timeout := tenantsTimeout(s.o.ReadyTimeout, prof)
 	begin := time.Now()
 	for _, tn := range list {
 		if err := p.WaitReady(ctx, provisionClient, s.sys.baseURL(), tn, max(timeout-time.Since(begin), 0), 200*time.Millisecond); err != nil {

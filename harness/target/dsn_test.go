@@ -83,17 +83,17 @@ func TestOpenChecksEachTenantsDatabase(t *testing.T) {
 		err     []string
 		rows    map[string]int
 	}{
-		{name: "drive9: a database per tenant", o: Options{Profile: Drive9}, tenants: []Tenant{{ID: "a-a"}, {ID: "b-b"}},
+		{name: "drive9: a database per tenant", o: Options{Service: perTenant}, tenants: []Tenant{{ID: "a-a"}, {ID: "b-b"}},
 			rows: map[string]int{"a-a": 1, "b-b": 0}},
-		{name: "drive9: tenant database without fs_events", o: Options{Profile: Drive9}, tenants: []Tenant{{ID: "a-a"}, {ID: "empty"}},
-			err: []string{"target profile drive9", "tenant empty", "database drive9_empty has no table fs_events"}},
-		{name: "drive9: tenant database missing", o: Options{Profile: Drive9}, tenants: []Tenant{{ID: "zz"}},
+		{name: "drive9: tenant database without fs_events", o: Options{Service: perTenant}, tenants: []Tenant{{ID: "a-a"}, {ID: "empty"}},
+			err: []string{"target profile per-tenant", "tenant empty", "database drive9_empty has no table fs_events"}},
+		{name: "drive9: tenant database missing", o: Options{Service: perTenant}, tenants: []Tenant{{ID: "zz"}},
 			err: []string{"tenant zz", "there is no database drive9_zz"}},
-		{name: "eventlogd: one pool, a tenant column", o: Options{}, tenants: []Tenant{{ID: "x", Pool: "pool_1"}, {ID: "y", Pool: "pool_1"}},
+		{name: "eventlogd: one pool, a tenant column", o: Options{Service: pooled}, tenants: []Tenant{{ID: "x", Pool: "pool_1"}, {ID: "y", Pool: "pool_1"}},
 			rows: map[string]int{"x": 1, "y": 1}},
-		{name: "generic with a tenant column on drive9's table", o: Options{Profile: Generic, AuditDB: "drive9_aa", TenantColumn: "tenant_id"}, tenants: []Tenant{{ID: "a-a"}},
-			err: []string{"target profile generic", "drive9_aa.fs_events has no column tenant_id", "it has: actor, created_at, op, path, seq, ts"}},
-		{name: "generic, no tenant column", o: Options{Profile: Generic, AuditDB: "drive9_{tenant_nodash}", TenantColumn: "none"}, tenants: []Tenant{{ID: "a-a"}},
+		{name: "generic with a tenant column on drive9's table", o: Options{Service: bare, AuditDB: "drive9_aa", TenantColumn: "tenant_id"}, tenants: []Tenant{{ID: "a-a"}},
+			err: []string{"target profile bare", "drive9_aa.fs_events has no column tenant_id", "it has: actor, created_at, op, path, seq, ts"}},
+		{name: "generic, no tenant column", o: Options{Service: bare, AuditDB: "drive9_{tenant_nodash}", TenantColumn: "none"}, tenants: []Tenant{{ID: "a-a"}},
 			rows: map[string]int{"a-a": 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

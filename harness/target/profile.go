@@ -1,25 +1,15 @@
-// Package target describes the services seqgate runs against with --target: a profile knows how a
-// service provisions tenants and says they are usable, where each tenant's events live (a database
-// per tenant, or one table with a tenant column) and which DSN parameters the audit needs. The
-// profiles are an explicit list (Names); `generic` takes its layout from flags.
+// Package target is what seqgate needs to know of a service it runs against: how the service
+// provisions tenants and says they are usable, its HTTP API (Wire), where each tenant's events live
+// (a database per tenant, or one table with a tenant column) and which DSN parameters the audit
+// needs. A service is one Service value; the services seqgate ships, and the names the command line
+// takes, are the registry of package harness/service.
 package target
 
 import (
 	"fmt"
 	"slices"
 	"strings"
-	"unicode"
 )
-
-// Profile names.
-const (
-	Eventlogd = "eventlogd"
-	Drive9    = "drive9"
-	Generic   = "generic"
-)
-
-// Names lists the profiles, default first.
-var Names = []string{Eventlogd, Drive9, Generic}
 
 // Readiness says how a profile learns that a provisioned tenant is usable.
 type Readiness int
@@ -43,21 +33,23 @@ type Tenant struct {
 
 // Options are the command line's choices (--target-profile, --audit-db, --tenant-column).
 type Options struct {
-	Profile string // "" = eventlogd
+	// Profile names a service of the registry (package harness/service; "" = its first,
+	// eventlogd), which resolves it into Service.
+	Profile string
 	// AuditDB is the database template (placeholders {tenant}, {tenant_nodash}, {pool}); "" keeps the
 	// profile's. A template without a placeholder names one database shared by every tenant.
 	AuditDB string
 	// TenantColumn is the events table's tenant column, "none" for a table that holds one tenant
 	// only; "" keeps the profile's.
 	TenantColumn string
-	// Service, when set, is the service itself (its name, readiness, layout and wire), instead of
-	// the built-in profile Profile names: a service seqgate does not ship is one Service value
-	// (docs/external.md, "Adding a service").
+	// Service is the service itself (its name, readiness, layout and wire): New needs it. The
+	// registry of package harness/service fills it from Profile.
 	Service *Service
 }
 
 // Service is everything seqgate needs to know of a service's API and its tenants' events, in one
-// value: a new service is one Service (and, to start its pods, one pod profile naming it).
+// value: a new service is one Service (in a service definition of package harness/service, beside
+// its pod profile).
 type Service struct {
 	Name  string
 	Ready Readiness
@@ -66,8 +58,14 @@ type Service struct {
 	Wire *Wire
 	// AuditDB is the database template of each tenant's events (placeholders {tenant},
 	// {tenant_nodash}, {pool}), TenantColumn the events table's tenant column ("" when each tenant
-	// has its own database). AuditDB "" leaves them to --audit-db and --tenant-column.
+	// has its own database).
 	AuditDB, TenantColumn string
+	// Database, for a service whose databases a template cannot name, is where a tenant's events
+	// live (instead of AuditDB), DatabaseDoc what it does, for messages; it needs the tenant's id.
+	Database    func(Tenant) (string, error)
+	DatabaseDoc string
+	// With neither AuditDB nor Database the service has no layout of its own: an audited run must
+	// give --audit-db and --tenant-column.
 }
 
 // Profile is one service's conventions, resolved from Options.
@@ -83,7 +81,7 @@ type Profile struct {
 	ProvisionToken string
 	// TenantColumn is the events table's column naming the tenant; "" when each tenant has its own database.
 	TenantColumn string
-	wire *Wire // nil: Drive9Wire
+	wire         *Wire // nil: Drive9Wire
 	// database returns where tenant's events live; dbDoc describes it for messages.
 	database func(Tenant) (string, error)
 	dbDoc    string
@@ -93,61 +91,31 @@ type Profile struct {
 // Database returns the database that holds tenant's events under this profile.
 func (p *Profile) Database(t Tenant) (string, error) { return p.database(t) }
 
-// New resolves the profile the options name. audit says whether the run reads the service's
-// database (--dsn given): only then must generic know where the events are.
+// New resolves the profile of the service o names (o.Service). audit says whether the run reads the
+// service's database (--dsn given): only then must a service without a layout of its own be told
+// where the events are.
 func New(o Options, audit bool) (*Profile, error) {
-	name := o.Profile
-	if name == "" {
-		name = Eventlogd
+	sv := o.Service
+	if sv == nil {
+		return nil, fmt.Errorf("target profile %q: no service given (the registry of package harness/service resolves the name)", o.Profile)
 	}
-	var p *Profile
+	if sv.Name == "" {
+		return nil, fmt.Errorf("target service: no name")
+	}
+	p := &Profile{Name: sv.Name, Ready: sv.Ready, TenantColumn: sv.TenantColumn, wire: sv.Wire}
 	switch {
-	case o.Service != nil:
-		sv := o.Service
-		if sv.Name == "" {
-			return nil, fmt.Errorf("target service: no name")
+	case sv.Database != nil:
+		p.database, p.dbDoc, p.needsID = sv.Database, sv.DatabaseDoc, true
+	case sv.AuditDB != "":
+		if err := p.setTemplate(sv.AuditDB); err != nil {
+			return nil, fmt.Errorf("target service %s: %w", sv.Name, err)
 		}
-		p = &Profile{Name: sv.Name, Ready: sv.Ready, TenantColumn: sv.TenantColumn, wire: sv.Wire}
-		if sv.AuditDB != "" {
-			if err := p.setTemplate(sv.AuditDB); err != nil {
-				return nil, fmt.Errorf("target service %s: %w", sv.Name, err)
-			}
-		} else if audit && o.AuditDB == "" {
-			return nil, fmt.Errorf("target service %s: --audit-db TEMPLATE is required with --dsn (placeholders %s)", sv.Name, placeholderList())
-		}
-	default:
-		p, err := builtin(name, o, audit)
-		if err != nil {
-			return nil, err
-		}
-		return p.apply(o)
+	case audit && o.AuditDB == "":
+		return nil, fmt.Errorf("--target-profile %s: --audit-db TEMPLATE is required with --dsn (the database of each tenant's events, e.g. 'events' or 'app_{tenant_nodash}'; placeholders %s)", sv.Name, placeholderList())
+	case audit && o.TenantColumn == "":
+		return nil, fmt.Errorf("--target-profile %s: --tenant-column is required with --dsn (the fs_events column naming the tenant, or 'none' when each tenant has its own database)", sv.Name)
 	}
 	return p.apply(o)
-}
-
-// builtin is the profile of a service seqgate ships.
-func builtin(name string, o Options, audit bool) (*Profile, error) {
-	var p *Profile
-	switch name {
-	case Eventlogd:
-		p = &Profile{Name: name, Ready: ReadyAtOnce, TenantColumn: "tenant_id"}
-		if err := p.setTemplate("{pool}"); err != nil {
-			return nil, err
-		}
-	case Drive9:
-		p = &Profile{Name: name, Ready: ReadyStatus, database: drive9Database, dbDoc: "drive9_<tenant id without dashes>", needsID: true}
-	case Generic:
-		p = &Profile{Name: name, Ready: ReadyStatusIfServed}
-		if audit && o.AuditDB == "" {
-			return nil, fmt.Errorf("--target-profile generic: --audit-db TEMPLATE is required with --dsn (the database of each tenant's events, e.g. 'events' or 'app_{tenant_nodash}'; placeholders %s)", placeholderList())
-		}
-		if audit && o.TenantColumn == "" {
-			return nil, fmt.Errorf("--target-profile generic: --tenant-column is required with --dsn (the fs_events column naming the tenant, or 'none' when each tenant has its own database)")
-		}
-	default:
-		return nil, fmt.Errorf("--target-profile %q: unknown (allowed: %s)", name, strings.Join(Names, ", "))
-	}
-	return p, nil
 }
 
 // apply makes --audit-db and --tenant-column override the profile's layout.
@@ -221,29 +189,6 @@ func (p *Profile) Layout() string {
 // NeedsTenantID reports whether a tenant's database is found from its id (so a tenant given by
 // --api-key alone must also be given its id).
 func (p *Profile) NeedsTenantID() bool { return p.needsID }
-
-// drive9Database is drive9's local provisioner's name for a tenant's database
-// (pkg/tenant/local/provisioner.go, databaseName): "drive9_" + the tenant id lower-cased with
-// everything but letters, digits and _ removed, cut to 64 characters.
-func drive9Database(t Tenant) (string, error) {
-	var b strings.Builder
-	for _, r := range strings.ToLower(strings.TrimSpace(t.ID)) {
-		if r == '-' {
-			continue
-		}
-		if unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_' {
-			b.WriteRune(r)
-		}
-	}
-	if b.Len() == 0 {
-		return "", fmt.Errorf("tenant id %q gives no drive9 database name", t.ID)
-	}
-	name := "drive9_" + b.String()
-	if len(name) > 64 {
-		name = name[:64]
-	}
-	return name, nil
-}
 
 func validIdent(s string) bool {
 	if s == "" || len(s) > 64 {

@@ -56,7 +56,7 @@ func (f *fakeService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func TestProvisionAndWaitReady(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		profile  string
+		profile  *Service
 		statuses []string
 		code     int
 		key      string
@@ -65,21 +65,21 @@ func TestProvisionAndWaitReady(t *testing.T) {
 		body     string
 		sendPool bool
 	}{
-		{name: "drive9 waits for active", profile: Drive9, statuses: []string{"provisioning", "provisioning", "active"}, polls: 3, body: "{}"},
-		{name: "drive9 failed tenant", profile: Drive9, statuses: []string{"provisioning", "failed"}, polls: 2, err: "says failed: m: it will not become active"},
-		{name: "drive9 never active (negative control)", profile: Drive9, statuses: []string{"provisioning"}, err: "is not active after", body: "{}"},
-		{name: "drive9 without status endpoint", profile: Drive9, code: http.StatusNotFound, polls: 0, err: "HTTP 404"},
-		{name: "drive9 wrong key", profile: Drive9, statuses: []string{"active"}, key: "nope", err: "HTTP 401"},
-		{name: "generic without status endpoint is ready", profile: Generic, code: http.StatusNotFound, body: "{}"},
-		{name: "generic with status endpoint waits", profile: Generic, statuses: []string{"pending", "active"}, polls: 2},
-		{name: "eventlogd is ready at once", profile: Eventlogd, statuses: []string{"provisioning"}, polls: 0, body: `{}`},
-		{name: "seqgate's own eventlogd pods are asked for the pool", profile: Eventlogd, sendPool: true, statuses: []string{"provisioning"}, polls: 0, body: `{"pool":"tenant_1"}`},
+		{name: "per tenant: waits for active", profile: perTenant, statuses: []string{"provisioning", "provisioning", "active"}, polls: 3, body: "{}"},
+		{name: "per tenant: failed tenant", profile: perTenant, statuses: []string{"provisioning", "failed"}, polls: 2, err: "says failed: m: it will not become active"},
+		{name: "per tenant: never active (negative control)", profile: perTenant, statuses: []string{"provisioning"}, err: "is not active after", body: "{}"},
+		{name: "per tenant: without status endpoint", profile: perTenant, code: http.StatusNotFound, polls: 0, err: "HTTP 404"},
+		{name: "per tenant: wrong key", profile: perTenant, statuses: []string{"active"}, key: "nope", err: "HTTP 401"},
+		{name: "bare: without status endpoint is ready", profile: bare, code: http.StatusNotFound, body: "{}"},
+		{name: "bare: with status endpoint waits", profile: bare, statuses: []string{"pending", "active"}, polls: 2},
+		{name: "pooled: ready at once", profile: pooled, statuses: []string{"provisioning"}, polls: 0, body: `{}`},
+		{name: "pooled, as seqgate's own eventlogd pods: asked for the pool", profile: pooled, sendPool: true, statuses: []string{"provisioning"}, polls: 0, body: `{"pool":"tenant_1"}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &fakeService{statuses: tc.statuses, code: tc.code}
 			srv := httptest.NewServer(f)
 			defer srv.Close()
-			p, err := New(Options{Profile: tc.profile}, false)
+			p, err := New(Options{Service: tc.profile}, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,7 +107,7 @@ func TestProvisionAndWaitReady(t *testing.T) {
 			}
 			f.mu.Lock()
 			defer f.mu.Unlock()
-			if tc.polls > 0 && f.polls != tc.polls || tc.polls == 0 && tc.profile == Eventlogd && f.polls != 0 {
+			if tc.polls > 0 && f.polls != tc.polls || tc.polls == 0 && tc.profile == pooled && f.polls != 0 {
 				t.Errorf("%d status polls, want %d", f.polls, tc.polls)
 			}
 			if tc.body != "" && (len(f.bodies) != 1 || f.bodies[0] != tc.body) {
@@ -122,10 +122,10 @@ func TestProvisionRefusalNamesTheAnswer(t *testing.T) {
 		http.Error(w, `{"error":"no free pool"}`, http.StatusServiceUnavailable)
 	}))
 	defer srv.Close()
-	p, _ := New(Options{}, false)
+	p, _ := New(Options{Service: pooled}, false)
 	p.SendPool = true
 	_, err := p.Provision(context.Background(), srv.Client(), srv.URL, "tenant_3")
-	for _, want := range []string{"/v1/provision (pool tenant_3)", "HTTP 503", "no free pool", "profile eventlogd"} {
+	for _, want := range []string{"/v1/provision (pool tenant_3)", "HTTP 503", "no free pool", "profile pooled"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("error %v does not say %q", err, want)
 		}
@@ -149,7 +149,7 @@ func TestProvisionSendsTheToken(t *testing.T) {
 		token   string
 		wantErr string
 	}{{want, ""}, {"", "HTTP 401"}, {"wrong", "HTTP 401"}} {
-		p, _ := New(Options{}, false)
+		p, _ := New(Options{Service: pooled}, false)
 		p.ProvisionToken = tc.token
 		tn, err := p.Provision(context.Background(), srv.Client(), srv.URL, "shared_pool")
 		if tc.wantErr == "" {

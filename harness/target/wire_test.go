@@ -25,10 +25,11 @@ func TestWireHasEveryOp(t *testing.T) {
 			t.Errorf("the wire has a request for %s, which no scenario can name", op)
 		}
 	}
-	for _, name := range Names {
-		p, err := New(Options{Profile: name, AuditDB: "x", TenantColumn: "none"}, false)
-		if err != nil || p.Wire() == nil || p.Wire().ProvisionPath == "" || p.Wire().BatchPath == "" {
-			t.Errorf("%s: wire %+v %v", name, p, err)
+	// A service that names no wire speaks drive9's.
+	for _, sv := range []*Service{pooled, perTenant, bare} {
+		p, err := New(Options{Service: sv, AuditDB: "x", TenantColumn: "none"}, false)
+		if err != nil || p.Wire() != Drive9Wire {
+			t.Errorf("%s: wire %+v %v", sv.Name, p, err)
 		}
 	}
 }

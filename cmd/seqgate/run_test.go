@@ -248,3 +248,26 @@ func TestRunRefusesDeadDSN(t *testing.T) {
 		t.Error("pods were started against a dead --dsn")
 	}
 }
+
+// --ready-timeout left out is 0, so the run takes the pod profile's own wait for tenants (drive9's
+// 3 minutes, run.TestTenantsTimeout); given, it is what it says.
+func TestReadyTimeoutAbsentIsTheProfiles(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--target-profile", "drive9"}, "0s"},
+		{[]string{"--target-profile", "drive9", "--ready-timeout", "90s"}, "1m30s"},
+	} {
+		cmd := newRunCmd()
+		if err := cmd.ParseFlags(c.args); err != nil {
+			t.Fatal(err)
+		}
+		if got := cmd.Flags().Lookup("ready-timeout").Value.String(); got != c.want {
+			t.Errorf("%q: --ready-timeout %s, want %s", c.args, got, c.want)
+		}
+	}
+	if d9, _ := service.Shipped.Pods(service.Drive9); d9.Ready.Tenants != 3*time.Minute {
+		t.Errorf("drive9's pod profile waits %v for its tenants", d9.Ready.Tenants)
+	}
+}

@@ -203,9 +203,8 @@ var v2Wire = &tgt.Wire{
 	Ops:           tgt.Drive9Wire.Ops,
 }
 
-// v2Proxy serves v2Wire's paths by rewriting them to eventlogd's and refuses every drive9 path, so a
-// request the run builds without the service's wire is a 404 the test sees; it counts the requests
-// per kind of path.
+// v2Proxy serves v2Wire's paths in front of the eventlogd at backend (v2Handler), counting the
+// requests per kind of path.
 func v2Proxy(t *testing.T, backend string) (*httptest.Server, func() map[string]int) {
 	t.Helper()
 	u, err := url.Parse(backend)
@@ -214,7 +213,25 @@ func v2Proxy(t *testing.T, backend string) (*httptest.Server, func() map[string]
 	}
 	var mu sync.Mutex
 	seen := map[string]int{}
-	rp := httputil.NewSingleHostReverseProxy(u)
+	srv := httptest.NewServer(v2Handler(u, func(kind string) {
+		mu.Lock()
+		seen[kind]++
+		mu.Unlock()
+	}))
+	t.Cleanup(srv.Close)
+	return srv, func() map[string]int {
+		mu.Lock()
+		defer mu.Unlock()
+		return maps.Clone(seen)
+	}
+}
+
+// v2Handler serves v2Wire's paths (and a health and a metrics path of its own) by rewriting them to
+// eventlogd's on backend and refuses every drive9 path, so a request the run builds without the
+// service's wire is a 404 the test sees; seen hears the kind of each request ("refused <path>" for
+// a refusal).
+func v2Handler(backend *url.URL, seen func(kind string)) http.Handler {
+	rp := httputil.NewSingleHostReverseProxy(backend)
 	rp.FlushInterval = -1 // the stream goes through at once
 	rewrite := []struct{ from, to, kind string }{
 		{"/api/v2/tenants", "/v1/provision", "provision"},
@@ -223,8 +240,10 @@ func v2Proxy(t *testing.T, backend string) (*httptest.Server, func() map[string]
 		{"/api/v2/stream", "/v1/events", "stream"},
 		{"/api/v2/feed", "/v1/events/changes", "pull"},
 		{"/api/v2/files", "/v1/fs", "fs"},
+		{"/api/v2/healthz", "/healthz", "health"},
+		{"/api/v2/metrics", "/metrics", "metrics"},
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		kind := ""
 		for _, rw := range rewrite {
 			if r.URL.Path == rw.from || strings.HasPrefix(r.URL.Path, rw.from+"/") {
@@ -235,9 +254,7 @@ func v2Proxy(t *testing.T, backend string) (*httptest.Server, func() map[string]
 			}
 		}
 		if kind == "" {
-			mu.Lock()
-			seen["refused "+r.URL.Path]++
-			mu.Unlock()
+			seen("refused " + r.URL.Path)
 			http.NotFound(w, r)
 			return
 		}
@@ -259,17 +276,9 @@ func v2Proxy(t *testing.T, backend string) (*httptest.Server, func() map[string]
 			http.Error(w, "not this service's listing", http.StatusBadRequest)
 			return
 		}
-		mu.Lock()
-		seen[kind]++
-		mu.Unlock()
+		seen(kind)
 		rp.ServeHTTP(w, r)
-	}))
-	t.Cleanup(srv.Close)
-	return srv, func() map[string]int {
-		mu.Lock()
-		defer mu.Unlock()
-		return maps.Clone(seen)
-	}
+	})
 }
 
 // TestServiceSeam: a service seqgate does not ship, given as one tgt.Service value with its own

@@ -29,6 +29,9 @@ import (
 var eventlogdBin string
 
 func TestMain(m *testing.M) {
+	if os.Getenv(v2PodEnv) != "" { // this binary is a pod of v2Service (registry_test.go)
+		os.Exit(v2Pod())
+	}
 	dir, err := os.MkdirTemp("", "seqgate-run-test-")
 	if err != nil {
 		panic(err)
@@ -39,6 +42,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "build eventlogd: %v\n%s", err, out)
 		eventlogdBin = ""
 	}
+	os.Setenv(v2EventlogdEnv, eventlogdBin) // what v2Service's pods run
 	code := 0
 	func() {
 		defer os.RemoveAll(dir)

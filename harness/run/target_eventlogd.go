@@ -224,6 +224,14 @@ func (t eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logg
 	if err != nil {
 		return nil, err
 	}
+	// eventlogd's tenants are usable once provisioned; another service's may need a wait.
+	list := make([]tgt.Tenant, 0, len(out))
+	for _, tn := range out {
+		list = append(list, tgt.Tenant{ID: tn.ID, Key: tn.Key, Pool: tn.Pool})
+	}
+	if err := waitActive(ctx, log, p, s.sys.baseURL(), list, tenantsTimeout(s.o.ReadyTimeout, t.profile()), "pod profile "+t.profile().Name); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

@@ -114,18 +114,27 @@ func (t *externalTarget) provision(ctx context.Context, s *state, log *slog.Logg
 	return out, t.openTables(ctx, log, s.sys, out)
 }
 
-// waitReady waits, within one ready timeout for all of them, until the service says every tenant is
-// usable, so no consumer subscribes to (and no writer writes at) a tenant still being provisioned.
+// waitReady waits until the service says every tenant is usable (waitActive).
 func (t *externalTarget) waitReady(ctx context.Context, log *slog.Logger, ts []tenant) error {
-	if t.p.Ready == tgt.ReadyAtOnce {
+	var list []tgt.Tenant
+	for _, tn := range ts {
+		list = append(list, tgt.Tenant{ID: tn.ID, Key: tn.Key, Pool: tn.Pool})
+	}
+	return waitActive(ctx, log, t.p, t.url, list, tenantsTimeout(t.readyTimeout, nil), "target profile "+t.p.Name)
+}
+
+// waitActive waits, within one timeout for all of them, until the service says each tenant is
+// usable (at once for a profile whose tenants are usable when provisioned), so no consumer
+// subscribes to (and no writer writes at) a tenant still being provisioned; who names the profile
+// in the error.
+func waitActive(ctx context.Context, log *slog.Logger, p *tgt.Profile, base string, ts []tgt.Tenant, timeout time.Duration, who string) error {
+	if p.Ready == tgt.ReadyAtOnce {
 		return nil
 	}
-	timeout := tenantsTimeout(t.readyTimeout, nil)
 	begin := time.Now()
 	for _, tn := range ts {
-		left := max(timeout-time.Since(begin), 0)
-		if err := t.p.WaitReady(ctx, provisionClient, t.url, tgt.Tenant{ID: tn.ID, Key: tn.Key, Pool: tn.Pool}, left, 200*time.Millisecond); err != nil {
-			return fmt.Errorf("target profile %s: %w", t.p.Name, err)
+		if err := p.WaitReady(ctx, provisionClient, base, tn, max(timeout-time.Since(begin), 0), 200*time.Millisecond); err != nil {
+			return fmt.Errorf("%s: %w", who, err)
 		}
 	}
 	log.Info("tenants active", "count", len(ts), "took", time.Since(begin).Round(time.Millisecond))

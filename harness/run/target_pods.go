@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/seqgate/seqgate/harness/podprofile"
 	"github.com/seqgate/seqgate/harness/service"
@@ -47,14 +46,9 @@ func provisionAdminDSN(ctx context.Context, s *state, log *slog.Logger, prof *po
 		}
 	}
 	log.Info("tenants provisioned", "count", len(out), "profile", prof.Name)
-	timeout := tenantsTimeout(s.o.ReadyTimeout, prof)
-	begin := time.Now()
-	for _, tn := range list {
-		if err := p.WaitReady(ctx, provisionClient, s.sys.baseURL(), tn, max(timeout-time.Since(begin), 0), 200*time.Millisecond); err != nil {
-			return nil, fmt.Errorf("pod profile %s: %w", prof.Name, err)
-		}
+	if err := waitActive(ctx, log, p, s.sys.baseURL(), list, tenantsTimeout(s.o.ReadyTimeout, prof), "pod profile "+prof.Name); err != nil {
+		return nil, err
 	}
-	log.Info("tenants active", "count", len(list), "took", time.Since(begin).Round(time.Millisecond))
 	srv, err := tgt.ParseServer(s.sys.db.DirectDSN(""))
 	if err != nil {
 		return nil, err

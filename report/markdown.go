@@ -73,11 +73,8 @@ func WriteMarkdown(w io.Writer, s *verifier.Summary, d *Data, link string) error
 	// Every check that ran, one line each, with what it means.
 	fmt.Fprintf(&b, "**Checks that ran (%d)**\n\n| check | result | measured | limit | what it means |\n|---|---|---:|---|---|\n", len(s.Checks))
 	for _, c := range s.Checks {
-		res := "pass"
-		switch {
-		case !c.Passed && c.NotJudged != "":
-			res = "not judged"
-		case !c.Passed:
+		res := c.Result()
+		if res == verifier.ResultFail {
 			res = "**FAIL**"
 		}
 		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", mdCode(c.Name, true), res, fmtNum(c.Measured), mdCode(c.Limit, true), mdText(c.Meaning))

@@ -34,7 +34,7 @@ func WriteText(w io.Writer, s *Summary) error {
 		}
 	}
 	for _, c := range s.Checks {
-		if !c.Passed && c.NotJudged != "" {
+		if c.Result() == ResultNotJudged {
 			fmt.Fprintf(&b, "not judged: %s: measured %.6g, want %s (%s)\n", printable.String(c.Name), c.Measured, printable.String(c.Limit), printable.String(c.NotJudged))
 		}
 	}
@@ -196,13 +196,7 @@ func meaningSuffix(check string) string {
 func writeChecks(b *strings.Builder, s *Summary) {
 	fmt.Fprintf(b, "checks (%d):\n", len(s.Checks))
 	for _, c := range s.Checks {
-		res := "ok  "
-		switch {
-		case !c.Passed && c.NotJudged != "":
-			res = "n/j "
-		case !c.Passed:
-			res = "FAIL"
-		}
+		res := map[string]string{ResultPass: "ok  ", ResultNotJudged: "n/j ", ResultFail: "FAIL"}[c.Result()]
 		fmt.Fprintf(b, "  %s %s %s, measured %.6g", res, printable.String(c.Name), printable.String(c.Limit), c.Measured)
 		if c.Meaning != "" {
 			fmt.Fprintf(b, ": %s", c.Meaning)

@@ -304,6 +304,26 @@ type Check struct {
 	Meaning string `json:"meaning"`
 }
 
+// A check's result, in the words of Check.Result.
+const (
+	ResultPass      = "pass"
+	ResultNotJudged = "not judged" // broke, but needs evidence the run lacks (NotJudged says which)
+	ResultFail      = "FAIL"
+)
+
+// Result is the check's outcome, one of ResultPass, ResultNotJudged and ResultFail; each report
+// spells it its own way.
+func (c Check) Result() string {
+	switch {
+	case c.Passed:
+		return ResultPass
+	case c.NotJudged != "":
+		return ResultNotJudged
+	default:
+		return ResultFail
+	}
+}
+
 // Failure is a check that broke, with the number that broke it.
 type Failure struct {
 	Check    string  `json:"check"`

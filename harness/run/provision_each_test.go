@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seqgate/seqgate/harness/scenario"
+	"github.com/seqgate/seqgate/harness/service"
 	tgt "github.com/seqgate/seqgate/harness/target"
 )
 
@@ -94,7 +95,7 @@ func TestProvisionEach(t *testing.T) {
 				fmt.Fprintf(w, `{"tenant_id":"id-%s","api_key":"key-%s","pool":%q}`, body.Pool, body.Pool, body.Pool)
 			}))
 			defer srv.Close()
-			p, err := tgt.New(tgt.Options{}, false)
+			p, err := service.Shipped.Profile(tgt.Options{}, false)
 			if err != nil {
 				t.Fatal(err)
 			}

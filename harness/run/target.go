@@ -28,17 +28,17 @@ type target interface {
 func targetFor(o Options) target {
 	if o.Target != "" {
 		return &externalTarget{url: strings.TrimRight(o.Target, "/"), dsn: o.DSN, apiKey: o.APIKey, tenantID: o.TenantID,
-			profile: o.Profile, services: o.services(), readyTimeout: o.ReadyTimeout, toxiproxy: o.Toxiproxy}
+			profile: o.Profile, services: o.Services, readyTimeout: o.ReadyTimeout, toxiproxy: o.Toxiproxy}
 	}
-	return eventlogdTarget{prof: o.PodProfile, services: o.services()}
+	return eventlogdTarget{prof: o.PodProfile, services: o.Services}
 }
 
-// services are the services the run's profiles may name.
-func (o Options) services() service.Registry {
-	if o.Services != nil {
-		return o.Services
+// orShipped is r, or for none the services seqgate ships.
+func orShipped(r service.Registry) service.Registry {
+	if r == nil {
+		return service.Shipped
 	}
-	return service.Shipped
+	return r
 }
 
 // tenantsTimeout bounds the wait for every provisioned tenant to become active: --ready-timeout,

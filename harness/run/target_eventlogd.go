@@ -31,7 +31,7 @@ import (
 // the pod profile (harness/podprofile; nil: the built-in eventlogd one, seqgate's reference service).
 type eventlogdTarget struct {
 	prof     *podprofile.Profile
-	services service.Registry // what the profile's target names
+	services service.Registry // what the profile's target names (nil: the shipped services)
 }
 
 // profile is the pod profile the pods start by.
@@ -187,9 +187,9 @@ func writePools(s *state, db *infra.DB, proxies *proxy.Set) (string, error) {
 // provisioning on its own), and notes where its events are: its pool's database, tenant_id column.
 func (t eventlogdTarget) provision(ctx context.Context, s *state, log *slog.Logger) ([]tenant, error) {
 	if t.profile().Layout == podprofile.LayoutAdminDSN {
-		return provisionAdminDSN(ctx, s, log, t.profile(), t.services)
+		return provisionAdminDSN(ctx, s, log, t.profile(), orShipped(t.services))
 	}
-	p, err := t.services.Profile(tgt.Options{Profile: t.profile().Target}, true)
+	p, err := orShipped(t.services).Profile(tgt.Options{Profile: t.profile().Target}, true)
 	if err != nil {
 		return nil, err
 	}

@@ -25,7 +25,7 @@ const DefaultReadyTimeout = 60 * time.Second
 type externalTarget struct {
 	url, dsn, apiKey, tenantID, toxiproxy string
 	profile                               tgt.Options
-	services                              service.Registry
+	services                              service.Registry // nil: the shipped services
 	readyTimeout                          time.Duration
 
 	p      *tgt.Profile // resolved by up
@@ -34,7 +34,7 @@ type externalTarget struct {
 
 func (t *externalTarget) up(ctx context.Context, s *state, log *slog.Logger, sys *system) error {
 	sys.name, sys.url = "external", t.url
-	p, err := t.services.Profile(t.profile, t.dsn != "")
+	p, err := orShipped(t.services).Profile(t.profile, t.dsn != "")
 	if err != nil {
 		return err
 	}

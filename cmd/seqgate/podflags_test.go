@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -27,11 +26,7 @@ pods:
 // allowed, and the correct spelling passes (the control). run refuses the same file before it
 // starts anything.
 func TestLintChecksPodFlags(t *testing.T) {
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "eventlogd")
-	if out, err := exec.Command("go", "build", "-o", bin, "../eventlogd").CombinedOutput(); err != nil {
-		t.Fatalf("build eventlogd: %v\n%s", err, out)
-	}
+	bin := buildEventlogd(t)
 	for _, c := range []struct {
 		name, defect, flag, value string
 		want                      []string // in the output; none: the file is valid
@@ -97,7 +92,7 @@ func TestLintChecksPodFlags(t *testing.T) {
 		file := filepath.Join(t.TempDir(), "s.yaml")
 		os.WriteFile(file, []byte(strings.NewReplacer("DEFECT", "late-commit-skip", "FLAG", "retry-tenant-cap", "VALUE", "3").Replace(podFlagsScenario)), 0o644)
 		var out bytes.Buffer
-		if err := lintWith(context.Background(), &out, []string{file}, filepath.Join(dir, "missing")); err == nil || !strings.Contains(out.String(), "cannot check the pod flags") {
+		if err := lintWith(context.Background(), &out, []string{file}, filepath.Join(t.TempDir(), "missing")); err == nil || !strings.Contains(out.String(), "cannot check the pod flags") {
 			t.Errorf("lint without a binary: %v\n%s", err, out.String())
 		}
 	})

@@ -2,16 +2,13 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/seqgate/seqgate/internal/dbserver"
 	"github.com/seqgate/seqgate/internal/provenance"
 )
 
@@ -19,20 +16,14 @@ import (
 // summary.json, summary.md, report.html, JUnit and the verdict line, with the pods' binary hash and
 // the scenario's; the same run without the --set names no defect anywhere.
 func TestRunProvenance(t *testing.T) {
-	if _, err := dbserver.FindBinary(); err != nil {
-		t.Skip(err)
-	}
+	needDB(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "eventlogd")
-	if out, err := exec.Command("go", "build", "-o", bin, "../eventlogd").CombinedOutput(); err != nil {
-		t.Fatalf("build eventlogd: %v\n%s", err, out)
-	}
+	bin := buildEventlogd(t)
 	elBin, err := provenance.Describe(t.Context(), bin, true)
 	if err != nil || !strings.HasPrefix(elBin.Version, "eventlogd github.com/seqgate/seqgate") {
 		t.Fatalf("eventlogd --version: %+v %v", elBin, err)
 	}
-	sc := filepath.Join(dir, "tiny.yaml")
-	if err := os.WriteFile(sc, []byte(`name: tiny
+	sc := writeTestFile(t, dir, "tiny.yaml", `name: tiny
 seed: 2
 duration: 2s
 drain_timeout: 20s
@@ -43,9 +34,7 @@ load:
   - {tenants: hot, executor: constant-arrival-rate, rate: 20}
 consumers:
   - {count: 1}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	for _, c := range []struct {
 		name   string
 		sets   []string
@@ -86,13 +75,7 @@ consumers:
 					LoadAvgEnd []float64 `json:"load_avg_end"`
 				} `json:"run"`
 			}
-			b, err := os.ReadFile(filepath.Join(runDir, "summary.json"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if err := json.Unmarshal(b, &sum); err != nil {
-				t.Fatal(err)
-			}
+			readJSON(t, filepath.Join(runDir, "summary.json"), &sum)
 			p := sum.Run.Provenance
 			if p.Pods.SHA256 != elBin.SHA256 || p.Pods.Version != elBin.Version || len(p.ScenarioSHA256) != 64 || p.Machine.Cores < 1 ||
 				len(p.Machine.LoadAvg) != 3 || len(sum.Run.LoadAvgEnd) != 3 || !slices.Contains(p.Args, "--eventlogd="+bin) {

@@ -4,28 +4,20 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/seqgate/seqgate/harness/run"
-	"github.com/seqgate/seqgate/internal/dbserver"
 )
 
 // TestRunWritesReport: seqgate run (with --metrics-addr) leaves report.html and summary.md in the
 // run directory, showing the run's verdict and its fault.
 func TestRunWritesReport(t *testing.T) {
-	if _, err := dbserver.FindBinary(); err != nil {
-		t.Skip(err)
-	}
+	needDB(t)
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "eventlogd")
-	if out, err := exec.Command("go", "build", "-o", bin, "../eventlogd").CombinedOutput(); err != nil {
-		t.Fatalf("build eventlogd: %v\n%s", err, out)
-	}
-	sc := filepath.Join(dir, "tiny.yaml")
-	if err := os.WriteFile(sc, []byte(`name: tiny
+	bin := buildEventlogd(t)
+	sc := writeTestFile(t, dir, "tiny.yaml", `name: tiny
 seed: 2
 duration: 4s
 drain_timeout: 20s
@@ -38,9 +30,7 @@ consumers:
   - {count: 1}
 faults:
   - {at: 1s, kind: consumer_disconnect, target: tenant_1}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
+`)
 	runDir := filepath.Join(dir, "run")
 	var stdout, stderr bytes.Buffer
 	err := runRun(context.Background(), &stdout, &stderr, sc, runFlags{out: runDir, eventlogd: bin, metrics: "127.0.0.1:0", ready: run.DefaultReadyTimeout})

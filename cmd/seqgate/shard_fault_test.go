@@ -69,10 +69,7 @@ func TestShardedRunWithFault(t *testing.T) {
 	defer cancel()
 
 	// A fault on agent 2's tenant: agent 1 refuses it, naming the tenant (exit 3).
-	bad := filepath.Join(dir, "bad.yaml")
-	if err := os.WriteFile(bad, []byte(strings.Replace(shardFaultScenario, "TARGET", theirs, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bad := writeTestFile(t, dir, "bad.yaml", strings.Replace(shardFaultScenario, "TARGET", theirs, 1))
 	var o, e bytes.Buffer
 	err = seqgate(ctx, &o, &e, "run", bad, "--target", svc.url, "--dsn", svc.dsn, "--shard", "1/2", "--out", filepath.Join(dir, "bad1"))
 	var xe *exec.ExitError
@@ -80,10 +77,7 @@ func TestShardedRunWithFault(t *testing.T) {
 		t.Errorf("agent 1 with a fault on %s: %v\n%s\n%s", theirs, err, tail(o.String()), tail(e.String()))
 	}
 
-	sc := filepath.Join(dir, "shardfault.yaml")
-	if err := os.WriteFile(sc, []byte(strings.Replace(shardFaultScenario, "TARGET", mine, 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sc := writeTestFile(t, dir, "shardfault.yaml", strings.Replace(shardFaultScenario, "TARGET", mine, 1))
 	type agent struct {
 		out, errOut bytes.Buffer
 		err         error
@@ -119,10 +113,6 @@ func TestShardedRunWithFault(t *testing.T) {
 	if err := seqgate(ctx, &o, &e, append([]string{"verify", "--json", mergedJSON}, ledgers...)...); err != nil {
 		t.Fatalf("verify of the two ledgers: %v\n%s\n%s", err, tail(o.String()), tail(e.String()))
 	}
-	b, err := os.ReadFile(mergedJSON)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var merged struct {
 		Verdict string `json:"verdict"`
 		Acked   int64  `json:"acked"`
@@ -131,9 +121,7 @@ func TestShardedRunWithFault(t *testing.T) {
 			Target string `json:"target"`
 		} `json:"faults"`
 	}
-	if err := json.Unmarshal(b, &merged); err != nil {
-		t.Fatal(err)
-	}
+	readJSON(t, mergedJSON, &merged)
 	if merged.Verdict != "pass" || merged.Acked == 0 || len(merged.Faults) != 1 || merged.Faults[0].Target != mine {
 		t.Errorf("merged verdict %s, acked %d, faults %+v: want a pass with one fault on %s", merged.Verdict, merged.Acked, merged.Faults, mine)
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -92,10 +91,7 @@ func TestShardedRunMatchesOneAgent(t *testing.T) {
 	}
 	svc := startService(t)
 	dir := t.TempDir()
-	sc := filepath.Join(dir, "shardtest.yaml")
-	if err := os.WriteFile(sc, []byte(shardScenario), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	sc := writeTestFile(t, dir, "shardtest.yaml", shardScenario)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	base := []string{"run", sc, "--target", svc.url, "--dsn", svc.dsn}
@@ -190,14 +186,8 @@ func seqgate(ctx context.Context, stdout, stderr *bytes.Buffer, args ...string) 
 
 func readSummary(t *testing.T, path string) verdictNumbers {
 	t.Helper()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var v verdictNumbers
-	if err := json.Unmarshal(b, &v); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
+	readJSON(t, path, &v)
 	return v
 }
 
@@ -207,10 +197,7 @@ type extService struct{ url, dsn string }
 // agents share. Every tenant goes to its shared pool.
 func startService(t *testing.T) extService {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "eventlogd")
-	if out, err := exec.Command("go", "build", "-o", bin, "../eventlogd").CombinedOutput(); err != nil {
-		t.Fatalf("build eventlogd: %v\n%s", err, out)
-	}
+	bin := buildEventlogd(t)
 	svc := eventlogdtest.StartService(t, bin, []eventlogdtest.Pool{{ID: "shared_pool", Role: "shared"}}, "--pod", "ext-1")
 	return extService{url: svc.URL, dsn: svc.ServerDSN}
 }

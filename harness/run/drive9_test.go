@@ -119,12 +119,7 @@ func TestE2EDrive9Profile(t *testing.T) {
 				t.Fatal(err)
 			}
 			recs := readLedger(t, res.Ledger)
-			r, _ := ledger.Open(res.Ledger)
-			defer r.Close()
-			sum, err := verifier.Verify(r, verifier.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			sum := verify(t, res.Ledger)
 			noChildren(t)
 			var faultPhases, crashes, scraped, tenantDBSamples int
 			exits := map[string]int{}

@@ -81,15 +81,7 @@ func runExternal(t *testing.T, o Options) (*Result, *verifier.Summary, []ledger.
 	if err != nil {
 		return nil, nil, recs, err
 	}
-	r, err := ledger.Open(res.Ledger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	s, err := verifier.Verify(r, verifier.Options{})
-	if err != nil {
-		t.Fatalf("the run's ledger is not verifiable: %v", err)
-	}
+	s := verify(t, res.Ledger)
 	return res, s, recs, nil
 }
 
@@ -281,15 +273,9 @@ func v2Handler(backend *url.URL, seen func(kind string)) http.Handler {
 	})
 }
 
-// TestServiceSeam: a service seqgate does not ship, given as one tgt.Service value with its own
-// paths for every request (served here by eventlogd behind a path-rewriting proxy that refuses
-// drive9's paths), runs provisioning, readiness, SSE and pull consumers with their resyncs, the load
-// and the audit through that value alone, to a passing verdict. The control: the same service given
-// without its wire (drive9's paths) is refused by the proxy before any load.
-func TestServiceSeam(t *testing.T) {
-	e := startExternal(t)
-	proxy, seen := v2Proxy(t, e.URL)
-	const sc = `name: seam
+// seamScenario is what the tests of a service's seam run: two tenants, writes and the structural
+// ops, an SSE consumer that resyncs (the listing) and a pull consumer (the change feed).
+const seamScenario = `name: seam
 seed: 5
 duration: 3s
 drain_timeout: 15s
@@ -301,12 +287,21 @@ consumers:
   - {count: 1, resync: true}
   - {count: 1, kind: pull, interval: 100ms}
 `
+
+// TestServiceSeam: a service seqgate does not ship, given as one tgt.Service value with its own
+// paths for every request (served here by eventlogd behind a path-rewriting proxy that refuses
+// drive9's paths), runs provisioning, readiness, SSE and pull consumers with their resyncs, the load
+// and the audit through that value alone, to a passing verdict. The control: the same service given
+// without its wire (drive9's paths) is refused by the proxy before any load.
+func TestServiceSeam(t *testing.T) {
+	e := startExternal(t)
+	proxy, seen := v2Proxy(t, e.URL)
 	for _, c := range []struct {
 		name string
 		wire *tgt.Wire
 	}{{"its own wire", v2Wire}, {"no wire: drive9's paths", nil}} {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := scenario.Parse("seam.yaml", []byte(sc))
+			s, err := scenario.Parse("seam.yaml", []byte(seamScenario))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -323,15 +318,7 @@ consumers:
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := ledger.Open(res.Ledger)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			sum, err := verifier.Verify(r, verifier.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			sum := verify(t, res.Ledger)
 			got := seen()
 			for k := range got {
 				if strings.HasPrefix(k, "refused ") {

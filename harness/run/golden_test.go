@@ -78,15 +78,7 @@ func TestGoldenLedger(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := ledger.Open(res.Ledger)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
-	s, err := verifier.Verify(r, verifier.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := verify(t, res.Ledger)
 	got += fmt.Sprintf("verdict %s failed %v\n", s.Verdict, s.FailedChecks)
 	b, err := os.ReadFile(filepath.Join(dir, "result.json"))
 	if err != nil {
@@ -152,6 +144,22 @@ func readLedger(t *testing.T, path string) []ledger.Record {
 		recs = append(recs, *rec)
 	}
 	return recs
+}
+
+// verify judges the run's ledger at path as seqgate verify would; a ledger that does not open or
+// verify fails the test.
+func verify(t *testing.T, path string) *verifier.Summary {
+	t.Helper()
+	r, err := ledger.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	s, err := verifier.Verify(r, verifier.Options{})
+	if err != nil {
+		t.Fatalf("the run's ledger %s is not verifiable: %v", path, err)
+	}
+	return s
 }
 
 // normaliseResult keeps result.json's deterministic fields (offered follows from the scenario).

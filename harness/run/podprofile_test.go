@@ -88,12 +88,7 @@ faults:
 				t.Fatal(err)
 			}
 			recs := readLedger(t, res.Ledger)
-			r, _ := ledger.Open(res.Ledger)
-			defer r.Close()
-			sum, err := verifier.Verify(r, verifier.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			sum := verify(t, res.Ledger)
 			noChildren(t)
 			var faultPhases, crashes int
 			exits := map[string]int{}

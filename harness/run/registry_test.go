@@ -151,19 +151,7 @@ func TestRegisteredServicePods(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const sc = `name: registered
-seed: 5
-duration: 3s
-drain_timeout: 15s
-tenants:
-  - {count: 2}
-pods: {count: 2}
-load:
-  - {tenants: g1, executor: constant-arrival-rate, rate: 10, mix: {write: 4, mkdir: 1, rename: 1, delete: 1}}
-consumers:
-  - {count: 1, resync: true}
-  - {count: 1, kind: pull, interval: 100ms}
-`
+	sc := seamScenario + "pods: {count: 2}\n"
 	for _, c := range []struct {
 		name     string
 		services service.Registry
@@ -191,15 +179,7 @@ consumers:
 				t.Fatal(err)
 			}
 			noChildren(t)
-			r, err := ledger.Open(res.Ledger)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			sum, err := verifier.Verify(r, verifier.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			sum := verify(t, res.Ledger)
 			var logs strings.Builder
 			for _, pod := range []string{"pod-1", "pod-2"} {
 				b, err := os.ReadFile(filepath.Join(res.Dir, "pods", pod+".log"))

@@ -12,7 +12,6 @@ import (
 
 	"github.com/seqgate/seqgate/harness/scenario"
 	"github.com/seqgate/seqgate/internal/dbserver"
-	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier"
 )
 
@@ -105,15 +104,7 @@ func TestE2EResync(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := ledger.Open(res.Ledger)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer r.Close()
-			s, err := verifier.Verify(r, verifier.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			s := verify(t, res.Ledger)
 			noChildren(t)
 			t.Logf("figures: resyncs %+v, resync_proven %d, resync_missed %d, listing %s", s.Resyncs, s.ResyncProven, s.ResyncMissed, res.Listing)
 			if !s.Run.Ended || s.Resyncs.Listings < 2 || s.Resyncs.Failed != 0 || res.Resyncs != s.Resyncs.Listings || res.Listed != s.Resyncs.Entries {

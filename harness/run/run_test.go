@@ -94,12 +94,7 @@ func runE2E(t *testing.T, hooks []Hook, ctx context.Context) (*Result, *verifier
 		t.Fatal(err)
 	}
 	recs := readLedger(t, res.Ledger)
-	r, _ := ledger.Open(res.Ledger)
-	defer r.Close()
-	s, err := verifier.Verify(r, verifier.Options{})
-	if err != nil {
-		t.Fatalf("the run's ledger is not verifiable: %v", err)
-	}
+	s := verify(t, res.Ledger)
 	noChildren(t)
 	return res, s, recs
 }
@@ -340,12 +335,7 @@ func TestE2EToxiproxyServer(t *testing.T) {
 	if proxyBytes == 0 {
 		t.Error("proxy records count no bytes: the relay behind the server's proxies is missing")
 	}
-	rd, _ := ledger.Open(res.Ledger)
-	defer rd.Close()
-	s, err := verifier.Verify(rd, verifier.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := verify(t, res.Ledger)
 	if s.Verdict != verifier.VerdictPass {
 		t.Errorf("verdict %s, failed %v", s.Verdict, s.FailedChecks)
 	}

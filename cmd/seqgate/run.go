@@ -86,7 +86,7 @@ Exit codes are the verdict's: 0 pass, 1 fail, 2 inconclusive, 3 a run that could
 	fl.StringVar(&f.auditDB, "audit-db", "", "with --target and --dsn: the database of each tenant's events, a template with {tenant}, {tenant_nodash}, {pool} (default: the profile's; required for generic)")
 	fl.StringVar(&f.tenantCol, "tenant-column", "", "with --target and --dsn: the fs_events column naming the tenant, or none (default: the profile's; required for generic)")
 	fl.IntVar(&f.provConc, "provision-concurrency", run.DefaultProvisionConcurrency, "how many tenants to provision at once (1..256)")
-	fl.DurationVar(&f.ready, "ready-timeout", 0, "how long to wait for every provisioned tenant to become active (default: the pod profile's ready.tenants, drive9's 3m; else "+run.DefaultReadyTimeout.String()+")")
+	fl.DurationVar(&f.ready, "ready-timeout", 0, "how long to wait for every provisioned tenant to become active (default: the pod profile's ready.tenants"+ownTenantsWait()+"; else "+run.DefaultReadyTimeout.String()+")")
 	fl.StringVar(&f.replay, "replay", "", "replay the fault schedule of this earlier run directory (its schedule.json) instead of expanding the scenario's faults")
 	fl.StringVar(&f.toxiproxy, "toxiproxy", "", "drive the DB proxies on this toxiproxy server's HTTP API (e.g. http://127.0.0.1:8474) instead of in-process ones; with --target, adopt the proxies it already has, named after the service's pools (docs/stack.md)")
 	fl.StringVar(&f.junit, "junit", "", "also write JUnit XML (one testcase per check) to PATH")
@@ -336,4 +336,16 @@ func isTerminal(w io.Writer) bool {
 	}
 	st, err := f.Stat()
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}
+
+// ownTenantsWait names the shipped pod profiles that wait for their tenants a time of their own
+// (", drive9's 3m0s"), for --ready-timeout's help.
+func ownTenantsWait() string {
+	var b strings.Builder
+	for _, name := range service.Shipped.PodNames() {
+		if p, err := service.Shipped.Pods(name); err == nil && p.Ready.Tenants > 0 {
+			fmt.Fprintf(&b, ", %s's %s", name, p.Ready.Tenants)
+		}
+	}
+	return b.String()
 }

@@ -270,4 +270,7 @@ func TestReadyTimeoutAbsentIsTheProfiles(t *testing.T) {
 	if d9, _ := service.Shipped.Pods(service.Drive9); d9.Ready.Tenants != 3*time.Minute {
 		t.Errorf("drive9's pod profile waits %v for its tenants", d9.Ready.Tenants)
 	}
+	if usage := newRunCmd().Flags().Lookup("ready-timeout").Usage; !strings.Contains(usage, "drive9's 3m0s; else 1m0s") {
+		t.Errorf("--ready-timeout's help: %s", usage)
+	}
 }

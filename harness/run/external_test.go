@@ -288,7 +288,7 @@ consumers:
   - {count: 1, kind: pull, interval: 100ms}
 `
 
-// TestServiceSeam: a service seqgate does not ship, given as one tgt.Service value with its own
+// TestServiceSeam: a service seqgate does not ship, registered as one value (v2Service) with its own
 // paths for every request (served here by eventlogd behind a path-rewriting proxy that refuses
 // drive9's paths), runs provisioning, readiness, SSE and pull consumers with their resyncs, the load
 // and the audit through that value alone, to a passing verdict. The control: the same service given
@@ -305,10 +305,12 @@ func TestServiceSeam(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			svc := &tgt.Service{Name: "v2", Ready: tgt.ReadyStatusIfServed, Wire: c.wire, AuditDB: "{pool}", TenantColumn: "tenant_id"}
+			svc := v2Service // the service of TestRegisteredServicePods, here with the case's wire
+			svc.Target.Wire = c.wire
 			dir := t.TempDir()
 			res, err := Run(context.Background(), Options{Scenario: s, Dir: dir, Log: testWriter{t}, Progress: testWriter{t},
-				Target: proxy.URL, DSN: e.ServerDSN, Profile: tgt.Options{Service: svc}, ProvisionToken: eventlogdtest.ProvisionToken})
+				Target: proxy.URL, DSN: e.ServerDSN, Services: service.Shipped.With(&svc), Profile: tgt.Options{Profile: svc.Name},
+				ProvisionToken: eventlogdtest.ProvisionToken})
 			if c.wire == nil {
 				if err == nil || !strings.Contains(err.Error(), "/v1/provision") || !strings.Contains(err.Error(), "404") {
 					t.Fatalf("error %v, want drive9's provisioning path refused (404)", err)

@@ -54,3 +54,5 @@ func drive9Database(t target.Tenant) (string, error) {
 	}
 	return name, nil
 }
+
+func init() { ship(&drive9) }

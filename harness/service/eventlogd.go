@@ -25,3 +25,5 @@ var eventlogd = Def{Name: Eventlogd,
 		Layout:       podprofile.LayoutPools, AdminHooks: true, EventlogdFlags: true,
 	},
 }
+
+func init() { ship(&eventlogd) }

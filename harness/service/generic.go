@@ -11,3 +11,5 @@ const Generic = "generic"
 var generic = Def{Name: Generic,
 	Target: target.Service{Ready: target.ReadyStatusIfServed, Wire: target.Drive9Wire},
 }
+
+func init() { ship(&generic) }

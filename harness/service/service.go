@@ -3,11 +3,13 @@
 // reports them ready, its wire, where its tenants' events live) and, when seqgate can start it, its
 // pod profile (binary, args, env, readiness, metrics, loss counters). Every list of service names,
 // every message naming the allowed ones and the command line's --target-profile help come from a
-// Registry, an explicit list: adding a service is writing its file and its line in Shipped.
+// Registry. Each file ships its own service (its init calls ship), so adding a service is writing
+// its file and nothing else.
 package service
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/seqgate/seqgate/harness/podprofile"
@@ -27,8 +29,32 @@ type Def struct {
 // Registry is an explicit list of services; the first is the default.
 type Registry []*Def
 
-// Shipped is the services seqgate ships, the default first.
-var Shipped = Registry{&eventlogd, &drive9, &generic}
+// Shipped is the services seqgate ships, the default (eventlogd) first, the others by name. Each
+// service's file adds itself (ship, from its init); nothing else lists them.
+var Shipped Registry
+
+// defaultService is the service a run uses when no --target-profile names one.
+const defaultService = Eventlogd
+
+// ship adds d to Shipped, keeping the default first and the rest in name order. A second service of
+// one name is a programming error, caught at start-up.
+func ship(d *Def) {
+	for _, o := range Shipped {
+		if o.Name == d.Name {
+			panic("service: two services named " + d.Name)
+		}
+	}
+	Shipped = append(Shipped, d)
+	slices.SortStableFunc(Shipped, func(a, b *Def) int {
+		if (a.Name == defaultService) != (b.Name == defaultService) {
+			if a.Name == defaultService {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a.Name, b.Name)
+	})
+}
 
 // With is the registry with more services after its own (a program that runs seqgate as a library,
 // or a test, adds its service so).

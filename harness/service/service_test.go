@@ -1,6 +1,7 @@
 package service
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strings"
@@ -202,3 +203,30 @@ func TestDocs(t *testing.T) {
 		}
 	}
 }
+
+// TestShipKeepsTheDefaultFirst: each file ships its own service; whatever the order of the inits,
+// the default leads and the rest follow by name, and a second service of one name is refused.
+func TestShipKeepsTheDefaultFirst(t *testing.T) {
+	saved := Shipped
+	t.Cleanup(func() { Shipped = saved })
+	for _, order := range [][]*Def{{&generic, &drive9, &eventlogd}, {&drive9, &eventlogd, &generic}, {&eventlogd, &generic, &drive9}} {
+		Shipped = nil
+		for _, d := range order {
+			ship(d)
+		}
+		if got := Shipped.Names(); !slices.Equal(got, []string{Eventlogd, Drive9, Generic}) {
+			t.Errorf("shipped in %v: names %v, want eventlogd first then by name", names(order), got)
+		}
+		if d, err := Shipped.Lookup(""); err != nil || d.Name != Eventlogd {
+			t.Errorf("default = %v, %v; want eventlogd", d, err)
+		}
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "two services named drive9") {
+			t.Errorf("a second drive9: recovered %v, want a panic naming it", r)
+		}
+	}()
+	ship(&Def{Name: Drive9})
+}
+
+func names(ds []*Def) []string { return Registry(ds).Names() }

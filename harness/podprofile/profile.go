@@ -271,6 +271,9 @@ func (p *Profile) check(line func(path ...string) int, targets []string) error {
 		if !validMetricName(c) {
 			return bad(fmt.Sprintf("%q: not a Prometheus metric name", c), "loss_counters", fmt.Sprint(i))
 		}
+		if !strings.HasSuffix(c, "_retry_dropped_total") {
+			return bad(fmt.Sprintf("%q: the verifier explains a loss only by a counter named *_retry_dropped_total, labelled tenant_id and reason (the ledger's rule); one of another name would be scraped and never explain a loss", c), "loss_counters", fmt.Sprint(i))
+		}
 	}
 	return nil
 }

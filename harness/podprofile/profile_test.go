@@ -46,6 +46,7 @@ func TestParse(t *testing.T) {
 		{"bad health", strings.Replace(goodYAML, "health: /healthz", "health: healthz", 1), "ready.health"},
 		{"bad duration", strings.Replace(goodYAML, "timeout: 20s", "timeout: soon", 1), "p.yaml:7"},
 		{"bad counter", strings.Replace(goodYAML, "drive9_sse_event_retry_dropped_total", "drop-count", 1), "loss_counters.0"},
+		{"counter the verifier never reads", strings.Replace(goodYAML, "drive9_sse_event_retry_dropped_total", "mysvc_events_lost_total", 1), "never explain a loss"},
 		{"no name", strings.Replace(goodYAML, "name: my-eventlogd\n", "", 1), "name: required"},
 		{"empty", "", "empty pod profile"},
 		{"not yaml", "args: [", "p.yaml"},

@@ -16,7 +16,8 @@ import (
 // TestPutterLeavesNoGoroutine: the benchmark's fasthttp putter, once closed, has no fasthttp
 // goroutine left at all (neither the DNS-cache cleaner, which its plain dialer never starts, nor the
 // connection cleaner, which close waits out). The control closes the same client's idle connections
-// without the wait: its connection cleaner is still there, so the wait is what ends it.
+// without the wait: its connection cleaner is still there while a connection is pooled, and ends only
+// at its next wake, so the wait is what ends it in time.
 func TestPutterLeavesNoGoroutine(t *testing.T) {
 	ts := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusOK) }))
 	defer ts.Close()
@@ -34,8 +35,14 @@ func TestPutterLeavesNoGoroutine(t *testing.T) {
 		t.Errorf("after close: %v", err)
 	}
 
+	// The control: the same client's connection cleaner, seen while a connection sits in its pool
+	// (the cleaner cannot end before the pool is empty), so goroutineRuns does see fasthttp's
+	// goroutines and the check above is not vacuous. It is looked for before CloseIdleConnections:
+	// after it, the cleaner may end at its first run, however late the scheduler starts it. Its
+	// idle period (controlIdle) is long enough that no scheduling delay empties the pool first.
+	const controlIdle = 5 * time.Second
 	d := &net.Dialer{Timeout: 5 * time.Second}
-	c := &fasthttp.HostClient{Addr: strings.TrimPrefix(ts.URL, "http://"), MaxConns: 4, MaxIdleConnDuration: fastIdle,
+	c := &fasthttp.HostClient{Addr: strings.TrimPrefix(ts.URL, "http://"), MaxConns: 4, MaxIdleConnDuration: controlIdle,
 		Dial: func(addr string) (net.Conn, error) { return d.Dial("tcp", addr) }}
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	req.SetRequestURI(ts.URL + "/v1/fs/a")
@@ -44,13 +51,14 @@ func TestPutterLeavesNoGoroutine(t *testing.T) {
 	}
 	fasthttp.ReleaseRequest(req)
 	fasthttp.ReleaseResponse(resp)
-	c.CloseIdleConnections()
 	if !goroutineRuns("fasthttp.(*HostClient).connsCleaner") {
-		t.Error("control: no connection cleaner right after CloseIdleConnections, so the check above proves nothing")
+		t.Error("control: no connection cleaner while a connection is pooled, so the check above proves nothing")
 	}
-	// The control's cleaner ends at its next wake (one fastIdle); it must be gone before TestMain's
-	// goleak, whose retries do not wait that long (which is why close waits).
-	for deadline := time.Now().Add(30 * fastIdle); goroutineRuns("fasthttp.(*HostClient).connsCleaner") && time.Now().Before(deadline); {
+	// Without a wait the cleaner outlives the client until its next wake (one controlIdle); it
+	// must be gone before TestMain's goleak, whose retries do not wait that long (which is why
+	// close waits).
+	c.CloseIdleConnections()
+	for deadline := time.Now().Add(6 * controlIdle); goroutineRuns("fasthttp.(*HostClient).connsCleaner") && time.Now().Before(deadline); {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if err := goleak.Find(before); err != nil {

@@ -46,7 +46,7 @@ func newDropsCheck(ix *index, w *witnessSet) *dropsCheck {
 func (c *dropsCheck) Observe(r *ledger.Record) {
 	switch r.K {
 	case ledger.KindMut:
-		ti := c.ix.muts.at(c.ix.cur.id).tenant
+		ti := c.ix.muts.tenantOf(c.ix.muts.at(c.ix.cur.id))
 		for int(ti) >= len(c.muts) {
 			c.muts = append(c.muts, 0)
 		}

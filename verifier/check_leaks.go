@@ -35,7 +35,7 @@ func (c *leaksCheck) Finish(s *Summary) {
 		s.consumer(cs.id).Leaks++
 		s.tenant(ix.tenantName(cs.tenant)).Leaks++
 		c.w.add(WitnessLeaks, leakWitness{Consumer: cs.id, ConsumerTenant: ix.tenantName(cs.tenant),
-			OwnerTenant: ix.tenantName(owner.tenant), Path: c.ix.path(owner), MID: c.ix.mid(owner), Conn: ix.connNames[o.conn],
+			OwnerTenant: ix.tenantName(c.ix.muts.tenantOf(owner)), Path: c.ix.path(owner), MID: c.ix.mid(owner), Conn: ix.connNames[o.conn],
 			Seq: o.seq, Ms: ms(o.t)})
 	})
 }

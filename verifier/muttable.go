@@ -36,6 +36,10 @@ type mutTable struct {
 	keybuf  []byte
 	recbuf  []byte
 	esc     map[*mutation]*escaped // values that do not fit an entry's compact fields
+	// consOf lists each tenant's consumers by ordinal (mutation.evCons); statuses the HTTP statuses
+	// by code (mutation.kind), statuses[0] = 0 (none).
+	consOf   map[int32][]int32
+	statuses []int16
 }
 
 type recentEntry struct {
@@ -66,7 +70,7 @@ const (
 
 func newMutTable(tenants *[]string) *mutTable {
 	return &mutTable{slots: make([]uint32, minSlots), idBits: minSlotBits, seed: maphash.MakeSeed(), recent: make([]recentEntry, 1<<recentBits),
-		tenants: tenants, dirIDs: map[string]uint32{"": 0}, dirs: []string{""}}
+		tenants: tenants, dirIDs: map[string]uint32{"": 0}, dirs: []string{""}, statuses: []int16{0}}
 }
 
 func (t *mutTable) len() int { return int(t.n) }
@@ -104,7 +108,7 @@ func (t *mutTable) findHashed(tenant, path string, h uint64) int32 {
 // equal reports whether entry id is (tenant, path).
 func (t *mutTable) equal(id int32, tenant, path string) bool {
 	m := t.at(id)
-	if (*t.tenants)[m.tenant] != tenant {
+	if (*t.tenants)[t.tenantOf(m)] != tenant {
 		return false
 	}
 	dir, base, _ := t.name(m)
@@ -112,8 +116,8 @@ func (t *mutTable) equal(id int32, tenant, path string) bool {
 }
 
 // add appends a new entry for (tenant, path) (which find did not know; h is the hash find returned;
-// m.tenant is tenant's index) and returns its id.
-func (t *mutTable) add(tenant, path string, h uint64, m mutation) int32 {
+// ti is tenant's index) and returns its id.
+func (t *mutTable) add(tenant string, ti int32, path string, h uint64, m mutation) int32 {
 	id := t.n
 	if int(id>>chunkBits) == len(t.chunks) {
 		t.chunks = append(t.chunks, make([]mutation, 0, 1<<chunkBits))
@@ -121,13 +125,14 @@ func (t *mutTable) add(tenant, path string, h uint64, m mutation) int32 {
 	m.name = t.addName(path, midNone, "")
 	c := &t.chunks[id>>chunkBits]
 	*c = append(*c, m)
+	t.setTenant(&(*c)[len(*c)-1], ti)
 	t.n++
 	if int(t.n)*4 > len(t.slots)*3 {
 		t.grow()
 	}
 	t.place(h, id)
 	t.recent[h&(1<<recentBits-1)] = recentEntry{h: h, id: id + 1}
-	_ = tenant // the key's tenant is m.tenant; equal and grow read its name from t.tenants
+	_ = tenant // the key's tenant is ti; equal and grow read its name from t.tenants
 	return id
 }
 
@@ -235,7 +240,7 @@ func (t *mutTable) grow() {
 	for id := range t.n - 1 {
 		m := t.at(id)
 		dir, base, _ := t.name(m)
-		t.keybuf = append(append(append(append(t.keybuf[:0], (*t.tenants)[m.tenant]...), 0), dir...), base...)
+		t.keybuf = append(append(append(append(t.keybuf[:0], (*t.tenants)[t.tenantOf(m)]...), 0), dir...), base...)
 		t.place(maphash.Bytes(t.seed, t.keybuf), id)
 	}
 }
@@ -288,7 +293,9 @@ const (
 
 type escaped struct {
 	sent, intended, evSeq int64
-	pod                   int32
+	pod, tenant, evCons   int32
+	evN                   uint16
+	status                int16
 }
 
 // podEsc in mutation.pod: the pod's index does not fit 16 bits and is in the side table.

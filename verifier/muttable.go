@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -31,10 +32,11 @@ type mutTable struct {
 
 	tenants *[]string // the index's tenant ids, by the entries' tenant index
 	names   arena
-	dirIDs  map[string]uint32
-	dirs    []string // dirs[0] = "": a path kept whole (no '/', or more than maxDirs directories)
+	dirIDs  map[string]uint32 // the interned stems of paths (addName)
+	dirs    []string          // dirs[0] = "": a path kept whole (no '/', or more than maxDirs stems)
 	keybuf  []byte
 	recbuf  []byte
+	restbuf []byte
 	esc     map[*mutation]*escaped // values that do not fit an entry's compact fields
 	// consOf lists each tenant's consumers by ordinal (mutation.evCons); statuses the HTTP statuses
 	// by code (mutation.kind), statuses[0] = 0 (none).
@@ -111,8 +113,8 @@ func (t *mutTable) equal(id int32, tenant, path string) bool {
 	if (*t.tenants)[t.tenantOf(m)] != tenant {
 		return false
 	}
-	dir, base, _ := t.name(m)
-	return len(path) == len(dir)+len(base) && path[:len(dir)] == dir && path[len(dir):] == string(base)
+	stem, rest, _, _ := t.name(m)
+	return len(path) == len(stem)+len(rest) && path[:len(stem)] == stem && path[len(stem):] == string(rest)
 }
 
 // add appends a new entry for (tenant, path) (which find did not know; h is the hash find returned;
@@ -136,35 +138,93 @@ func (t *mutTable) add(tenant string, ti int32, path string, h uint64, m mutatio
 	return id
 }
 
-// addName stores path (split into its interned directory and last element) and the mid form in the
-// arena and returns the record's reference.
+// A name record in the arena: a uvarint header stem<<3 | numeric<<2 | mid form, then the rest of
+// the path after the stem (numeric: the number as a uvarint; else a uvarint length and the bytes),
+// then, for midOwn, the mid (a uvarint length and its bytes). The stem is interned once (a run's
+// paths share a few): the path up to its trailing number when the path ends in a canonical decimal
+// (digits without a leading zero, "0" itself, within uint64: the load driver's "m1679580"), which
+// is then kept as the number; else the path's directory (up to its last '/'), the last element
+// kept as bytes; else (no '/', or more than maxDirs stems) stem 0, "", and the whole path as bytes.
+// The mid form is in the header's low bits, so setMid can change it in place.
+const (
+	nameNumeric = 1 << 2
+	nameFlags   = 3
+)
+
+// addName stores path and the mid form in the arena and returns the record's reference.
 func (t *mutTable) addName(path string, form byte, mid string) uint32 {
-	dir, base := "", path
-	if i := lastSlash(path); i >= 0 {
-		d, ok := t.dirIDs[path[:i+1]]
-		if !ok && len(t.dirs) < maxDirs {
-			d = uint32(len(t.dirs))
-			dir := strings.Clone(path[:i+1]) // path may be a record's lent string
-			t.dirs = append(t.dirs, dir)
-			t.dirIDs[dir] = d
-			ok = true
-		}
-		if ok {
-			dir, base = t.dirs[d], path[i+1:]
-			t.recbuf = binary.AppendUvarint(t.recbuf[:0], uint64(d))
+	stem, rest, num, numeric := uint32(0), path, uint64(0), false
+	dirEnd := lastSlash(path) + 1
+	if j := trailingNumber(path[dirEnd:]); j >= 0 {
+		if n, ok := parseCanonical(path[dirEnd+j:]); ok {
+			if d, ok := t.stemID(path[:dirEnd+j]); ok {
+				stem, num, numeric = d, n, true
+			}
 		}
 	}
-	if dir == "" {
-		t.recbuf = append(t.recbuf[:0], 0)
+	if !numeric && dirEnd > 0 {
+		if d, ok := t.stemID(path[:dirEnd]); ok {
+			stem, rest = d, path[dirEnd:]
+		}
 	}
-	t.recbuf = binary.AppendUvarint(t.recbuf, uint64(len(base)))
-	t.recbuf = append(t.recbuf, base...)
-	t.recbuf = append(t.recbuf, form)
+	hdr := uint64(stem)<<3 | uint64(form)
+	if numeric {
+		hdr |= nameNumeric
+	}
+	t.recbuf = binary.AppendUvarint(t.recbuf[:0], hdr)
+	if numeric {
+		t.recbuf = binary.AppendUvarint(t.recbuf, num)
+	} else {
+		t.recbuf = binary.AppendUvarint(t.recbuf, uint64(len(rest)))
+		t.recbuf = append(t.recbuf, rest...)
+	}
 	if form == midOwn {
 		t.recbuf = binary.AppendUvarint(t.recbuf, uint64(len(mid)))
 		t.recbuf = append(t.recbuf, mid...)
 	}
 	return t.names.add(t.recbuf)
+}
+
+// stemID returns the interned id of stem, interning it while there are fewer than maxDirs.
+func (t *mutTable) stemID(stem string) (uint32, bool) {
+	d, ok := t.dirIDs[stem]
+	if !ok && len(t.dirs) < maxDirs {
+		d = uint32(len(t.dirs))
+		stem = strings.Clone(stem) // path may be a record's lent string
+		t.dirs = append(t.dirs, stem)
+		t.dirIDs[stem] = d
+		ok = true
+	}
+	return d, ok
+}
+
+// trailingNumber returns where the decimal digits that end s begin, -1 when s does not end in one.
+func trailingNumber(s string) int {
+	j := len(s)
+	for j > 0 && s[j-1] >= '0' && s[j-1] <= '9' {
+		j--
+	}
+	if j == len(s) {
+		return -1
+	}
+	return j
+}
+
+// parseCanonical parses digits that strconv.FormatUint gives back unchanged: no leading zero (but
+// "0"), no more than uint64 holds. Any other digits ("007", "18446744073709551616") are refused.
+func parseCanonical(digits string) (uint64, bool) {
+	if len(digits) == 0 || len(digits) > 20 || digits[0] == '0' && len(digits) > 1 {
+		return 0, false
+	}
+	var n uint64
+	for i := 0; i < len(digits); i++ {
+		d := uint64(digits[i] - '0')
+		if n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
 }
 
 func lastSlash(s string) int {
@@ -176,45 +236,68 @@ func lastSlash(s string) int {
 	return -1
 }
 
-// name decodes m's arena record: the path's directory and last element, and where the mid form byte
-// is (in rec: the record from there on).
-func (t *mutTable) name(m *mutation) (dir string, base []byte, rec []byte) {
-	rec = t.names.at(m.name)
-	d, n := binary.Uvarint(rec)
+// name decodes m's arena record: the path's stem and the rest of it (rest: in t.restbuf for a
+// numeric record, valid until the next call), the record's header byte (the mid form's low bits)
+// and what follows the path (the mid of a midOwn record).
+func (t *mutTable) name(m *mutation) (stem string, rest []byte, hdr *byte, tail []byte) {
+	rec := t.names.at(m.name)
+	hdr = &rec[0]
+	h, n := binary.Uvarint(rec)
 	rec = rec[n:]
-	l, n := binary.Uvarint(rec)
+	v, n := binary.Uvarint(rec)
 	rec = rec[n:]
-	return t.dirs[d], rec[:l], rec[l:]
+	if h&nameNumeric != 0 {
+		t.restbuf = strconv.AppendUint(t.restbuf[:0], v, 10)
+		return t.dirs[h>>3], t.restbuf, hdr, rec
+	}
+	return t.dirs[h>>3], rec[:v], hdr, rec[v:]
 }
 
 // path returns m's path.
 func (t *mutTable) path(m *mutation) string {
-	dir, base, _ := t.name(m)
-	return dir + string(base)
+	stem, rest, _, _ := t.name(m)
+	return stem + string(rest)
 }
 
 // mid returns m's mid ("" until its mut record arrived).
 func (t *mutTable) mid(m *mutation) string {
-	_, base, rec := t.name(m)
-	switch rec[0] {
+	stem, rest, hdr, tail := t.name(m)
+	switch *hdr & nameFlags {
 	case midBase:
-		return string(base)
+		return t.base(stem, rest)
 	case midOwn:
-		l, n := binary.Uvarint(rec[1:])
-		return string(rec[1+n : 1+n+int(l)])
+		l, n := binary.Uvarint(tail)
+		return string(tail[n : n+int(l)])
 	}
 	return ""
+}
+
+// base returns the last element of the path stem+rest.
+func (t *mutTable) base(stem string, rest []byte) string {
+	if i := bytes.LastIndexByte(rest, '/'); i >= 0 {
+		return string(rest[i+1:])
+	}
+	return stem[lastSlash(stem)+1:] + string(rest)
+}
+
+// isBase reports whether mid is the last element of the path stem+rest (base without its copy).
+func isBase(mid, stem string, rest []byte) bool {
+	if i := bytes.LastIndexByte(rest, '/'); i >= 0 {
+		return mid == string(rest[i+1:])
+	}
+	p := stem[lastSlash(stem)+1:]
+	return len(mid) == len(p)+len(rest) && mid[:len(p)] == p && mid[len(p):] == string(rest)
 }
 
 // setMid records m's mid: in place when it is empty or equal to the path's last element, else in a
 // new arena record (a mid that differs from the path is the rare case).
 func (t *mutTable) setMid(m *mutation, mid string) {
-	_, base, rec := t.name(m)
+	stem, rest, hdr, _ := t.name(m)
 	switch {
 	case mid == "":
-		rec[0] = midNone
-	case mid == string(base):
-		rec[0] = midBase
+		*hdr = *hdr&^nameFlags | midNone
+	case isBase(mid, stem, rest):
+		*hdr = *hdr&^nameFlags | midBase
 	case t.mid(m) != mid:
 		m.name = t.addName(t.path(m), midOwn, mid)
 	}
@@ -239,8 +322,8 @@ func (t *mutTable) grow() {
 	t.idBits++
 	for id := range t.n - 1 {
 		m := t.at(id)
-		dir, base, _ := t.name(m)
-		t.keybuf = append(append(append(append(t.keybuf[:0], (*t.tenants)[t.tenantOf(m)]...), 0), dir...), base...)
+		stem, rest, _, _ := t.name(m)
+		t.keybuf = append(append(append(append(t.keybuf[:0], (*t.tenants)[t.tenantOf(m)]...), 0), stem...), rest...)
 		t.place(maphash.Bytes(t.seed, t.keybuf), id)
 	}
 }

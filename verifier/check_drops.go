@@ -181,3 +181,9 @@ var evidenceCheckDesc = descriptor{
 	WitnessDoc: "– (`audit` in the summary)",
 	build:      func(e *checkEnv) checker { return newEvidenceCheck(e.ix) },
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *dropsCheck) observedKinds() []string { return []string{ledger.KindMut, ledger.KindDrop} }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *evidenceCheck) observedKinds() []string { return []string{ledger.KindAudit} }

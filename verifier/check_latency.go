@@ -214,3 +214,6 @@ var issueLatencyCheck = descriptor{
 	Report: func(s *Summary) string { return quantilesLine(s.IssueLatencyMs) },
 	Title:  "latency",
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *latencyCheck) observedKinds() []string { return []string{ledger.KindMut, ledger.KindEv} }

@@ -52,3 +52,6 @@ var leaksCheckDesc = descriptor{
 	WitnessDoc: "consumer, consumer_tenant, owner_tenant, path, mid, conn, seq, t_ms",
 	build:      func(e *checkEnv) checker { return newLeaksCheck(e.ix, e.w) },
 }
+
+// observedKinds reads no record: its work is in Finish (dispatch.go).
+func (c *leaksCheck) observedKinds() []string { return nil }

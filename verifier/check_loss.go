@@ -262,3 +262,6 @@ var unresolvedCheck = descriptor{
 	Doc:        "with no end (or an interrupted one), m in W not persisted",
 	WitnessDoc: "`unresolved`: mid, tenant, path, pod, ack_ms",
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *lossCheck) observedKinds() []string { return []string{ledger.KindPod, ledger.KindMetric} }

@@ -153,3 +153,6 @@ var peersCheckDesc = descriptor{
 	Name:    "peers", File: "check_peers.go",
 	build: func(e *checkEnv) checker { return newPeersCheck(e.ix, e.w) },
 }
+
+// observedKinds reads no record: its work is in Finish (dispatch.go).
+func (c *peersCheck) observedKinds() []string { return nil }

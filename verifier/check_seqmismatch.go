@@ -129,3 +129,6 @@ var seqMismatchCheckDesc = descriptor{
 	WitnessDoc: "consumer, tenant, path, mid, frame_seq, row_seq, frames, conn and t_ms (of a delivery that disagreed with an earlier one)",
 	build:      func(e *checkEnv) checker { return newSeqMismatchCheck(e.ix, e.w) },
 }
+
+// observedKinds reads no record: its work is in Finish (dispatch.go).
+func (c *seqMismatchCheck) observedKinds() []string { return nil }

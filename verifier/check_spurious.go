@@ -104,3 +104,6 @@ var spuriousCheckDesc = descriptor{
 	WitnessDoc: "consumer, conn, reset_ms, cursor_before, reset_seq, rows_still_in_audit, nothing_swept",
 	build:      func(e *checkEnv) checker { e.spurious = newSpuriousCheck(e.ix, e.w); return e.spurious },
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *spuriousCheck) observedKinds() []string { return []string{ledger.KindReset} }

@@ -170,3 +170,8 @@ var spuriousCursorCheckDesc = descriptor{
 	Name:    "spurious_cursor", File: "check_spurious_cursor.go",
 	build: func(e *checkEnv) checker { return newSpuriousCursorCheck(e.ix, e.w, e.spurious) },
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *spuriousCursorCheck) observedKinds() []string {
+	return []string{ledger.KindPersisted, ledger.KindPod, ledger.KindEv, ledger.KindReset, ledger.KindConn}
+}

@@ -65,15 +65,15 @@ func (s *rowStore) each(fn func(row auditRow) bool) {
 	var seq, pt int64
 	for _, c := range s.chunks {
 		for len(c) > 0 {
-			hdr, n := binary.Uvarint(c)
+			hdr, n := uvarint(c)
 			c = c[n:]
-			d, n := binary.Uvarint(c)
+			d, n := uvarint(c)
 			c = c[n:]
 			id = int32(int64(id) + unzigzag(hdr>>3))
 			seq = int64(uint64(seq) + uint64(unzigzag(d)))
 			row := auditRow{seq: seq, id: id, op: opClass(hdr >> 1 & 3), persistedT: noTime}
 			if hdr&rowHasPT != 0 {
-				d, n := binary.Uvarint(c)
+				d, n := uvarint(c)
 				c = c[n:]
 				pt = int64(uint64(pt) + uint64(unzigzag(d)))
 				row.persistedT = pt

@@ -328,8 +328,11 @@ func (ix *index) path(m *mutation) string { return ix.muts.path(m) }
 func (ix *index) mid(m *mutation) string  { return ix.muts.mid(m) }
 
 // intern returns the mutation id of (tenant, path), creating an entry on first sight.
-func (ix *index) intern(tenant, path string) int32 {
-	id, h := ix.find(tenant, path)
+func (ix *index) intern(tenant, path string) int32 { return ix.internVia(tenant, path, true) }
+
+// internVia is intern past the recent-lookup cache unless cached (mutTable.findVia).
+func (ix *index) internVia(tenant, path string, cached bool) int32 {
+	id, h := ix.muts.findVia(tenant, path, cached)
 	if id >= 0 {
 		return id
 	}
@@ -440,7 +443,7 @@ func (ix *index) observe(r *ledger.Record) error {
 		}
 	case ledger.KindPersisted:
 		ti := ix.tenant(r.Tenant)
-		id := ix.intern(r.Tenant, r.Path)
+		id := ix.internVia(r.Tenant, r.Path, false) // after the run: the cache holds its last events
 		op := classifyOp(r.Op)
 		if op != opStructural && op != opSilent {
 			// A delete's or chmod's row shares the path of the file it acted on; it does not prove
@@ -523,7 +526,7 @@ func (ix *index) observeMut(r *ledger.Record) {
 		ix.lastMutT = r.T
 	}
 	ix.hasMutT = true
-	id := ix.intern(r.Tenant, r.Path)
+	id := ix.internVia(r.Tenant, r.Path, false) // a new path, mostly: add caches it for its events
 	ix.cur.id = id
 	m := ix.muts.at(id)
 	op := classifyOp(r.Op)

@@ -80,16 +80,25 @@ func (t *mutTable) len() int { return int(t.n) }
 func (t *mutTable) at(id int32) *mutation { return &t.chunks[id>>chunkBits][id&(1<<chunkBits-1)] }
 
 // find returns the id of (tenant, path), or -1, and the key's hash (for add).
-func (t *mutTable) find(tenant, path string) (int32, uint64) {
+func (t *mutTable) find(tenant, path string) (int32, uint64) { return t.findVia(tenant, path, true) }
+
+// findVia is find that reads and fills the recent-lookup cache only when cached is set: a lookup
+// that will seldom hit it (a mut record's path is new; persisted records come after the run) then
+// costs no access to it and evicts nothing from it. The answer is the same either way.
+func (t *mutTable) findVia(tenant, path string, cached bool) (int32, uint64) {
 	t.keybuf = append(append(append(t.keybuf[:0], tenant...), 0), path...)
 	h := maphash.Bytes(t.seed, t.keybuf)
-	return t.findHashed(tenant, path, h), h
+	return t.findHashedVia(tenant, path, h, cached), h
 }
 
 // findHashed is find for a key whose hash is h.
 func (t *mutTable) findHashed(tenant, path string, h uint64) int32 {
+	return t.findHashedVia(tenant, path, h, true)
+}
+
+func (t *mutTable) findHashedVia(tenant, path string, h uint64, cached bool) int32 {
 	slot := &t.recent[h&(1<<recentBits-1)]
-	if slot.h == h && slot.id > 0 && t.equal(slot.id-1, tenant, path) {
+	if cached && slot.h == h && slot.id > 0 && t.equal(slot.id-1, tenant, path) {
 		return slot.id - 1
 	}
 	mask, tag, idMask := uint64(len(t.slots)-1), t.tag(h), uint32(len(t.slots)-1)
@@ -100,7 +109,9 @@ func (t *mutTable) findHashed(tenant, path string, h uint64) int32 {
 		}
 		if s&^idMask == tag {
 			if id := int32(s&idMask) - 1; t.equal(id, tenant, path) {
-				*slot = recentEntry{h: h, id: id + 1} // id+1: the zero entry means empty
+				if cached {
+					*slot = recentEntry{h: h, id: id + 1} // id+1: the zero entry means empty
+				}
 				return id
 			}
 		}
@@ -113,8 +124,18 @@ func (t *mutTable) equal(id int32, tenant, path string) bool {
 	if (*t.tenants)[t.tenantOf(m)] != tenant {
 		return false
 	}
-	stem, rest, _, _ := t.name(m)
-	return len(path) == len(stem)+len(rest) && path[:len(stem)] == stem && path[len(stem):] == string(rest)
+	rec := t.names.at(m.name)
+	h, n := uvarint(rec)
+	v, k := uvarint(rec[n:])
+	stem := t.dirs[h>>3]
+	if len(path) < len(stem) || path[:len(stem)] != stem {
+		return false
+	}
+	if h&nameNumeric != 0 { // compare the number, not its digits: no formatting on a probe
+		got, ok := parseCanonical(path[len(stem):])
+		return ok && got == v
+	}
+	return path[len(stem):] == string(rec[n+k:n+k+int(v)])
 }
 
 // add appends a new entry for (tenant, path) (which find did not know; h is the hash find returned;
@@ -211,20 +232,28 @@ func trailingNumber(s string) int {
 }
 
 // parseCanonical parses digits that strconv.FormatUint gives back unchanged: no leading zero (but
-// "0"), no more than uint64 holds. Any other digits ("007", "18446744073709551616") are refused.
+// "0"), no more than uint64 holds. Anything else ("007", "18446744073709551616", "1:") is refused.
 func parseCanonical(digits string) (uint64, bool) {
 	if len(digits) == 0 || len(digits) > 20 || digits[0] == '0' && len(digits) > 1 {
 		return 0, false
 	}
 	var n uint64
 	for i := 0; i < len(digits); i++ {
-		d := uint64(digits[i] - '0')
-		if n > (math.MaxUint64-d)/10 {
+		d := uint64(digits[i]) - '0'
+		if d > 9 || n > (math.MaxUint64-d)/10 {
 			return 0, false
 		}
 		n = n*10 + d
 	}
 	return n, true
+}
+
+// uvarint is binary.Uvarint with the one-byte case inline (most of the arena's and rows' varints).
+func uvarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return binary.Uvarint(b)
 }
 
 func lastSlash(s string) int {
@@ -242,9 +271,9 @@ func lastSlash(s string) int {
 func (t *mutTable) name(m *mutation) (stem string, rest []byte, hdr *byte, tail []byte) {
 	rec := t.names.at(m.name)
 	hdr = &rec[0]
-	h, n := binary.Uvarint(rec)
+	h, n := uvarint(rec)
 	rec = rec[n:]
-	v, n := binary.Uvarint(rec)
+	v, n := uvarint(rec)
 	rec = rec[n:]
 	if h&nameNumeric != 0 {
 		t.restbuf = strconv.AppendUint(t.restbuf[:0], v, 10)

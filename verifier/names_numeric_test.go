@@ -13,6 +13,7 @@ func TestNameRecords(t *testing.T) {
 		"/p/run/t0/m1679580", // the load driver's form
 		"/p/run/t0/m007",     // leading zeros: not canonical
 		"/p/run/t0/m0",
+		"/p/run/t0/m20",
 		"/p/run/t0/m00",
 		"/p/run/t0/m",
 		"/p/run/t0/m18446744073709551615", // the largest uint64
@@ -67,7 +68,8 @@ func TestNameRecords(t *testing.T) {
 					t.Errorf("%q found under another tenant", p)
 				}
 			}
-			for _, p := range []string{"/p/run/t0/m1679581", "/p/run/t0/m01679580", "/p/run/t0/m07", "/p/run/t0/m18446744073709551614"} {
+			// "m1:" would read as 20 if a non-digit were taken for a digit; "m0/" is m0 with more.
+			for _, p := range []string{"/p/run/t0/m1:", "/p/run/t0/m0/", "/p/run/t0/m1679581", "/p/run/t0/m01679580", "/p/run/t0/m07", "/p/run/t0/m18446744073709551614"} {
 				if id, _ := tb.find("t", p); id != -1 {
 					t.Errorf("%q, never added, found as %d (%q)", p, id, tb.path(tb.at(id)))
 				}
@@ -107,6 +109,7 @@ func TestParseCanonical(t *testing.T) {
 		{"18446744073709551615", 1<<64 - 1, true},
 		{"18446744073709551616", 0, false}, {"99999999999999999999", 0, false},
 		{"000000000000000000001", 0, false}, {"00", 0, false}, {"007", 0, false}, {"", 0, false},
+		{"1:", 0, false}, {"2a", 0, false}, {"/5", 0, false}, {"1 ", 0, false}, {"-1", 0, false},
 	}
 	for _, c := range cases {
 		n, ok := parseCanonical(c.in)

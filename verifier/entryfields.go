@@ -53,6 +53,15 @@ func (t *mutTable) setEvCons(m *mutation, c *consumerState) {
 	t.escape(m).evCons = c.idx
 }
 
+// isEvCons reports whether c is the consumer of m's first delivery, without a lookup when c's
+// ordinal is in the entry.
+func (t *mutTable) isEvCons(m *mutation, c *consumerState) bool {
+	if m.evCons != consEsc && m.evCons != 0 {
+		return c.tenant == t.tenantOf(m) && int32(m.evCons)-1 == c.ord
+	}
+	return t.evCons(m) == c.idx
+}
+
 // evCons returns the index of the consumer of m's first delivery, -1 when none.
 func (t *mutTable) evCons(m *mutation) int32 {
 	switch m.evCons {

@@ -76,6 +76,14 @@ func TestEntrySmallFields(t *testing.T) {
 			if got := tb.evCons(m2); got != other.idx {
 				t.Errorf("another tenant's consumer read back as %d, want %d", got, other.idx)
 			}
+			if !tb.isEvCons(m, cs) || tb.isEvCons(m, other) || !tb.isEvCons(m2, other) || tb.isEvCons(m2, cs) {
+				t.Errorf("isEvCons disagrees with evCons")
+			}
+			if c.tenant > 0 { // a consumer of another tenant with the same ordinal is not the first
+				if twin := (&consumerState{idx: 99, tenant: c.tenant - 1, ord: cs.ord}); tb.isEvCons(m, twin) {
+					t.Errorf("another tenant's consumer of ordinal %d taken for the first", cs.ord)
+				}
+			}
 			if got := tb.evN(m); got != c.wantN {
 				t.Errorf("count %d, want %d", got, c.wantN)
 			}

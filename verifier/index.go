@@ -582,7 +582,7 @@ func (ix *index) observeEv(r *ledger.Record) error {
 		ix.muts.setEvCons(m, c)
 	case evSeq == r.Seq:
 		ix.muts.setEvN(m, ix.muts.evN(m)+1)
-		if ix.muts.evCons(m) != c.idx {
+		if !ix.muts.isEvCons(m, c) {
 			m.flags |= fEvMulti
 		}
 	default:

@@ -324,7 +324,7 @@ func (t *mutTable) setMid(m *mutation, mid string) {
 	stem, rest, hdr, _ := t.name(m)
 	switch {
 	case mid == "":
-		*hdr = *hdr&^nameFlags | midNone
+		*hdr &^= nameFlags // midNone
 	case isBase(mid, stem, rest):
 		*hdr = *hdr&^nameFlags | midBase
 	case t.mid(m) != mid:

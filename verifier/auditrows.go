@@ -1,39 +1,37 @@
 package verifier
 
 import (
-	"math"
+	"encoding/binary"
 	"slices"
 )
 
-// rowStore keeps one tenant's audit rows in 12 bytes each, in fixed-size chunks (so growing it never
-// copies the rows or leaves the old copy as garbage): the mutation id and op in one word, and the seq
-// and the persisted time each as the difference to the previous row's (the previous known time) in
-// storage order. Rows are read in order (each), which is how every check reads them; a difference
-// that does not fit 32 bits is kept in a side table, so every value is exact.
+// rowStore keeps one tenant's audit rows as a byte stream in fixed-size chunks (so growing it never
+// copies the rows or leaves the old copy as garbage), each row as the differences to the previous
+// row's in storage order, in varints: its mutation id's (with its op and whether it has a persisted
+// time in the low bits), its seq's and its persisted time's (to the previous known one). An audit
+// lists rows in seq order with ids and times close to the previous row's, so a row takes a few bytes.
+// Differences are taken modulo 2^64 and added back the same way, so every value is exact. Rows are
+// read in order (each), which is how every check reads them.
 type rowStore struct {
-	chunks  [][]packedRow
+	chunks  [][]byte
 	n       int
-	lastSeq int64         // the last row's seq (the next row's base)
-	lastPT  int64         // the persisted time of the last row that had one (the next row's base)
-	escSeq  map[int]int64 // row index -> seq, when its difference does not fit
-	escPT   map[int]int64 // row index -> persisted time, when its difference does not fit
-	inOrder bool          // appended in strictly increasing seq order so far
-}
-
-type packedRow struct {
-	dSeq int32  // seq minus the previous row's; ptEsc
-	idop uint32 // id<<2 | op
-	dPT  int32  // persisted time minus the previous known one; ptNone, ptEsc
+	lastID  int32 // the last row's id (the next row's base)
+	lastSeq int64 // the last row's seq
+	lastPT  int64 // the persisted time of the last row that had one
+	inOrder bool  // appended in strictly increasing seq order so far
 }
 
 const (
-	rowChunkBits = 14
-	ptEsc        = math.MinInt32     // see escSeq, escPT
-	ptNone       = math.MinInt32 + 1 // persisted time unknown (noTime)
-	// maxRowID is the largest mutation id a row can name (two bits of the word hold the op); the
-	// index refuses more mutations than that (over a billion, some 40 GB of entries).
+	rowChunkBits = 16 // a chunk's bytes, log2
+	// maxRowID is the largest mutation id a row can name; the index refuses more mutations than that
+	// (over a billion, some 40 GB of entries).
 	maxRowID = 1<<30 - 1
+	rowHasPT = 1 // in a row's first varint: a persisted time follows
 )
+
+// zigzag maps a difference to an unsigned varint's value, small either side of 0; unzigzag inverts it.
+func zigzag(d int64) uint64   { return uint64(d<<1) ^ uint64(d>>63) }
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 func (s *rowStore) add(row auditRow) {
 	if s.n == 0 {
@@ -41,63 +39,48 @@ func (s *rowStore) add(row auditRow) {
 	} else if row.seq <= s.lastSeq {
 		s.inOrder = false
 	}
-	if s.n>>rowChunkBits == len(s.chunks) {
-		s.chunks = append(s.chunks, make([]packedRow, 0, 1<<rowChunkBits))
+	var b [3 * binary.MaxVarintLen64]byte
+	hdr := zigzag(int64(row.id)-int64(s.lastID))<<3 | uint64(row.op&3)<<1
+	if row.persistedT != noTime {
+		hdr |= rowHasPT
 	}
-	p := packedRow{idop: uint32(row.id)<<2 | uint32(row.op)}
-	if d, ok := delta32(row.seq, s.lastSeq); ok {
-		p.dSeq = d
-	} else {
-		p.dSeq = ptEsc
-		if s.escSeq == nil {
-			s.escSeq = map[int]int64{}
-		}
-		s.escSeq[s.n] = row.seq
+	rec := binary.AppendUvarint(b[:0], hdr)
+	rec = binary.AppendUvarint(rec, zigzag(int64(uint64(row.seq)-uint64(s.lastSeq))))
+	if row.persistedT != noTime {
+		rec = binary.AppendUvarint(rec, zigzag(int64(uint64(row.persistedT)-uint64(s.lastPT))))
+		s.lastPT = row.persistedT
 	}
-	s.lastSeq = row.seq
-	switch d, ok := delta32(row.persistedT, s.lastPT); {
-	case row.persistedT == noTime:
-		p.dPT = ptNone
-	case ok && d != ptNone:
-		p.dPT = d
-		s.lastPT = row.persistedT
-	default:
-		p.dPT = ptEsc
-		if s.escPT == nil {
-			s.escPT = map[int]int64{}
-		}
-		s.escPT[s.n] = row.persistedT
-		s.lastPT = row.persistedT
+	s.lastID, s.lastSeq = row.id, row.seq
+	if len(s.chunks) == 0 || len(s.chunks[len(s.chunks)-1])+len(rec) > 1<<rowChunkBits {
+		s.chunks = append(s.chunks, make([]byte, 0, 1<<rowChunkBits))
 	}
 	c := &s.chunks[len(s.chunks)-1]
-	*c = append(*c, p)
+	*c = append(*c, rec...)
 	s.n++
 }
 
-func (s *rowStore) at(i int) *packedRow { return &s.chunks[i>>rowChunkBits][i&(1<<rowChunkBits-1)] }
-
 // each calls fn with every row in storage order until it returns false.
 func (s *rowStore) each(fn func(row auditRow) bool) {
-	var last, seq int64
-	for i := range s.n {
-		p := s.at(i)
-		if p.dSeq == ptEsc {
-			seq = s.escSeq[i]
-		} else {
-			seq += int64(p.dSeq)
-		}
-		row := auditRow{seq: seq, id: int32(p.idop >> 2), op: opClass(p.idop & 3), persistedT: noTime}
-		switch p.dPT {
-		case ptNone:
-		case ptEsc:
-			row.persistedT = s.escPT[i]
-			last = row.persistedT
-		default:
-			row.persistedT = last + int64(p.dPT)
-			last = row.persistedT
-		}
-		if !fn(row) {
-			return
+	var id int32
+	var seq, pt int64
+	for _, c := range s.chunks {
+		for len(c) > 0 {
+			hdr, n := uvarint(c)
+			c = c[n:]
+			d, n := uvarint(c)
+			c = c[n:]
+			id = int32(int64(id) + unzigzag(hdr>>3))
+			seq = int64(uint64(seq) + uint64(unzigzag(d)))
+			row := auditRow{seq: seq, id: id, op: opClass(hdr >> 1 & 3), persistedT: noTime}
+			if hdr&rowHasPT != 0 {
+				d, n := uvarint(c)
+				c = c[n:]
+				pt = int64(uint64(pt) + uint64(unzigzag(d)))
+				row.persistedT = pt
+			}
+			if !fn(row) {
+				return
+			}
 		}
 	}
 }

@@ -144,3 +144,6 @@ var coldCheckDesc = descriptor{
 	WitnessDoc: "tenant, proxy, first_ms, last_ms, conns_delta, bytes_up_delta, bytes_down_delta (the sums of the rises), first_rise_from_ms, first_rise_to_ms (the first interval that grew)",
 	build:      func(e *checkEnv) checker { return newColdCheck(e.ix, e.w) },
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *coldCheck) observedKinds() []string { return []string{ledger.KindResync, ledger.KindProxy} }

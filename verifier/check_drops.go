@@ -46,7 +46,7 @@ func newDropsCheck(ix *index, w *witnessSet) *dropsCheck {
 func (c *dropsCheck) Observe(r *ledger.Record) {
 	switch r.K {
 	case ledger.KindMut:
-		ti := c.ix.muts.at(c.ix.cur.id).tenant
+		ti := c.ix.muts.tenantOf(c.ix.muts.at(c.ix.cur.id))
 		for int(ti) >= len(c.muts) {
 			c.muts = append(c.muts, 0)
 		}
@@ -181,3 +181,9 @@ var evidenceCheckDesc = descriptor{
 	WitnessDoc: "– (`audit` in the summary)",
 	build:      func(e *checkEnv) checker { return newEvidenceCheck(e.ix) },
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *dropsCheck) observedKinds() []string { return []string{ledger.KindMut, ledger.KindDrop} }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *evidenceCheck) observedKinds() []string { return []string{ledger.KindAudit} }

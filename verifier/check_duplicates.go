@@ -61,3 +61,6 @@ var duplicatesCheckDesc = descriptor{
 	WitnessDoc: "consumer, conn, seq, path, t_ms",
 	build:      func(e *checkEnv) checker { return newDuplicatesCheck(e.ix, e.w) },
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *duplicatesCheck) observedKinds() []string { return []string{ledger.KindEv} }

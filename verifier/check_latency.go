@@ -85,7 +85,7 @@ func (c *latencyCheck) Observe(r *ledger.Record) {
 			return
 		}
 		// the driver interned this record's (tenant, path): its entry names the tenant
-		record(histAt(&c.issueTenant, c.ix.mutationAt(c.ix.cur.id).tenant), subSat(r.DoneT, r.IntendedT))
+		record(histAt(&c.issueTenant, c.ix.muts.tenantOf(c.ix.mutationAt(c.ix.cur.id))), subSat(r.DoneT, r.IntendedT))
 	case ledger.KindEv:
 		f := c.ix.cur
 		if !f.first {
@@ -214,3 +214,6 @@ var issueLatencyCheck = descriptor{
 	Report: func(s *Summary) string { return quantilesLine(s.IssueLatencyMs) },
 	Title:  "latency",
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *latencyCheck) observedKinds() []string { return []string{ledger.KindMut, ledger.KindEv} }

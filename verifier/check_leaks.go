@@ -35,7 +35,7 @@ func (c *leaksCheck) Finish(s *Summary) {
 		s.consumer(cs.id).Leaks++
 		s.tenant(ix.tenantName(cs.tenant)).Leaks++
 		c.w.add(WitnessLeaks, leakWitness{Consumer: cs.id, ConsumerTenant: ix.tenantName(cs.tenant),
-			OwnerTenant: ix.tenantName(owner.tenant), Path: c.ix.path(owner), MID: c.ix.mid(owner), Conn: ix.connNames[o.conn],
+			OwnerTenant: ix.tenantName(c.ix.muts.tenantOf(owner)), Path: c.ix.path(owner), MID: c.ix.mid(owner), Conn: ix.connNames[o.conn],
 			Seq: o.seq, Ms: ms(o.t)})
 	})
 }
@@ -52,3 +52,6 @@ var leaksCheckDesc = descriptor{
 	WitnessDoc: "consumer, consumer_tenant, owner_tenant, path, mid, conn, seq, t_ms",
 	build:      func(e *checkEnv) checker { return newLeaksCheck(e.ix, e.w) },
 }
+
+// observedKinds reads no record: its work is in Finish (dispatch.go).
+func (c *leaksCheck) observedKinds() []string { return nil }

@@ -114,7 +114,7 @@ func (c *lossCheck) Finish(s *Summary) {
 		if !m.inW() {
 			continue
 		}
-		ts := s.tenant(ix.tenantName(m.tenant))
+		ts := s.tenant(ix.tenantName(c.ix.muts.tenantOf(m)))
 		s.Acked++
 		ts.Acked++
 		if m.persisted() {
@@ -125,11 +125,11 @@ func (c *lossCheck) Finish(s *Summary) {
 			s.Unresolved++
 			ts.Unresolved++
 			c.w.at(WitnessUnresolved, m.doneT)
-			c.w.add(WitnessUnresolved, unresolvedWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),
+			c.w.add(WitnessUnresolved, unresolvedWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(c.ix.muts.tenantOf(m)), Path: c.ix.path(m),
 				Pod: ix.podName(m), AckMs: ms(m.doneT)})
 			continue
 		}
-		g := group{ix.podName(m), ix.tenantNames[m.tenant]} // the ledger's id: drop counters are labelled with it
+		g := group{ix.podName(m), ix.tenantNames[c.ix.muts.tenantOf(m)]} // the ledger's id: drop counters are labelled with it
 		lostBy[g] = append(lostBy[g], int32(id))
 	}
 	// A consumer's acked is its tenant's: the acked events it was there to receive, beside its
@@ -183,13 +183,13 @@ func (c *lossCheck) Finish(s *Summary) {
 	for _, id := range lostIDs {
 		m := ix.muts.at(id)
 		why := reason[id]
-		ts := s.tenant(ix.tenantName(m.tenant))
+		ts := s.tenant(ix.tenantName(c.ix.muts.tenantOf(m)))
 		s.Lost++
 		ts.Lost++
 		s.LostByReason[why]++
 		ts.LostByReason[why]++
-		wit := lostWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m), Pod: ix.podName(m),
-			Reason: why, IntendedMs: ms(c.ix.intended(m)), SentMs: ms(c.ix.sent(m)), AckMs: ms(m.doneT), Status: int32(m.status)}
+		wit := lostWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(c.ix.muts.tenantOf(m)), Path: c.ix.path(m), Pod: ix.podName(m),
+			Reason: why, IntendedMs: ms(c.ix.intended(m)), SentMs: ms(c.ix.sent(m)), AckMs: ms(m.doneT), Status: int32(c.ix.muts.status(m))}
 		c.w.add(WitnessLost, wit)
 		c.w.at(WitnessLost, m.doneT)
 		if why == ReasonSilent {
@@ -262,3 +262,6 @@ var unresolvedCheck = descriptor{
 	Doc:        "with no end (or an interrupted one), m in W not persisted",
 	WitnessDoc: "`unresolved`: mid, tenant, path, pod, ack_ms",
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *lossCheck) observedKinds() []string { return []string{ledger.KindPod, ledger.KindMetric} }

@@ -68,17 +68,17 @@ func (c *peersCheck) Finish(s *Summary) {
 			continue
 		}
 		seq := ix.muts.evSeq(m)
-		if seq == noTime || rowed[m.tenant] != nil && rowed[m.tenant].Contains(uint32(id)) {
+		if seq == noTime || rowed[c.ix.muts.tenantOf(m)] != nil && rowed[c.ix.muts.tenantOf(m)].Contains(uint32(id)) {
 			continue
 		}
-		if named[m.tenant] != nil && named[m.tenant].Contains(uint64(seq)) {
-			c.againstAudit(s, id, m, seq, pathAt, m.tenant)
+		if named[c.ix.muts.tenantOf(m)] != nil && named[c.ix.muts.tenantOf(m)].Contains(uint64(seq)) {
+			c.againstAudit(s, id, m, seq, pathAt, c.ix.muts.tenantOf(m))
 			continue
 		}
-		if peer[m.tenant] == nil {
-			peer[m.tenant] = map[int64][]int32{}
+		if peer[c.ix.muts.tenantOf(m)] == nil {
+			peer[c.ix.muts.tenantOf(m)] = map[int64][]int32{}
 		}
-		peer[m.tenant][seq] = append(peer[m.tenant][seq], id)
+		peer[c.ix.muts.tenantOf(m)][seq] = append(peer[c.ix.muts.tenantOf(m)][seq], id)
 	}
 	for ti, bySeq := range peer {
 		a := ix.auditFor(ti)
@@ -134,8 +134,8 @@ func (c *peersCheck) frames(s *Summary, id int32, m *mutation, seq int64, otherP
 		c.w.add(WitnessSeqMismatch, peerMismatchWitness{Consumer: cs.id, Tenant: ix.tenantName(ti), Seq: seq, Path: ix.path(m), MID: ix.mid(m),
 			Other: otherPath, Source: source, Frames: n})
 	}
-	if ix.muts.evSeq(m) == seq && m.evN > 0 {
-		for _, sh := range c.mm.shares(id, m, uint32(m.evN)) {
+	if ix.muts.evSeq(m) == seq && c.ix.muts.evN(m) > 0 {
+		for _, sh := range c.mm.shares(id, m, c.ix.muts.evN(m)) {
 			add(sh.cons, sh.n)
 		}
 	}
@@ -153,3 +153,6 @@ var peersCheckDesc = descriptor{
 	Name:    "peers", File: "check_peers.go",
 	build: func(e *checkEnv) checker { return newPeersCheck(e.ix, e.w) },
 }
+
+// observedKinds reads no record: its work is in Finish (dispatch.go).
+func (c *peersCheck) observedKinds() []string { return nil }

@@ -75,3 +75,6 @@ var projectionCheckDesc = descriptor{
 	WitnessDoc: "–",
 	build:      func(e *checkEnv) checker { return newProjectionCheck(e.ix) },
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *projectionCheck) observedKinds() []string { return []string{ledger.KindPod} }

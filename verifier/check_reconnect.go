@@ -86,3 +86,6 @@ var reconnectCheckDesc = descriptor{
 	WitnessDoc: "from_ms, opens_in_1s (the busiest window, when there were reconnects)",
 	build:      func(e *checkEnv) checker { return newReconnectCheck(e.ix, e.w) },
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *reconnectCheck) observedKinds() []string { return []string{ledger.KindConn} }

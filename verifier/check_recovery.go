@@ -374,3 +374,8 @@ var unrecoveredCheck = descriptor{
 	Anomaly: true, Title: "faults and windows",
 	build: func(e *checkEnv) checker { e.win = newWindowCheck(e.ix, e.lat, e.drops); return e.win },
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *windowCheck) observedKinds() []string {
+	return []string{ledger.KindFault, ledger.KindEv, ledger.KindReset, ledger.KindConn}
+}

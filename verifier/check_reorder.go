@@ -214,3 +214,6 @@ var reorderCheckDesc = descriptor{
 	WitnessDoc: "consumer, mid, path, seq, ack_ms, delivered_ms, overtaken_by_mid, overtaken_by_path, overtaker_sent_ms, reorder_ms",
 	build:      func(e *checkEnv) checker { return newReorderCheck(e.ix, e.w) },
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *reorderCheck) observedKinds() []string { return []string{ledger.KindMut, ledger.KindEv} }

@@ -46,3 +46,6 @@ var resetsCheckDesc = descriptor{
 	WitnessDoc: "–",
 	build:      func(e *checkEnv) checker { return newResetsCheck(e.ix) },
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *resetsCheck) observedKinds() []string { return []string{ledger.KindReset} }

@@ -37,7 +37,7 @@ type share struct {
 // given one, and the first consumer the rest: exact unless a consumer also got duplicates of it.
 func (c *seqMismatchCheck) shares(id int32, m *mutation, n uint32) []share {
 	if m.flags&fEvMulti == 0 {
-		return []share{{m.evCons, n}}
+		return []share{{c.ix.muts.evCons(m), n}}
 	}
 	odd := map[int32]bool{}
 	for _, o := range c.ix.oddSeq {
@@ -45,9 +45,9 @@ func (c *seqMismatchCheck) shares(id int32, m *mutation, n uint32) []share {
 			odd[o.cons] = true
 		}
 	}
-	out := []share{{m.evCons, n}}
+	out := []share{{c.ix.muts.evCons(m), n}}
 	for _, cs := range c.ix.cons {
-		if cs.idx == m.evCons || cs.tenant != m.tenant || odd[cs.idx] || !cs.deliveredID.Contains(uint32(id)) || out[0].n <= 1 {
+		if cs.idx == c.ix.muts.evCons(m) || cs.tenant != c.ix.muts.tenantOf(m) || odd[cs.idx] || !cs.deliveredID.Contains(uint32(id)) || out[0].n <= 1 {
 			continue
 		}
 		out = append(out, share{cs.idx, 1})
@@ -91,11 +91,11 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 					odd[row.id] = row.seq
 				}
 			}
-			if ix.muts.evSeq(m) == noTime || ix.muts.evSeq(m) == row.seq || m.evN == 0 {
+			if ix.muts.evSeq(m) == noTime || ix.muts.evSeq(m) == row.seq || c.ix.muts.evN(m) == 0 {
 				return true
 			}
-			n := m.evN
-			m.evN = 0 // a second event row on the path does not count its deliveries again
+			n := c.ix.muts.evN(m)
+			c.ix.muts.setEvN(m, 0) // a second event row on the path does not count its deliveries again
 			for _, share := range c.shares(row.id, m, uint32(n)) {
 				count(share.cons, int64(share.n))
 				c.w.add(WitnessSeqMismatch, seqMismatchWitness{Consumer: ix.cons[share.cons].id, Tenant: ix.tenantName(int32(ti)), Path: c.ix.path(m),
@@ -112,7 +112,7 @@ func (c *seqMismatchCheck) Finish(s *Summary) {
 		count(o.cons, 1)
 		m := ix.muts.at(o.id)
 		t := ms(o.t)
-		c.w.add(WitnessSeqMismatch, seqMismatchWitness{Consumer: ix.cons[o.cons].id, Tenant: ix.tenantName(m.tenant), Path: c.ix.path(m),
+		c.w.add(WitnessSeqMismatch, seqMismatchWitness{Consumer: ix.cons[o.cons].id, Tenant: ix.tenantName(c.ix.muts.tenantOf(m)), Path: c.ix.path(m),
 			MID: c.ix.mid(m), FrameSeq: o.seq, RowSeq: rs, Frames: 1, Conn: ix.connNames[o.conn], Ms: &t})
 	}
 }
@@ -129,3 +129,6 @@ var seqMismatchCheckDesc = descriptor{
 	WitnessDoc: "consumer, tenant, path, mid, frame_seq, row_seq, frames, conn and t_ms (of a delivery that disagreed with an earlier one)",
 	build:      func(e *checkEnv) checker { return newSeqMismatchCheck(e.ix, e.w) },
 }
+
+// observedKinds reads no record: its work is in Finish (dispatch.go).
+func (c *seqMismatchCheck) observedKinds() []string { return nil }

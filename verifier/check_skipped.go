@@ -154,3 +154,8 @@ var resetCoveredCheck = descriptor{
 	Report: func(s *Summary) string { return fmt.Sprintf("reset_covered %d", s.ResetCovered) },
 	Title:  "skipped",
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *skippedCheck) observedKinds() []string {
+	return []string{ledger.KindEv, ledger.KindReset, ledger.KindConn}
+}

@@ -67,8 +67,8 @@ func (c *spuriousCheck) Finish(s *Summary) {
 		if !m.inW() || m.flags&fPersisted != 0 {
 			continue
 		}
-		if t, ok := firstMissing[m.tenant]; !ok || m.doneT < t {
-			firstMissing[m.tenant] = m.doneT
+		if t, ok := firstMissing[c.ix.muts.tenantOf(m)]; !ok || m.doneT < t {
+			firstMissing[c.ix.muts.tenantOf(m)] = m.doneT
 		}
 	}
 	for _, r := range c.resets {
@@ -104,3 +104,6 @@ var spuriousCheckDesc = descriptor{
 	WitnessDoc: "consumer, conn, reset_ms, cursor_before, reset_seq, rows_still_in_audit, nothing_swept",
 	build:      func(e *checkEnv) checker { e.spurious = newSpuriousCheck(e.ix, e.w); return e.spurious },
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *spuriousCheck) observedKinds() []string { return []string{ledger.KindReset} }

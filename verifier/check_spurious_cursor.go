@@ -121,8 +121,8 @@ func (c *spuriousCursorCheck) Finish(s *Summary) {
 		if !m.inW() || m.flags&fPersisted != 0 {
 			continue
 		}
-		if t, ok := firstMissing[m.tenant]; !ok || m.doneT < t {
-			firstMissing[m.tenant] = m.doneT
+		if t, ok := firstMissing[c.ix.muts.tenantOf(m)]; !ok || m.doneT < t {
+			firstMissing[c.ix.muts.tenantOf(m)] = m.doneT
 		}
 	}
 	for _, r := range c.cands {
@@ -169,4 +169,9 @@ var spuriousCursorCheckDesc = descriptor{
 	Meaning: "resets sent on a cursor the service itself had given, with every row still there (counted, not a failure)",
 	Name:    "spurious_cursor", File: "check_spurious_cursor.go",
 	build: func(e *checkEnv) checker { return newSpuriousCursorCheck(e.ix, e.w, e.spurious) },
+}
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *spuriousCursorCheck) observedKinds() []string {
+	return []string{ledger.KindPersisted, ledger.KindPod, ledger.KindEv, ledger.KindReset, ledger.KindConn}
 }

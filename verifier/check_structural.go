@@ -147,3 +147,8 @@ var structuralCheckDesc = descriptor{
 	WitnessDoc: "consumer, tenant, seq, op, path, first_cursor, final_cursor",
 	build:      func(e *checkEnv) checker { return newStructuralCheck(e.ix, e.w) },
 }
+
+// observedKinds is the kinds Observe reads (dispatch.go).
+func (c *structuralCheck) observedKinds() []string {
+	return []string{ledger.KindPersisted, ledger.KindReset, ledger.KindEv}
+}

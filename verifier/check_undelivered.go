@@ -80,3 +80,6 @@ var tenantGoneCheck = descriptor{
 	Value:   func(s *Summary) float64 { return float64(s.TenantGone) },
 	Anomaly: true, Title: "undelivered",
 }
+
+// observedKinds reads no record: its work is in Finish (dispatch.go).
+func (c *undeliveredCheck) observedKinds() []string { return nil }

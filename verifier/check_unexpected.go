@@ -55,3 +55,6 @@ var unexpectedCheckDesc = descriptor{
 	WitnessDoc: "consumer, tenant, conn, seq, path, t_ms",
 	build:      func(e *checkEnv) checker { return newUnexpectedCheck(e.ix, e.w) },
 }
+
+// observedKinds reads no record: its work is in Finish (dispatch.go).
+func (c *unexpectedCheck) observedKinds() []string { return nil }

@@ -159,15 +159,16 @@ type mutation struct {
 	// evN how many carried evSeq and evCons the consumer of the first (fEvMulti: another consumer's
 	// also carried evSeq). A delivery with another seq goes to index.oddSeq. Against the audit's seq
 	// at the end, this counts seq_mismatch exactly, per consumer exactly unless fEvMulti.
-	evSeq  uint32
-	name   uint32 // the path's and mid's record in the table's arena (mutTable.path, mutTable.mid)
-	tenant int32
-	evCons int32
-	status int16  // HTTP status (clamped to int16)
-	pod    uint16 // the acking pod's index, or podEsc: the index is in the side table (mutTable.pod)
-	evN    uint16 // saturates at 65535 (one path delivered that often with one seq)
-	kind   uint8  // opClass in the low 4 bits, the res constant in the high 4
-	flags  uint8
+	evSeq uint32
+	name  uint32 // the path's and mid's record in the table's arena (mutTable.path, mutTable.mid)
+	// tenant is the tenant's index, or tenantEsc (mutTable.tenantOf); pod the acking pod's index, or
+	// podEsc (mutTable.pod). Either way an index that does not fit is kept whole in the side table.
+	tenant, pod uint16
+	// evCons is 1 + the first consumer's ordinal among its tenant's consumers (0: none; consEsc: in
+	// the side table; mutTable.evCons), evN the count (mutTable.evN; evNEsc: in the side table).
+	evCons, evN uint8
+	kind        uint8 // opClass in bits 0-1, the res constant in bits 2-3, the status's code in 4-7 (mutTable.status)
+	flags       uint8
 }
 
 // inW reports whether m belongs to W: an acked event-producing mutation.
@@ -175,8 +176,8 @@ func (m *mutation) inW() bool { return m.flags&fHasMut != 0 && m.op() == opEvent
 
 // op is the mutation's op class; res its result (resOK, resErr, resTimeout or resOther). They share
 // one byte so that an entry stays small.
-func (m *mutation) op() opClass { return opClass(m.kind & 0xf) }
-func (m *mutation) res() uint8  { return m.kind >> 4 }
+func (m *mutation) op() opClass { return opClass(m.kind & 3) }
+func (m *mutation) res() uint8  { return m.kind >> 2 & 3 }
 
 // persisted is the spec's persisted(m): an audit row or any delivered event with m's tenant and path.
 func (m *mutation) persisted() bool { return m.flags&(fPersisted|fSwept|fDelivered) != 0 }
@@ -188,6 +189,7 @@ type consumerState struct {
 	idx         int32
 	id          string
 	tenant      int32
+	ord         int32 // its ordinal among its tenant's consumers (mutTable.addConsumer)
 	deliveredID *roaring.Bitmap
 	cursor      int64
 	sawFrame    bool
@@ -326,13 +328,16 @@ func (ix *index) path(m *mutation) string { return ix.muts.path(m) }
 func (ix *index) mid(m *mutation) string  { return ix.muts.mid(m) }
 
 // intern returns the mutation id of (tenant, path), creating an entry on first sight.
-func (ix *index) intern(tenant, path string) int32 {
-	id, h := ix.find(tenant, path)
+func (ix *index) intern(tenant, path string) int32 { return ix.internVia(tenant, path, true) }
+
+// internVia is intern past the recent-lookup cache unless cached (mutTable.findVia).
+func (ix *index) internVia(tenant, path string, cached bool) int32 {
+	id, h := ix.muts.findVia(tenant, path, cached)
 	if id >= 0 {
 		return id
 	}
 	ti := ix.tenant(tenant)
-	return ix.muts.add(tenant, path, h, mutation{tenant: ti, doneT: noTime, evCons: -1})
+	return ix.muts.add(tenant, ti, path, h, mutation{doneT: noTime})
 }
 
 // consumer returns the state of consumer id, creating it on first sight. A consumer id seen with two
@@ -346,6 +351,7 @@ func (ix *index) consumer(id, tenant string, t int64) (*consumerState, error) {
 		return c, nil
 	}
 	c := &consumerState{idx: int32(len(ix.cons)), id: id, tenant: ix.tenant(tenant), deliveredID: roaring.New(), firstT: t}
+	c.ord = ix.muts.addConsumer(c.tenant, c.idx)
 	ix.consIDs[id] = c.idx
 	ix.cons = append(ix.cons, c)
 	return c, nil
@@ -437,7 +443,7 @@ func (ix *index) observe(r *ledger.Record) error {
 		}
 	case ledger.KindPersisted:
 		ti := ix.tenant(r.Tenant)
-		id := ix.intern(r.Tenant, r.Path)
+		id := ix.internVia(r.Tenant, r.Path, false) // after the run: the cache holds its last events
 		op := classifyOp(r.Op)
 		if op != opStructural && op != opSilent {
 			// A delete's or chmod's row shares the path of the file it acted on; it does not prove
@@ -520,7 +526,7 @@ func (ix *index) observeMut(r *ledger.Record) {
 		ix.lastMutT = r.T
 	}
 	ix.hasMutT = true
-	id := ix.intern(r.Tenant, r.Path)
+	id := ix.internVia(r.Tenant, r.Path, false) // a new path, mostly: add caches it for its events
 	ix.cur.id = id
 	m := ix.muts.at(id)
 	op := classifyOp(r.Op)
@@ -538,7 +544,6 @@ func (ix *index) observeMut(r *ledger.Record) {
 	m.flags |= fHasMut
 	ix.muts.setMid(m, r.MID)
 	ix.muts.setTimes(m, r.T, r.IntendedT, r.DoneT)
-	m.status = int16(max(min(r.Status, math.MaxInt16), math.MinInt16))
 	ix.muts.setPod(m, ix.pod(r.Pod))
 	res := resOther
 	switch r.Res {
@@ -549,7 +554,7 @@ func (ix *index) observeMut(r *ledger.Record) {
 	case ledger.ResTimeout:
 		res = resTimeout
 	}
-	m.kind = uint8(op) | res<<4
+	ix.muts.setKind(m, op, res, r.Status)
 }
 
 func (ix *index) observeEv(r *ledger.Record) error {
@@ -573,12 +578,11 @@ func (ix *index) observeEv(r *ledger.Record) error {
 	switch evSeq := ix.muts.evSeq(m); {
 	case evSeq == noTime:
 		ix.muts.setEvSeq(m, r.Seq)
-		m.evN, m.evCons = 1, c.idx
+		ix.muts.setEvN(m, 1)
+		ix.muts.setEvCons(m, c)
 	case evSeq == r.Seq:
-		if m.evN < math.MaxUint16 {
-			m.evN++
-		}
-		if m.evCons != c.idx {
+		ix.muts.setEvN(m, ix.muts.evN(m)+1)
+		if !ix.muts.isEvCons(m, c) {
 			m.flags |= fEvMulti
 		}
 	default:
@@ -763,7 +767,7 @@ func (ix *index) owner(id int32) (*mutation, bool) {
 	m := ix.muts.at(id)
 	path := ix.path(m)
 	for ti, name := range ix.tenantNames {
-		if int32(ti) == m.tenant {
+		if int32(ti) == ix.muts.tenantOf(m) {
 			continue
 		}
 		if oid := ix.lookup(name, path); oid >= 0 && ix.muts.at(oid).flags&fHasMut != 0 {

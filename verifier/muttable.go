@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math"
+	"strconv"
 	"strings"
 )
 
@@ -31,11 +32,16 @@ type mutTable struct {
 
 	tenants *[]string // the index's tenant ids, by the entries' tenant index
 	names   arena
-	dirIDs  map[string]uint32
-	dirs    []string // dirs[0] = "": a path kept whole (no '/', or more than maxDirs directories)
+	dirIDs  map[string]uint32 // the interned stems of paths (addName)
+	dirs    []string          // dirs[0] = "": a path kept whole (no '/', or more than maxDirs stems)
 	keybuf  []byte
 	recbuf  []byte
+	restbuf []byte
 	esc     map[*mutation]*escaped // values that do not fit an entry's compact fields
+	// consOf lists each tenant's consumers by ordinal (mutation.evCons); statuses the HTTP statuses
+	// by code (mutation.kind), statuses[0] = 0 (none).
+	consOf   map[int32][]int32
+	statuses []int16
 }
 
 type recentEntry struct {
@@ -66,7 +72,7 @@ const (
 
 func newMutTable(tenants *[]string) *mutTable {
 	return &mutTable{slots: make([]uint32, minSlots), idBits: minSlotBits, seed: maphash.MakeSeed(), recent: make([]recentEntry, 1<<recentBits),
-		tenants: tenants, dirIDs: map[string]uint32{"": 0}, dirs: []string{""}}
+		tenants: tenants, dirIDs: map[string]uint32{"": 0}, dirs: []string{""}, statuses: []int16{0}}
 }
 
 func (t *mutTable) len() int { return int(t.n) }
@@ -74,16 +80,25 @@ func (t *mutTable) len() int { return int(t.n) }
 func (t *mutTable) at(id int32) *mutation { return &t.chunks[id>>chunkBits][id&(1<<chunkBits-1)] }
 
 // find returns the id of (tenant, path), or -1, and the key's hash (for add).
-func (t *mutTable) find(tenant, path string) (int32, uint64) {
+func (t *mutTable) find(tenant, path string) (int32, uint64) { return t.findVia(tenant, path, true) }
+
+// findVia is find that reads and fills the recent-lookup cache only when cached is set: a lookup
+// that will seldom hit it (a mut record's path is new; persisted records come after the run) then
+// costs no access to it and evicts nothing from it. The answer is the same either way.
+func (t *mutTable) findVia(tenant, path string, cached bool) (int32, uint64) {
 	t.keybuf = append(append(append(t.keybuf[:0], tenant...), 0), path...)
 	h := maphash.Bytes(t.seed, t.keybuf)
-	return t.findHashed(tenant, path, h), h
+	return t.findHashedVia(tenant, path, h, cached), h
 }
 
 // findHashed is find for a key whose hash is h.
 func (t *mutTable) findHashed(tenant, path string, h uint64) int32 {
+	return t.findHashedVia(tenant, path, h, true)
+}
+
+func (t *mutTable) findHashedVia(tenant, path string, h uint64, cached bool) int32 {
 	slot := &t.recent[h&(1<<recentBits-1)]
-	if slot.h == h && slot.id > 0 && t.equal(slot.id-1, tenant, path) {
+	if cached && slot.h == h && slot.id > 0 && t.equal(slot.id-1, tenant, path) {
 		return slot.id - 1
 	}
 	mask, tag, idMask := uint64(len(t.slots)-1), t.tag(h), uint32(len(t.slots)-1)
@@ -94,7 +109,9 @@ func (t *mutTable) findHashed(tenant, path string, h uint64) int32 {
 		}
 		if s&^idMask == tag {
 			if id := int32(s&idMask) - 1; t.equal(id, tenant, path) {
-				*slot = recentEntry{h: h, id: id + 1} // id+1: the zero entry means empty
+				if cached {
+					*slot = recentEntry{h: h, id: id + 1} // id+1: the zero entry means empty
+				}
 				return id
 			}
 		}
@@ -104,16 +121,26 @@ func (t *mutTable) findHashed(tenant, path string, h uint64) int32 {
 // equal reports whether entry id is (tenant, path).
 func (t *mutTable) equal(id int32, tenant, path string) bool {
 	m := t.at(id)
-	if (*t.tenants)[m.tenant] != tenant {
+	if (*t.tenants)[t.tenantOf(m)] != tenant {
 		return false
 	}
-	dir, base, _ := t.name(m)
-	return len(path) == len(dir)+len(base) && path[:len(dir)] == dir && path[len(dir):] == string(base)
+	rec := t.names.at(m.name)
+	h, n := uvarint(rec)
+	v, k := uvarint(rec[n:])
+	stem := t.dirs[h>>3]
+	if len(path) < len(stem) || path[:len(stem)] != stem {
+		return false
+	}
+	if h&nameNumeric != 0 { // compare the number, not its digits: no formatting on a probe
+		got, ok := parseCanonical(path[len(stem):])
+		return ok && got == v
+	}
+	return path[len(stem):] == string(rec[n+k:n+k+int(v)])
 }
 
 // add appends a new entry for (tenant, path) (which find did not know; h is the hash find returned;
-// m.tenant is tenant's index) and returns its id.
-func (t *mutTable) add(tenant, path string, h uint64, m mutation) int32 {
+// ti is tenant's index) and returns its id.
+func (t *mutTable) add(tenant string, ti int32, path string, h uint64, m mutation) int32 {
 	id := t.n
 	if int(id>>chunkBits) == len(t.chunks) {
 		t.chunks = append(t.chunks, make([]mutation, 0, 1<<chunkBits))
@@ -121,45 +148,112 @@ func (t *mutTable) add(tenant, path string, h uint64, m mutation) int32 {
 	m.name = t.addName(path, midNone, "")
 	c := &t.chunks[id>>chunkBits]
 	*c = append(*c, m)
+	t.setTenant(&(*c)[len(*c)-1], ti)
 	t.n++
 	if int(t.n)*4 > len(t.slots)*3 {
 		t.grow()
 	}
 	t.place(h, id)
 	t.recent[h&(1<<recentBits-1)] = recentEntry{h: h, id: id + 1}
-	_ = tenant // the key's tenant is m.tenant; equal and grow read its name from t.tenants
+	_ = tenant // the key's tenant is ti; equal and grow read its name from t.tenants
 	return id
 }
 
-// addName stores path (split into its interned directory and last element) and the mid form in the
-// arena and returns the record's reference.
+// A name record in the arena: a uvarint header stem<<3 | numeric<<2 | mid form, then the rest of
+// the path after the stem (numeric: the number as a uvarint; else a uvarint length and the bytes),
+// then, for midOwn, the mid (a uvarint length and its bytes). The stem is interned once (a run's
+// paths share a few): the path up to its trailing number when the path ends in a canonical decimal
+// (digits without a leading zero, "0" itself, within uint64: the load driver's "m1679580"), which
+// is then kept as the number; else the path's directory (up to its last '/'), the last element
+// kept as bytes; else (no '/', or more than maxDirs stems) stem 0, "", and the whole path as bytes.
+// The mid form is in the header's low bits, so setMid can change it in place.
+const (
+	nameNumeric = 1 << 2
+	nameFlags   = 3
+)
+
+// addName stores path and the mid form in the arena and returns the record's reference.
 func (t *mutTable) addName(path string, form byte, mid string) uint32 {
-	dir, base := "", path
-	if i := lastSlash(path); i >= 0 {
-		d, ok := t.dirIDs[path[:i+1]]
-		if !ok && len(t.dirs) < maxDirs {
-			d = uint32(len(t.dirs))
-			dir := strings.Clone(path[:i+1]) // path may be a record's lent string
-			t.dirs = append(t.dirs, dir)
-			t.dirIDs[dir] = d
-			ok = true
-		}
-		if ok {
-			dir, base = t.dirs[d], path[i+1:]
-			t.recbuf = binary.AppendUvarint(t.recbuf[:0], uint64(d))
+	stem, rest, num, numeric := uint32(0), path, uint64(0), false
+	dirEnd := lastSlash(path) + 1
+	if j := trailingNumber(path[dirEnd:]); j >= 0 {
+		if n, ok := parseCanonical(path[dirEnd+j:]); ok {
+			if d, ok := t.stemID(path[:dirEnd+j]); ok {
+				stem, num, numeric = d, n, true
+			}
 		}
 	}
-	if dir == "" {
-		t.recbuf = append(t.recbuf[:0], 0)
+	if !numeric && dirEnd > 0 {
+		if d, ok := t.stemID(path[:dirEnd]); ok {
+			stem, rest = d, path[dirEnd:]
+		}
 	}
-	t.recbuf = binary.AppendUvarint(t.recbuf, uint64(len(base)))
-	t.recbuf = append(t.recbuf, base...)
-	t.recbuf = append(t.recbuf, form)
+	hdr := uint64(stem)<<3 | uint64(form)
+	if numeric {
+		hdr |= nameNumeric
+	}
+	t.recbuf = binary.AppendUvarint(t.recbuf[:0], hdr)
+	if numeric {
+		t.recbuf = binary.AppendUvarint(t.recbuf, num)
+	} else {
+		t.recbuf = binary.AppendUvarint(t.recbuf, uint64(len(rest)))
+		t.recbuf = append(t.recbuf, rest...)
+	}
 	if form == midOwn {
 		t.recbuf = binary.AppendUvarint(t.recbuf, uint64(len(mid)))
 		t.recbuf = append(t.recbuf, mid...)
 	}
 	return t.names.add(t.recbuf)
+}
+
+// stemID returns the interned id of stem, interning it while there are fewer than maxDirs.
+func (t *mutTable) stemID(stem string) (uint32, bool) {
+	d, ok := t.dirIDs[stem]
+	if !ok && len(t.dirs) < maxDirs {
+		d = uint32(len(t.dirs))
+		stem = strings.Clone(stem) // path may be a record's lent string
+		t.dirs = append(t.dirs, stem)
+		t.dirIDs[stem] = d
+		ok = true
+	}
+	return d, ok
+}
+
+// trailingNumber returns where the decimal digits that end s begin, -1 when s does not end in one.
+func trailingNumber(s string) int {
+	j := len(s)
+	for j > 0 && s[j-1] >= '0' && s[j-1] <= '9' {
+		j--
+	}
+	if j == len(s) {
+		return -1
+	}
+	return j
+}
+
+// parseCanonical parses digits that strconv.FormatUint gives back unchanged: no leading zero (but
+// "0"), no more than uint64 holds. Anything else ("007", "18446744073709551616", "1:") is refused.
+func parseCanonical(digits string) (uint64, bool) {
+	if len(digits) == 0 || len(digits) > 20 || digits[0] == '0' && len(digits) > 1 {
+		return 0, false
+	}
+	var n uint64
+	for i := 0; i < len(digits); i++ {
+		d := uint64(digits[i]) - '0'
+		if d > 9 || n > (math.MaxUint64-d)/10 {
+			return 0, false
+		}
+		n = n*10 + d
+	}
+	return n, true
+}
+
+// uvarint is binary.Uvarint with the one-byte case inline (most of the arena's and rows' varints).
+func uvarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	return binary.Uvarint(b)
 }
 
 func lastSlash(s string) int {
@@ -171,45 +265,68 @@ func lastSlash(s string) int {
 	return -1
 }
 
-// name decodes m's arena record: the path's directory and last element, and where the mid form byte
-// is (in rec: the record from there on).
-func (t *mutTable) name(m *mutation) (dir string, base []byte, rec []byte) {
-	rec = t.names.at(m.name)
-	d, n := binary.Uvarint(rec)
+// name decodes m's arena record: the path's stem and the rest of it (rest: in t.restbuf for a
+// numeric record, valid until the next call), the record's header byte (the mid form's low bits)
+// and what follows the path (the mid of a midOwn record).
+func (t *mutTable) name(m *mutation) (stem string, rest []byte, hdr *byte, tail []byte) {
+	rec := t.names.at(m.name)
+	hdr = &rec[0]
+	h, n := uvarint(rec)
 	rec = rec[n:]
-	l, n := binary.Uvarint(rec)
+	v, n := uvarint(rec)
 	rec = rec[n:]
-	return t.dirs[d], rec[:l], rec[l:]
+	if h&nameNumeric != 0 {
+		t.restbuf = strconv.AppendUint(t.restbuf[:0], v, 10)
+		return t.dirs[h>>3], t.restbuf, hdr, rec
+	}
+	return t.dirs[h>>3], rec[:v], hdr, rec[v:]
 }
 
 // path returns m's path.
 func (t *mutTable) path(m *mutation) string {
-	dir, base, _ := t.name(m)
-	return dir + string(base)
+	stem, rest, _, _ := t.name(m)
+	return stem + string(rest)
 }
 
 // mid returns m's mid ("" until its mut record arrived).
 func (t *mutTable) mid(m *mutation) string {
-	_, base, rec := t.name(m)
-	switch rec[0] {
+	stem, rest, hdr, tail := t.name(m)
+	switch *hdr & nameFlags {
 	case midBase:
-		return string(base)
+		return t.base(stem, rest)
 	case midOwn:
-		l, n := binary.Uvarint(rec[1:])
-		return string(rec[1+n : 1+n+int(l)])
+		l, n := binary.Uvarint(tail)
+		return string(tail[n : n+int(l)])
 	}
 	return ""
+}
+
+// base returns the last element of the path stem+rest.
+func (t *mutTable) base(stem string, rest []byte) string {
+	if i := bytes.LastIndexByte(rest, '/'); i >= 0 {
+		return string(rest[i+1:])
+	}
+	return stem[lastSlash(stem)+1:] + string(rest)
+}
+
+// isBase reports whether mid is the last element of the path stem+rest (base without its copy).
+func isBase(mid, stem string, rest []byte) bool {
+	if i := bytes.LastIndexByte(rest, '/'); i >= 0 {
+		return mid == string(rest[i+1:])
+	}
+	p := stem[lastSlash(stem)+1:]
+	return len(mid) == len(p)+len(rest) && mid[:len(p)] == p && mid[len(p):] == string(rest)
 }
 
 // setMid records m's mid: in place when it is empty or equal to the path's last element, else in a
 // new arena record (a mid that differs from the path is the rare case).
 func (t *mutTable) setMid(m *mutation, mid string) {
-	_, base, rec := t.name(m)
+	stem, rest, hdr, _ := t.name(m)
 	switch {
 	case mid == "":
-		rec[0] = midNone
-	case mid == string(base):
-		rec[0] = midBase
+		*hdr &^= nameFlags // midNone
+	case isBase(mid, stem, rest):
+		*hdr = *hdr&^nameFlags | midBase
 	case t.mid(m) != mid:
 		m.name = t.addName(t.path(m), midOwn, mid)
 	}
@@ -234,8 +351,8 @@ func (t *mutTable) grow() {
 	t.idBits++
 	for id := range t.n - 1 {
 		m := t.at(id)
-		dir, base, _ := t.name(m)
-		t.keybuf = append(append(append(append(t.keybuf[:0], (*t.tenants)[m.tenant]...), 0), dir...), base...)
+		stem, rest, _, _ := t.name(m)
+		t.keybuf = append(append(append(append(t.keybuf[:0], (*t.tenants)[t.tenantOf(m)]...), 0), stem...), rest...)
 		t.place(maphash.Bytes(t.seed, t.keybuf), id)
 	}
 }
@@ -288,7 +405,9 @@ const (
 
 type escaped struct {
 	sent, intended, evSeq int64
-	pod                   int32
+	pod, tenant, evCons   int32
+	evN                   uint16
+	status                int16
 }
 
 // podEsc in mutation.pod: the pod's index does not fit 16 bits and is in the side table.

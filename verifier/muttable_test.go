@@ -32,7 +32,7 @@ func TestMutTable(t *testing.T) {
 		if id != -1 {
 			t.Fatalf("%d found before add", i)
 		}
-		if id := tb.add("t", path(i), h, mutation{}); id != int32(i) {
+		if id := tb.add("t", 0, path(i), h, mutation{}); id != int32(i) {
 			t.Fatalf("add %d = %d", i, id)
 		}
 		if i%4 == 2 {
@@ -59,7 +59,7 @@ func TestMutTable(t *testing.T) {
 		if k[0] == "B" {
 			ti = 2
 		}
-		ids[k] = tb.add(k[0], k[1], h, mutation{tenant: ti})
+		ids[k] = tb.add(k[0], ti, k[1], h, mutation{})
 	}
 	for _, k := range keys {
 		if id := tb.findHashed(k[0], k[1], h); id != ids[k] {
@@ -72,7 +72,7 @@ func TestMutTable(t *testing.T) {
 }
 
 // maxEntryBytes is the size the mutation entry is held to.
-const maxEntryBytes = 40
+const maxEntryBytes = 32
 
 // TestMutationEntrySize keeps the mutation entry small: it is what the verifier keeps per mutation,
 // ten million times in a long run (docs/verify.md, "Memory and speed").
@@ -102,7 +102,7 @@ func TestCompactFields(t *testing.T) {
 	}
 	for i, c := range cases {
 		id, h := tb.find("t", fmt.Sprint(i))
-		m := tb.at(tb.add("t", fmt.Sprint(i), h, mutation{doneT: noTime}))
+		m := tb.at(tb.add("t", 0, fmt.Sprint(i), h, mutation{doneT: noTime}))
 		if id != -1 || tb.sent(m) != noTime || tb.intended(m) != noTime || tb.evSeq(m) != noTime {
 			t.Fatalf("case %d: a new entry has times %d %d seq %d, want none", i, tb.sent(m), tb.intended(m), tb.evSeq(m))
 		}

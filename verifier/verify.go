@@ -82,6 +82,7 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 	ix := newIndex()
 	w := newWitnessSet(opts.Witnesses)
 	cs := checkers(ix, w, newSlowest(opts.SlowestDeliveries))
+	disp := newDispatch(cs)
 	var n int64
 	var th threshold.List
 	for {
@@ -103,7 +104,7 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 			}
 			ix.windows = windowsAsked(th)
 		}
-		for _, c := range cs {
+		for _, c := range disp.of(r.K) {
 			c.Observe(r)
 		}
 	}

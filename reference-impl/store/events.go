@@ -331,11 +331,13 @@ func (s *TenantStore) EventsAfter(ctx context.Context, after int64, limit int) (
 	if s.LeakAcrossTenants {
 		cols, args = `1, path, op, NULLIF(actor, ''), NULLIF(src_path, ''), NULLIF(batch, '')`, nil // the defect: every tenant's rows are "mine"
 	}
-	q := `SELECT seq, ` + cols + `, created_at,
+	// seq comes as its distance from after: the driver boxes an integer into an allocation of its
+	// own unless it is below 256, which a page's first 255 rows' distances are.
+	q := `SELECT seq - ?, ` + cols + `, created_at,
 		(SELECT COALESCE(MAX(swept_through), 0) FROM fs_events_sweep_mark WHERE tenant_id = ?),
 		(SELECT COALESCE(MAX(swept_through), 0) FROM fs_events_sweep_mark)
 		FROM fs_events WHERE seq > ? ORDER BY seq LIMIT ?`
-	rows, err := s.DB.QueryContext(ctx, q, append(args, t, after, limit)...)
+	rows, err := s.DB.QueryContext(ctx, q, append(append([]any{after}, args...), t, after, limit)...)
 	if err != nil {
 		return HorizonPage{}, err
 	}
@@ -345,11 +347,13 @@ func (s *TenantStore) EventsAfter(ctx context.Context, after int64, limit int) (
 	// as the driver's bytes: the path is copied, the op is one of the known ones, the rest are
 	// usually NULL.
 	var r Row
+	var off int64
 	var path, op, actor, src, batch sql.RawBytes
 	for rows.Next() {
-		if err := rows.Scan(&r.Seq, &r.Mine, &path, &op, &actor, &src, &batch, &r.CreatedAt, &p.Swept, &p.SweptAny); err != nil {
+		if err := rows.Scan(&off, &r.Mine, &path, &op, &actor, &src, &batch, &r.CreatedAt, &p.Swept, &p.SweptAny); err != nil {
 			return HorizonPage{}, err
 		}
+		r.Seq = after + off
 		r.Path, r.Op, r.Actor, r.Src, r.Batch = string(path), opString(op), string(actor), string(src), string(batch)
 		p.Rows = append(p.Rows, r)
 	}

@@ -46,14 +46,15 @@ func checkPath(p string) error {
 
 // readBody reads r's body of at most limit bytes, as io.ReadAll(http.MaxBytesReader(w, r.Body,
 // limit)) does. A body whose Content-Length is within the limit (net/http never reads past it) is
-// read into one buffer of its size, with no limiter: two allocations fewer than ReadAll's growing
-// buffer (512 bytes for a one-byte body) and MaxBytesReader's reader.
+// read with no limiter, into one buffer of its size up to readBodyFirst (growing past it as
+// ReadAll's does, so a dripped large body holds no more memory than it sent): two allocations
+// fewer than ReadAll's growing buffer (512 bytes for a one-byte body) and MaxBytesReader's reader.
 func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
 	n := r.ContentLength
 	if r.Body == nil || n < 0 || n > limit {
 		return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
 	}
-	b := make([]byte, 0, n+1) // room for the read that says EOF, so the buffer never grows
+	b := make([]byte, 0, min(n, readBodyFirst)+1) // room for the read that says EOF
 	for {
 		k, err := r.Body.Read(b[len(b):cap(b)])
 		b = b[:len(b)+k]
@@ -64,10 +65,13 @@ func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, erro
 			return b, err
 		}
 		if len(b) == cap(b) {
-			b = append(b, 0)[:len(b)] // not with net/http's bodies: as ReadAll, grow
+			b = append(b, 0)[:len(b)] // as ReadAll, grow
 		}
 	}
 }
+
+// readBodyFirst is the most readBody allocates before a body's bytes arrive.
+const readBodyFirst = 64 << 10
 
 // cleanPath drops one trailing slash ("/a/" is "/a"); checkPath refuses any further one.
 func cleanPath(p string) string {

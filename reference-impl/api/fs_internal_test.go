@@ -14,7 +14,7 @@ import (
 // bodies of a known length within and past the limit, of an unknown length, empty ones, and a
 // body that ends before its Content-Length.
 func TestReadBodyAsReadAll(t *testing.T) {
-	const limit = 8
+	const limit = readBodyFirst + 100
 	for _, c := range []struct {
 		name   string
 		body   string
@@ -23,11 +23,12 @@ func TestReadBodyAsReadAll(t *testing.T) {
 	}{
 		{"empty", "", 0, false},
 		{"one byte", "x", 1, false},
-		{"at the limit", "12345678", 8, false},
-		{"past the limit", "123456789", 9, false},
+		{"at the limit", strings.Repeat("z", limit), limit, false},
+		{"past the limit", strings.Repeat("z", limit+1), limit + 1, false},
 		{"unknown length within", "abc", -1, false},
-		{"unknown length past", "0123456789", -1, false},
+		{"unknown length past", strings.Repeat("z", limit+1), -1, false},
 		{"ends early", "abc", 5, true},
+		{"past the first buffer", strings.Repeat("y", readBodyFirst+100), readBodyFirst + 100, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			req := func() *http.Request {

@@ -382,7 +382,7 @@ func isFSPath(p string) bool { return strings.HasPrefix(p, "/v1/fs/") || p == "/
 
 // admitTenant moves the request's slot to tenant (its share of --max-inflight) and reserves its
 // body, at most the body limit, from the tenant's share and the pod's budget; it answers 429 itself
-// when it returns false. release gives the body bytes back.
+// when it returns false. hold.release gives the body bytes back.
 func (s *Server) admitTenant(w http.ResponseWriter, r *http.Request, tenant string) (hold bodyHold, ok bool) {
 	if rw, _ := w.(*reqWriter); rw != nil && rw.slot != nil && !rw.slot.moveTo(tenant) {
 		s.reject(w, "tenant_inflight", s.cfg.Limits.RetryAfter, fmt.Sprintf("too many requests of this tenant in flight on this pod (--max-tenant-inflight %d); retry later", s.cfg.Limits.MaxTenantInflight))

@@ -20,15 +20,19 @@ type ctxKey int
 const tenantKey ctxKey = 0
 
 // reqTenant is what withTenant learnt of a request's caller: its tenant's store and the hash of
-// the API key it presented (one context value, so a request is copied once for both).
+// the API key it presented, as store.HashKey spells it (one context value, so a request is copied
+// once for both; the hash in bytes, so a write never makes it a string).
 type reqTenant struct {
 	st   *store.TenantStore
-	hash string
+	hash [store.KeyHashLen]byte
 }
 
 type authEntry struct {
 	t   store.Tenant
 	exp time.Time
+	// st is the tenant's store as the last request built it (keepStore): the next request of the
+	// key reuses it while its pool's handles are the same (storeFor), instead of building its own.
+	st *store.TenantStore
 }
 
 type authItem struct {
@@ -64,8 +68,34 @@ func newAuthCache(ttl, staleMax, negTTL time.Duration, max int) *authCache {
 func (c *authCache) get(h string) (t store.Tenant, fresh, ok bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	el, ok := c.m[h]
-	if !ok {
+	return c.found(c.m[h])
+}
+
+// getBytes is get for a hash in bytes (the lookup allocates no string), with the entry's store.
+func (c *authCache) getBytes(h []byte) (t store.Tenant, st *store.TenantStore, fresh, ok bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el := c.m[string(h)]
+	if t, fresh, ok = c.found(el); ok {
+		st = el.Value.(*authItem).e.st
+	}
+	return t, st, fresh, ok
+}
+
+// keepStore remembers st as the store of h's entry while the entry names st's tenant.
+func (c *authCache) keepStore(h []byte, st *store.TenantStore) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if el := c.m[string(h)]; el != nil {
+		if e := &el.Value.(*authItem).e; e.t.ID == st.TenantID && e.t.PoolID == st.PoolID {
+			e.st = st
+		}
+	}
+}
+
+// found is get's answer for the entry el (nil: none); c.mu held.
+func (c *authCache) found(el *list.Element) (t store.Tenant, fresh, ok bool) {
+	if el == nil {
 		return store.Tenant{}, false, false
 	}
 	e := el.Value.(*authItem).e
@@ -96,12 +126,12 @@ func (c *authCache) put(h string, t store.Tenant) {
 }
 
 // unknown reports whether h was a wrong key less than negTTL ago.
-func (c *authCache) unknown(h string) bool {
+func (c *authCache) unknown(h []byte) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	until, ok := c.neg[h]
+	until, ok := c.neg[string(h)]
 	if ok && time.Now().After(until) {
-		delete(c.neg, h)
+		delete(c.neg, string(h))
 		return false
 	}
 	return ok
@@ -188,18 +218,20 @@ func (s *Server) withTenant(h http.HandlerFunc) http.HandlerFunc {
 			writeErr(w, http.StatusUnauthorized, "missing API key (Authorization: Bearer KEY or X-API-Key: KEY)")
 			return
 		}
-		hash := store.HashKey(key)
-		t, fresh, cached := s.auth.get(hash)
+		var rt reqTenant
+		store.HashKeyTo(&rt.hash, key)
+		t, kept, fresh, cached := s.auth.getBytes(rt.hash[:])
 		switch {
 		case fresh:
 		case cached:
 			// Serve the known tenant now and revalidate in the background: a slow or failing meta DB
 			// never sits on the request path of a tenant we already know.
-			s.revalidate(hash)
-		case s.auth.unknown(hash):
+			s.revalidate(string(rt.hash[:]))
+		case s.auth.unknown(rt.hash[:]):
 			writeErr(w, http.StatusUnauthorized, "invalid API key")
 			return
 		default:
+			hash := string(rt.hash[:])
 			actx, cancel := context.WithTimeout(r.Context(), 5*time.Second)
 			got, err := s.meta.TenantByKey(actx, hash)
 			cancel()
@@ -217,26 +249,45 @@ func (s *Server) withTenant(h http.HandlerFunc) http.HandlerFunc {
 		}
 		// Only now is the request the tenant's: its slot and body bytes count against the tenant's
 		// share, so an unauthenticated caller or another tenant cannot spend them.
-		release, ok := s.admitTenant(w, r, t.ID)
+		hold, ok := s.admitTenant(w, r, t.ID)
 		if !ok {
 			return
 		}
-		defer release()
-		st, err := s.storeFor(r.Context(), t)
+		defer hold.release()
+		st, err := s.storeFor(r.Context(), t, kept)
 		if err != nil {
 			writeErr(w, http.StatusServiceUnavailable, "tenant DB unavailable: "+err.Error())
 			return
 		}
-		h(w, r.WithContext(context.WithValue(r.Context(), tenantKey, &reqTenant{st: st, hash: hash})))
+		if st != kept {
+			s.auth.keepStore(rt.hash[:], st)
+		}
+		rt.st = st
+		if rc, ok := r.Context().(*reqCtx); ok && rc.tenant == nil {
+			// A filesystem request's own context (protect's) carries the tenant: no copy of the request.
+			rc.t = rt
+			rc.tenant = &rc.t
+			h(w, r)
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), tenantKey, ptrTo(rt))))
 	}
 }
+
+// ptrTo is a heap copy of t (so that taking it does not move withTenant's own to the heap).
+func ptrTo(t reqTenant) *reqTenant { return &t }
 
 func tenantStore(r *http.Request) *store.TenantStore {
 	return r.Context().Value(tenantKey).(*reqTenant).st
 }
 
+// jsonType is the Content-Type value of a JSON answer, shared by every answer (the header map
+// holds it as Header.Set would; the server copies it when it sends the headers, nothing writes
+// into it).
+var jsonType = []string{"application/json"}
+
 func writeJSON(w http.ResponseWriter, code int, v any) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonType
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(v)
 }
@@ -244,10 +295,13 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 // writeRevision answers a write: {"revision":N,"status":"ok"}, the bytes writeJSON writes for that
 // map, appended without reflection (every PUT answers it).
 func writeRevision(w http.ResponseWriter, rev int64) {
-	w.Header().Set("Content-Type", "application/json")
+	w.Header()["Content-Type"] = jsonType
 	w.WriteHeader(http.StatusOK)
-	var buf [48]byte
-	b := append(buf[:0], `{"revision":`...)
+	var b []byte
+	if rw, ok := w.(*reqWriter); ok {
+		b = rw.answer[:0] // the request's own bytes: Write copies them
+	}
+	b = append(b, `{"revision":`...)
 	b = strconv.AppendInt(b, rev, 10)
 	b = append(b, `,"status":"ok"}`+"\n"...)
 	_, _ = w.Write(b)

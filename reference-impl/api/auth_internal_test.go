@@ -42,15 +42,15 @@ func TestAuthCacheEvictsLeastRecentlyUsed(t *testing.T) {
 // a later put (the key became valid) clears it; the negative set is capped.
 func TestAuthCacheNegativeEntries(t *testing.T) {
 	c := newAuthCache(time.Hour, time.Hour, time.Hour, 10)
-	if c.unknown("k") {
+	if c.unknown([]byte("k")) {
 		t.Fatal("unknown before any lookup")
 	}
 	c.notFound("k")
-	if !c.unknown("k") {
+	if !c.unknown([]byte("k")) {
 		t.Fatal("a wrong key is not remembered")
 	}
 	c.put("k", store.Tenant{ID: "t"})
-	if c.unknown("k") {
+	if c.unknown([]byte("k")) {
 		t.Fatal("a key found later is still refused")
 	}
 	for i := range 1000 {
@@ -61,5 +61,32 @@ func TestAuthCacheNegativeEntries(t *testing.T) {
 	}
 	short := newAuthCache(time.Hour, time.Hour, time.Nanosecond, 10)
 	short.notFound("k")
-	wait.For(t, 10*time.Second, "the negative entry (TTL 1 ns) to expire", func() bool { return !short.unknown("k") })
+	wait.For(t, 10*time.Second, "the negative entry (TTL 1 ns) to expire", func() bool { return !short.unknown([]byte("k")) })
+}
+
+// TestAuthCacheKeepsTheStore: a key's entry keeps the store a request built for its tenant and
+// hands it to the next request; a store of another tenant is not kept, and a revalidation (put)
+// forgets it, so the next request builds the store anew.
+func TestAuthCacheKeepsTheStore(t *testing.T) {
+	c := newAuthCache(time.Hour, time.Hour, time.Hour, 100)
+	ten := store.Tenant{ID: "a", PoolID: "p"}
+	c.put("k", ten)
+	st := &store.TenantStore{TenantID: "a", PoolID: "p"}
+	for _, step := range []struct {
+		name string
+		do   func()
+		want *store.TenantStore
+	}{
+		{"new entry: none", func() {}, nil},
+		{"kept", func() { c.keepStore([]byte("k"), st) }, st},
+		{"another tenant's store: not kept", func() { c.keepStore([]byte("k"), &store.TenantStore{TenantID: "b", PoolID: "p"}) }, st},
+		{"another pool's store: not kept", func() { c.keepStore([]byte("k"), &store.TenantStore{TenantID: "a", PoolID: "q"}) }, st},
+		{"revalidated: forgotten", func() { c.put("k", ten) }, nil},
+	} {
+		step.do()
+		got, kept, fresh, ok := c.getBytes([]byte("k"))
+		if got != ten || !fresh || !ok || kept != step.want {
+			t.Fatalf("%s: %+v %p %v %v, want the store %p", step.name, got, kept, fresh, ok, step.want)
+		}
+	}
 }

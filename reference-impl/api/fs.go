@@ -32,13 +32,46 @@ func checkPath(p string) error {
 	case !utf8.ValidString(p):
 		return errors.New("path is not valid UTF-8: " + strconv.Quote(p))
 	}
-	for _, seg := range strings.Split(p[1:], "/") {
+	for rest := p[1:]; ; {
+		seg, more, found := strings.Cut(rest, "/") // segment by segment, allocating nothing
 		if seg == "" || seg == "." || seg == ".." {
 			return errors.New("path has an empty, . or .. segment: " + strconv.Quote(p))
 		}
+		if !found {
+			return nil
+		}
+		rest = more
 	}
-	return nil
 }
+
+// readBody reads r's body of at most limit bytes, as io.ReadAll(http.MaxBytesReader(w, r.Body,
+// limit)) does. A body whose Content-Length is within the limit (net/http never reads past it) is
+// read with no limiter, into one buffer of its size up to readBodyFirst (growing past it as
+// ReadAll's does, so a dripped large body holds no more memory than it sent): two allocations
+// fewer than ReadAll's growing buffer (512 bytes for a one-byte body) and MaxBytesReader's reader.
+func readBody(w http.ResponseWriter, r *http.Request, limit int64) ([]byte, error) {
+	n := r.ContentLength
+	if r.Body == nil || n < 0 || n > limit {
+		return io.ReadAll(http.MaxBytesReader(w, r.Body, limit))
+	}
+	b := make([]byte, 0, min(n, readBodyFirst)+1) // room for the read that says EOF
+	for {
+		k, err := r.Body.Read(b[len(b):cap(b)])
+		b = b[:len(b)+k]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)] // as ReadAll, grow
+		}
+	}
+}
+
+// readBodyFirst is the most readBody allocates before a body's bytes arrive.
+const readBodyFirst = 64 << 10
 
 // cleanPath drops one trailing slash ("/a/" is "/a"); checkPath refuses any further one.
 func cleanPath(p string) string {
@@ -83,7 +116,7 @@ func (s *Server) handleFS(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("X-Dat9-Revision", strconv.FormatInt(f.Revision, 10))
 		_, _ = w.Write(f.Content)
 	case http.MethodPut:
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.cfg.MaxBody))
+		body, err := readBody(w, r, s.cfg.MaxBody)
 		if err != nil {
 			writeErr(w, http.StatusRequestEntityTooLarge, "body: "+err.Error())
 			return

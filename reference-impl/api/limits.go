@@ -134,7 +134,8 @@ func newLimiter(l Limits, maxBody int64, reg prometheus.Registerer) *limiter {
 }
 
 func (lim *limiter) requestID() string {
-	return lim.reqPre + "-" + strconv.FormatUint(lim.reqSeq.Add(1), 10)
+	var b [40]byte // the prefix (8), '-' and a uint64: one allocation, the string's
+	return string(strconv.AppendUint(append(append(b[:0], lim.reqPre...), '-'), lim.reqSeq.Add(1), 10))
 }
 
 // anonymous is the owner of the slots and body bytes of requests not (yet) tied to a tenant: every
@@ -150,22 +151,24 @@ type slot struct {
 	owner string
 }
 
-// enter takes a request slot for the anonymous caller, or reports why not: "inflight" when all
-// MaxInflight are taken, "tenant_inflight" when the anonymous share is.
-func (lim *limiter) enter() (*slot, string) {
+// enter takes a request slot for the anonymous caller into sl (the request's own, so a request
+// allocates none), or reports why not: "inflight" when all MaxInflight are taken,
+// "tenant_inflight" when the anonymous share is.
+func (lim *limiter) enter(sl *slot) string {
 	lim.mu.Lock()
 	defer lim.mu.Unlock()
 	if lim.held[anonymous] >= lim.l.MaxTenantInflight {
-		return nil, "tenant_inflight"
+		return "tenant_inflight"
 	}
 	select {
 	case lim.inflight <- struct{}{}:
 	default:
-		return nil, "inflight"
+		return "inflight"
 	}
 	lim.held[anonymous]++
 	lim.inflightG.Inc()
-	return &slot{lim: lim, owner: anonymous}, ""
+	*sl = slot{lim: lim, owner: anonymous}
+	return ""
 }
 
 // moveTo hands the slot from its owner to tenant once the request is authenticated, or reports
@@ -326,28 +329,40 @@ func (s *Server) HTTPServer() *http.Server {
 func (s *Server) protect(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rw := &reqWriter{ResponseWriter: w, id: s.lim.requestID(), s: s}
-		w.Header().Set("X-Request-Id", rw.id)
+		rw.idHeader[0] = rw.id
+		w.Header()["X-Request-Id"] = rw.idHeader[:] // Header.Set's key and value, without its allocation
 		// A keep-alive connection keeps the absolute write deadline of its previous answer: clear it,
 		// so that deadline cannot cut this answer short.
-		_ = http.NewResponseController(w).SetWriteDeadline(time.Time{})
+		_ = setWriteDeadline(w, time.Time{})
 		switch r.URL.Path {
 		case "/healthz", "/metrics", "/v1/events":
 			next.ServeHTTP(rw, r)
 			return
 		}
+		ctx := r.Context()
+		if isFSPath(r.URL.Path) {
+			// A stalled tenant DB must not hold a request (and its goroutine) forever.
+			rw.ctx.init(ctx, s.cfg.RequestTimeout)
+			defer rw.ctx.stop()
+			ctx = &rw.ctx
+		}
+		var body io.ReadCloser
 		if r.Body != nil && r.Body != http.NoBody && r.ContentLength != 0 {
 			// A body dripped byte by byte must not hold the request (and its slot) forever, nor the
 			// server's discard of an unread rest after a refusal. The deadline is lifted once the body
 			// is read, so it never cuts the answer short.
-			rc := http.NewResponseController(rw)
-			if rc.SetReadDeadline(time.Now().Add(s.cfg.Limits.BodyReadTimeout)) == nil {
-				r2 := *r // the server keeps its own r.Body (and its discard of an unread rest)
-				r2.Body = &deadlineBody{ReadCloser: r.Body, rc: rc}
-				r = &r2
+			if setReadDeadline(rw, time.Now().Add(s.cfg.Limits.BodyReadTimeout)) == nil {
+				rw.body = deadlineBody{ReadCloser: r.Body, w: rw}
+				body = &rw.body
 			}
 		}
-		sl, reason := s.lim.enter()
-		switch reason {
+		if body != nil || ctx != r.Context() {
+			r = r.WithContext(ctx) // a copy: the server keeps its own r.Body (and its discard of an unread rest)
+			if body != nil {
+				r.Body = body
+			}
+		}
+		switch reason := s.lim.enter(&rw.held); reason {
 		case "inflight":
 			s.reject(rw, reason, s.cfg.Limits.RetryAfter, fmt.Sprintf("too many requests in flight on this pod (--max-inflight %d); retry later", s.cfg.Limits.MaxInflight))
 			return
@@ -355,29 +370,33 @@ func (s *Server) protect(next http.Handler) http.Handler {
 			s.reject(rw, reason, s.cfg.Limits.RetryAfter, fmt.Sprintf("too many unauthenticated requests in flight on this pod (--max-tenant-inflight %d); retry later", s.cfg.Limits.MaxTenantInflight))
 			return
 		}
-		defer sl.leave()
+		defer rw.held.leave()
 		rw.writeTimeout = s.cfg.Limits.ResponseWriteTimeout
-		rw.slot = sl
+		rw.slot = &rw.held
 		next.ServeHTTP(rw, r)
 	})
 }
 
+// isFSPath reports whether p is served by handleFS (bounded by --request-timeout).
+func isFSPath(p string) bool { return strings.HasPrefix(p, "/v1/fs/") || p == "/v1/fs" }
+
 // admitTenant moves the request's slot to tenant (its share of --max-inflight) and reserves its
 // body, at most the body limit, from the tenant's share and the pod's budget; it answers 429 itself
-// when it returns false. release gives the body bytes back.
-func (s *Server) admitTenant(w http.ResponseWriter, r *http.Request, tenant string) (release func(), ok bool) {
+// when it returns false. hold.release gives the body bytes back.
+func (s *Server) admitTenant(w http.ResponseWriter, r *http.Request, tenant string) (hold bodyHold, ok bool) {
 	if rw, _ := w.(*reqWriter); rw != nil && rw.slot != nil && !rw.slot.moveTo(tenant) {
 		s.reject(w, "tenant_inflight", s.cfg.Limits.RetryAfter, fmt.Sprintf("too many requests of this tenant in flight on this pod (--max-tenant-inflight %d); retry later", s.cfg.Limits.MaxTenantInflight))
-		return nil, false
+		return bodyHold{}, false
 	}
 	return s.reserveBody(w, r, tenant, s.lim.maxBody)
 }
 
 // reserveBody reserves r's body for owner, counted at its Content-Length (limit when unknown), at
-// most limit: what the handler reads. It answers 429 itself when it returns false.
-func (s *Server) reserveBody(w http.ResponseWriter, r *http.Request, owner string, limit int64) (release func(), ok bool) {
+// most limit: what the handler reads. It answers 429 itself when it returns false; the caller
+// releases what it holds.
+func (s *Server) reserveBody(w http.ResponseWriter, r *http.Request, owner string, limit int64) (hold bodyHold, ok bool) {
 	if r.Body == nil || r.Body == http.NoBody || r.ContentLength == 0 {
-		return func() {}, true
+		return bodyHold{}, true
 	}
 	n := r.ContentLength
 	if n < 0 || n > limit {
@@ -386,19 +405,33 @@ func (s *Server) reserveBody(w http.ResponseWriter, r *http.Request, owner strin
 	switch s.lim.takeBody(owner, n) {
 	case "tenant_body_bytes":
 		s.reject(w, "tenant_body_bytes", s.cfg.Limits.RetryAfter, "too many request-body bytes of this caller in flight on this pod (--max-tenant-body-bytes); retry later")
-		return nil, false
+		return bodyHold{}, false
 	case "body_bytes":
 		s.reject(w, "body_bytes", s.cfg.Limits.RetryAfter, "too many request-body bytes in flight on this pod (--max-body-bytes-inflight); retry later")
-		return nil, false
+		return bodyHold{}, false
 	}
-	return func() { s.lim.giveBody(owner, n) }, true
+	return bodyHold{lim: s.lim, owner: owner, n: n}, true
+}
+
+// bodyHold is a body reservation (a value, not a closure: a request allocates nothing for it).
+type bodyHold struct {
+	lim   *limiter // nil: nothing reserved
+	owner string
+	n     int64
+}
+
+// release gives the reserved bytes back.
+func (h bodyHold) release() {
+	if h.lim != nil {
+		h.lim.giveBody(h.owner, h.n)
+	}
 }
 
 // deadlineBody lifts the connection's read deadline when the body was read to its end (on any
 // other error it stays, so the server's discard of an unread rest cannot block either).
 type deadlineBody struct {
 	io.ReadCloser
-	rc   *http.ResponseController
+	w    http.ResponseWriter // whose connection's read deadline
 	done bool
 }
 
@@ -406,7 +439,7 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err == io.EOF && !b.done {
 		b.done = true
-		_ = b.rc.SetReadDeadline(time.Time{})
+		_ = setReadDeadline(b.w, time.Time{})
 	}
 	return n, err
 }
@@ -416,8 +449,8 @@ func (b *deadlineBody) Read(p []byte) (int, error) {
 // can never hold the connections the pool's mutations need.
 func (s *Server) guardStream(h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		st := tenantStore(r)
-		hash := r.Context().Value(tenantKey).(*reqTenant).hash
+		rt := r.Context().Value(tenantKey).(*reqTenant)
+		st, hash := rt.st, string(rt.hash[:])
 		ctx, cancel := context.WithCancel(r.Context())
 		defer cancel()
 		release, reason := s.lim.openStream(st.TenantID, hash, cancel)
@@ -435,7 +468,7 @@ func (s *Server) guardStream(h http.HandlerFunc) http.HandlerFunc {
 			writeErr(w, http.StatusServiceUnavailable, "tenant DB unavailable: "+err.Error())
 			return
 		}
-		h(w, r.WithContext(context.WithValue(ctx, tenantKey, &reqTenant{st: sst, hash: hash})))
+		h(w, r.WithContext(context.WithValue(ctx, tenantKey, &reqTenant{st: sst, hash: rt.hash})))
 	}
 }
 
@@ -537,6 +570,15 @@ type reqWriter struct {
 	slot         *slot // the request's place under --max-inflight (admitTenant moves it to the tenant)
 	writeTimeout time.Duration
 	armed        bool
+
+	// What a request needs of its own lives here, allocated once with the writer: its
+	// X-Request-Id value, its slot, its body's deadline wrapper, a filesystem request's context
+	// (reqCtx) and the bytes of a write's answer (writeRevision).
+	idHeader [1]string
+	held     slot
+	body     deadlineBody
+	ctx      reqCtx
+	answer   [48]byte
 }
 
 // arm sets the connection's write deadline once, when the answer starts: a client that does not
@@ -547,7 +589,7 @@ func (w *reqWriter) arm() {
 		return
 	}
 	w.armed = true
-	_ = http.NewResponseController(w.ResponseWriter).SetWriteDeadline(time.Now().Add(w.writeTimeout))
+	_ = setWriteDeadline(w.ResponseWriter, time.Now().Add(w.writeTimeout))
 }
 
 func (w *reqWriter) WriteHeader(code int) {

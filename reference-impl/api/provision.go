@@ -30,11 +30,11 @@ func (s *Server) handleProvision(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	release, ok := s.reserveBody(w, r, anonymous, provisionBodyMax)
+	hold, ok := s.reserveBody(w, r, anonymous, provisionBodyMax)
 	if !ok {
 		return
 	}
-	defer release()
+	defer hold.release()
 	var req provisionRequest
 	body, err := io.ReadAll(io.LimitReader(r.Body, provisionBodyMax))
 	if err != nil {

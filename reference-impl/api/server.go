@@ -253,11 +253,8 @@ func (s *Server) goBg(fn func(ctx context.Context)) {
 func (s *Server) Handler() http.Handler {
 	fs := s.withTenant(s.handleFS)
 	return s.protect(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(r.URL.Path, "/v1/fs/") || r.URL.Path == "/v1/fs" {
-			// A stalled tenant DB must not hold a request (and its goroutine) forever.
-			ctx, cancel := context.WithTimeout(r.Context(), s.cfg.RequestTimeout)
-			defer cancel()
-			fs(w, r.WithContext(ctx))
+		if isFSPath(r.URL.Path) {
+			fs(w, r) // protect bounded its context by --request-timeout
 			return
 		}
 		s.mux.ServeHTTP(w, r)
@@ -408,10 +405,12 @@ func (s *Server) resolve(ctx context.Context, tenant string) (*store.TenantStore
 	if err != nil {
 		return nil, err
 	}
-	return s.storeFor(ctx, t)
+	return s.storeFor(ctx, t, nil)
 }
 
-func (s *Server) storeFor(ctx context.Context, t store.Tenant) (*store.TenantStore, error) {
+// storeFor builds t's store on its pool's handles, or returns prev when prev is that store already
+// (t's, on the same handles: a store is never changed once built).
+func (s *Server) storeFor(ctx context.Context, t store.Tenant, prev *store.TenantStore) (*store.TenantStore, error) {
 	spec, ok := s.pools.Spec(t.PoolID)
 	if !ok {
 		return nil, fmt.Errorf("tenant %s: pool %q is not in this pod's pools", t.ID, t.PoolID)
@@ -425,6 +424,9 @@ func (s *Server) storeFor(ctx context.Context, t store.Tenant) (*store.TenantSto
 		if gdb, err = s.pools.AcquireGroup(ctx, t.PoolID); err != nil {
 			return nil, err
 		}
+	}
+	if prev != nil && prev.DB == db && prev.GroupDB == gdb && prev.TenantID == t.ID && prev.PoolID == t.PoolID {
+		return prev, nil
 	}
 	return &store.TenantStore{DB: db, GroupDB: gdb, TenantID: t.ID, PoolID: t.PoolID, Shared: spec.Role == store.RoleShared,
 		LeakAcrossTenants: s.cfg.Defects.On(defect.CrossTenantLeak), Retries: s.meta.Retries}, nil

@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/seqgate/seqgate/internal/defaults"
 
 	"github.com/seqgate/seqgate/reference-impl/metrics"
@@ -123,6 +125,8 @@ type stream struct {
 	swept  int64   // the sweep mark of the last page that said seq_too_old
 	hz     horizon // GuardHorizon only
 	held   bool    // the last page stopped at a missing seq: read again soon (GuardHorizon)
+
+	structural, sent prometheus.Counter // Resets{structural_change} and EventsSent of the tenant, from the first event
 }
 
 // setCursor moves the stream to c (its since, a reset's seq): nothing at or below c is read again.
@@ -203,10 +207,25 @@ func (x *stream) heartbeat(ctx context.Context) bool {
 }
 
 func (x *stream) sendEvents(ctx context.Context, evs []store.Event) bool {
+	if len(evs) > 0 && x.sent == nil {
+		// The stream's two counters, looked up (and so made, at zero) at its first event as every
+		// event's lookup did, then kept: a lookup hashes the labels under a lock.
+		x.structural = x.m.Resets.WithLabelValues(x.st.TenantID, ReasonStructuralChange)
+		x.sent = x.m.EventsSent.WithLabelValues(x.st.TenantID)
+	}
 	for _, e := range evs {
+		if !store.IsStructural(e.Op) {
+			// eventFrames' one file_changed, without its slice.
+			x.sent.Inc()
+			if !x.put(ctx, changedFrame(e, nil)) {
+				return false
+			}
+			x.cursor = e.Seq
+			continue
+		}
 		fs, changed, resets := eventFrames(e, x.cfg.StructuralEvents)
-		x.m.Resets.WithLabelValues(x.st.TenantID, ReasonStructuralChange).Add(float64(resets))
-		x.m.EventsSent.WithLabelValues(x.st.TenantID).Add(float64(changed))
+		x.structural.Add(float64(resets))
+		x.sent.Add(float64(changed))
 		for _, f := range fs {
 			if !x.put(ctx, f) {
 				return false

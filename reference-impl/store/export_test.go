@@ -16,3 +16,6 @@ func OpenTunedForTest(dsn string, multiStatements bool, unsafe *atomic.Bool) (*s
 	}
 	return openTuned(dsn, tune, unsafe)
 }
+
+// EventsInsert is eventsInsert (its arguments are compared with each event's own fields).
+var EventsInsert = eventsInsert

@@ -140,16 +140,19 @@ type filesWrite struct {
 }
 
 func (s *TenantStore) filesUpsert(files []FileWrite) (filesWrite, error) {
-	now := time.Now().UTC()
+	// The tenant, the time and each path are boxed into an argument once and shared by every row
+	// and both statements that carry them (boxing a string or a time allocates).
+	now, tenant := any(time.Now().UTC()), any(s.TenantID)
 	w := filesWrite{upsertArgs: make([]any, 0, 4*len(files)), queryArgs: make([]any, 0, 1+len(files)), at: make(map[string]int, len(files))}
-	w.queryArgs = append(w.queryArgs, s.TenantID)
+	w.queryArgs = append(w.queryArgs, tenant)
 	for i, f := range files {
 		if _, dup := w.at[f.Path]; dup {
 			return filesWrite{}, errors.New("write group: path " + f.Path + " twice")
 		}
 		w.at[f.Path] = i
-		w.upsertArgs = append(w.upsertArgs, s.TenantID, f.Path, f.Content, now)
-		w.queryArgs = append(w.queryArgs, f.Path)
+		path := any(f.Path)
+		w.upsertArgs = append(w.upsertArgs, tenant, path, f.Content, now)
+		w.queryArgs = append(w.queryArgs, path)
 	}
 	w.upsert = `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, 0, 420, 1, ?, ?)` +
 		strings.Repeat(`, (?, ?, 0, 420, 1, ?, ?)`, len(files)-1) + `
@@ -164,10 +167,11 @@ func (w filesWrite) revisions(rows *sql.Rows) (revs []int64, errs []error, err e
 	defer rows.Close()
 	revs, errs = make([]int64, len(w.at)), make([]error, len(w.at))
 	seen := 0
+	// Scanned into once per statement, not per row (what Scan is given escapes); the path is the
+	// driver's bytes, only looked up.
+	var path sql.RawBytes
+	var dir, rev int64
 	for rows.Next() {
-		var path []byte
-		var dir int
-		var rev int64
 		if err := rows.Scan(&path, &dir, &rev); err != nil {
 			return nil, nil, err
 		}

@@ -298,3 +298,52 @@ func TestOutboxReadsNeverPassALowerID(t *testing.T) {
 		}
 	}
 }
+
+// TestEventsAfterReadsEveryField: a horizon page gives this tenant's rows every field as stored
+// (actor, source and batch when set, empty when not: they come as NULL where empty) and another
+// tenant's rows none, whatever the op (a known op and one the store does not name).
+func TestEventsAfterReadsEveryField(t *testing.T) {
+	ctx := testCtx(t)
+	db := tenantDB(t)
+	a := &store.TenantStore{DB: db, TenantID: "a"}
+	b := &store.TenantStore{DB: db, TenantID: "b"}
+	at := time.Date(2026, 12, 3, 7, 0, 0, 123456000, time.UTC)
+	evs := []struct {
+		st *store.TenantStore
+		ev store.Event
+	}{
+		{a, store.Event{Path: "/plain", Op: store.OpWrite, CreatedAt: at}},
+		{a, store.Event{Path: "/to", Op: store.OpRename, Actor: "alice", Src: "/from", Batch: "b-1", CreatedAt: at}},
+		{b, store.Event{Path: "/other", Op: store.OpCopy, Actor: "bob", Src: "/x", Batch: "b-2", CreatedAt: at}},
+		{a, store.Event{Path: "/odd", Op: "unnamed-op", CreatedAt: at}},
+	}
+	var want []store.Row
+	for _, e := range evs {
+		seq, err := e.st.InsertEvent(ctx, e.ev, store.GuardHorizon)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := store.Row{Event: e.ev, Mine: e.st == a}
+		r.Seq = seq
+		if !r.Mine {
+			r.Event = store.Event{Seq: seq, CreatedAt: at}
+		}
+		want = append(want, r)
+	}
+	p, err := a.EventsAfter(ctx, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Rows) != len(want) {
+		t.Fatalf("rows %+v, want %+v", p.Rows, want)
+	}
+	for i, r := range p.Rows {
+		if !r.CreatedAt.Equal(want[i].CreatedAt) {
+			t.Errorf("row %d: created_at %v, want %v", i, r.CreatedAt, want[i].CreatedAt)
+		}
+		r.CreatedAt = want[i].CreatedAt
+		if r != want[i] {
+			t.Errorf("row %d: %+v, want %+v", i, r, want[i])
+		}
+	}
+}

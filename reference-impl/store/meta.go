@@ -72,8 +72,25 @@ func (m *Meta) holdDelay() time.Duration {
 
 // HashKey is how an API key is stored: hex SHA-256 (keys are 256-bit random, so no salt is needed).
 func HashKey(key string) string {
-	h := sha256.Sum256([]byte(key))
-	return hex.EncodeToString(h[:])
+	var h [KeyHashLen]byte
+	HashKeyTo(&h, key)
+	return string(h[:])
+}
+
+// KeyHashLen is the length of HashKey's answer.
+const KeyHashLen = 2 * sha256.Size
+
+// HashKeyTo writes HashKey(key) to dst, allocating nothing for a key of up to 256 bytes (the
+// request path hashes every request's key).
+func HashKeyTo(dst *[KeyHashLen]byte, key string) {
+	var buf [256]byte
+	var h [sha256.Size]byte
+	if len(key) <= len(buf) {
+		h = sha256.Sum256(append(buf[:0], key...))
+	} else {
+		h = sha256.Sum256([]byte(key))
+	}
+	hex.Encode(dst[:], h[:])
 }
 
 func randomHex(n int) string {

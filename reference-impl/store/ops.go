@@ -20,3 +20,24 @@ func IsStructural(op string) bool {
 	}
 	return false
 }
+
+// opString is the op b names as one of the constants above (no allocation), or a copy of b.
+func opString(b []byte) string {
+	switch string(b) {
+	case OpWrite:
+		return OpWrite
+	case OpCreate:
+		return OpCreate
+	case OpRename:
+		return OpRename
+	case OpCopy:
+		return OpCopy
+	case OpDelete:
+		return OpDelete
+	case OpMkdir:
+		return OpMkdir
+	case OpChmod:
+		return OpChmod
+	}
+	return string(b)
+}

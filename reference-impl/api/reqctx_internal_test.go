@@ -5,6 +5,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/seqgate/seqgate/internal/wait"
 )
 
 type otherKey struct{}
@@ -61,7 +63,8 @@ func TestReqCtxAsWithDeadline(t *testing.T) {
 				cancel()
 			case "deadline", "deadline+stop":
 				<-ref.Done()
-				time.Sleep(time.Millisecond)
+				// rc's deadline was taken a moment after ref's: wait until it has passed too.
+				wait.For(t, 5*time.Second, "the request context's deadline", func() bool { return rc.Err() != nil })
 				if c.event == "deadline+stop" {
 					rc.stop()
 					refCancel()

@@ -120,28 +120,32 @@ func (c *reqCtx) Value(key any) any {
 // setWriteDeadline is http.NewResponseController(w).SetWriteDeadline(t) without the controller
 // (an allocation per call): the first writer of w's chain that has the method sets it.
 func setWriteDeadline(w http.ResponseWriter, t time.Time) error {
-	for {
-		switch u := w.(type) {
-		case interface{ SetWriteDeadline(time.Time) error }:
-			return u.SetWriteDeadline(t)
-		case interface{ Unwrap() http.ResponseWriter }:
-			w = u.Unwrap()
-		default:
-			return http.ErrNotSupported
-		}
+	if u, ok := inChain[interface{ SetWriteDeadline(time.Time) error }](w); ok {
+		return u.SetWriteDeadline(t)
 	}
+	return http.ErrNotSupported
 }
 
 // setReadDeadline is setWriteDeadline for the read deadline.
 func setReadDeadline(w http.ResponseWriter, t time.Time) error {
+	if u, ok := inChain[interface{ SetReadDeadline(time.Time) error }](w); ok {
+		return u.SetReadDeadline(t)
+	}
+	return http.ErrNotSupported
+}
+
+// inChain returns the first writer of w's Unwrap chain that is an I, as the response controller
+// looks for it.
+func inChain[I any](w http.ResponseWriter) (I, bool) {
 	for {
-		switch u := w.(type) {
-		case interface{ SetReadDeadline(time.Time) error }:
-			return u.SetReadDeadline(t)
-		case interface{ Unwrap() http.ResponseWriter }:
-			w = u.Unwrap()
-		default:
-			return http.ErrNotSupported
+		if u, ok := w.(I); ok {
+			return u, true
 		}
+		un, ok := w.(interface{ Unwrap() http.ResponseWriter })
+		if !ok {
+			var zero I
+			return zero, false
+		}
+		w = un.Unwrap()
 	}
 }

@@ -107,7 +107,7 @@ func (c *latencyCheck) deliver(id int32, m *mutation, cons int32, t int64, pod s
 	if !m.inW() {
 		return
 	}
-	d := subSat(t, m.doneT)
+	d := subSat(t, c.ix.done(m))
 	if d <= 0 {
 		d = 0
 		*countAt(&c.beforeAck, cons)++

@@ -148,22 +148,25 @@ const noTime = math.MinInt64
 
 // mutation is one interned (tenant, path): a mutation attempt, or a path only seen in events/audit.
 //
-// It holds no Go pointers and keeps its times compactly (mutTable.sent, intended, evSeq): done_t in
-// full, the send time and intended time as 32-bit differences (to done_t, to the send time) and the
-// first delivered seq in 32 bits, each exact, with a side table for the rare value that does not fit.
+// It holds no Go pointers and keeps its fields compactly, each exact, with a side table for the rare
+// value that does not fit (entryfields.go, muttable.go): done_t in 48 bits beside the tenant's index,
+// the send time as a 32-bit difference to done_t and the first delivered seq in 32 bits. What a
+// check needs of only some mutations is kept outside the entry: intended_t (mutTable.intended: for
+// W's mutations that may still be lost, or for all when the windows need them) and the acking pod
+// (a byte of the entry's arena record, mutTable.pod).
 type mutation struct {
-	doneT int64
-	// dSent is done_t minus the send time t, dIntended t minus intended_t (escaped: the side table).
-	dSent, dIntended int32
+	// dt is done_t in its high 48 bits (doneNone: no mut record yet; doneEsc: in the side table;
+	// mutTable.done) and the tenant's index in its low 16 (tenantEsc: in the side table;
+	// mutTable.tenantOf).
+	dt uint64
+	// dSent is done_t minus the send time t (escaped: the side table).
+	dSent int32
 	// Deliveries of this path: evSeq (mutTable.evSeq) is the seq of the first one (noTime: none yet),
 	// evN how many carried evSeq and evCons the consumer of the first (fEvMulti: another consumer's
 	// also carried evSeq). A delivery with another seq goes to index.oddSeq. Against the audit's seq
 	// at the end, this counts seq_mismatch exactly, per consumer exactly unless fEvMulti.
 	evSeq uint32
-	name  uint32 // the path's and mid's record in the table's arena (mutTable.path, mutTable.mid)
-	// tenant is the tenant's index, or tenantEsc (mutTable.tenantOf); pod the acking pod's index, or
-	// podEsc (mutTable.pod). Either way an index that does not fit is kept whole in the side table.
-	tenant, pod uint16
+	name  uint32 // the path's, mid's and pod's record in the table's arena (mutTable.path, mid, pod)
 	// evCons is 1 + the first consumer's ordinal among its tenant's consumers (0: none; consEsc: in
 	// the side table; mutTable.evCons), evN the count (mutTable.evN; evNEsc: in the side table).
 	evCons, evN uint8
@@ -319,9 +322,11 @@ func (ix *index) lookup(tenant, path string) int32 {
 // find is lookup that also returns the key's hash.
 func (ix *index) find(tenant, path string) (int32, uint64) { return ix.muts.find(tenant, path) }
 
-// sent returns m's send time (t), intended its intended_t (noTime before its mut record).
-func (ix *index) sent(m *mutation) int64     { return ix.muts.sent(m) }
-func (ix *index) intended(m *mutation) int64 { return ix.muts.intended(m) }
+// sent returns m's send time (t), intended its intended_t (noTime before its mut record; intended
+// is kept only where mutTable.intended says), done its done_t.
+func (ix *index) sent(m *mutation) int64  { return ix.muts.sent(m) }
+func (ix *index) intended(id int32) int64 { return ix.muts.intended(id) }
+func (ix *index) done(m *mutation) int64  { return ix.muts.done(m) }
 
 // path returns the path of m; mid its mid ("" for a path no mut record wrote).
 func (ix *index) path(m *mutation) string { return ix.muts.path(m) }
@@ -337,7 +342,7 @@ func (ix *index) internVia(tenant, path string, cached bool) int32 {
 		return id
 	}
 	ti := ix.tenant(tenant)
-	return ix.muts.add(tenant, ti, path, h, mutation{doneT: noTime})
+	return ix.muts.add(tenant, ti, path, h, blankEntry)
 }
 
 // consumer returns the state of consumer id, creating it on first sight. A consumer id seen with two
@@ -543,7 +548,6 @@ func (ix *index) observeMut(r *ledger.Record) {
 	}
 	m.flags |= fHasMut
 	ix.muts.setMid(m, r.MID)
-	ix.muts.setTimes(m, r.T, r.IntendedT, r.DoneT)
 	ix.muts.setPod(m, ix.pod(r.Pod))
 	res := resOther
 	switch r.Res {
@@ -555,6 +559,7 @@ func (ix *index) observeMut(r *ledger.Record) {
 		res = resTimeout
 	}
 	ix.muts.setKind(m, op, res, r.Status)
+	ix.muts.setTimes(id, r.T, r.IntendedT, r.DoneT) // after setKind: whether m is in W decides where intended_t goes
 }
 
 func (ix *index) observeEv(r *ledger.Record) error {
@@ -718,7 +723,7 @@ func (ix *index) persistedAt(row auditRow) int64 {
 		return row.persistedT
 	}
 	if m := ix.muts.at(row.id); m.flags&fHasMut != 0 {
-		return m.doneT
+		return ix.muts.done(m)
 	}
 	return noTime
 }

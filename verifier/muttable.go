@@ -38,6 +38,8 @@ type mutTable struct {
 	recbuf  []byte
 	restbuf []byte
 	esc     map[*mutation]*escaped // values that do not fit an entry's compact fields
+	// intendeds keeps intended_t, which the entry has no room for (intended.go).
+	intendeds intendedLog
 	// consOf lists each tenant's consumers by ordinal (mutation.evCons); statuses the HTTP statuses
 	// by code (mutation.kind), statuses[0] = 0 (none).
 	consOf   map[int32][]int32
@@ -126,6 +128,7 @@ func (t *mutTable) equal(id int32, tenant, path string) bool {
 	}
 	rec := t.names.at(m.name)
 	h, n := uvarint(rec)
+	n++ // the pod's byte
 	v, k := uvarint(rec[n:])
 	stem := t.dirs[h>>3]
 	if len(path) < len(stem) || path[:len(stem)] != stem {
@@ -145,7 +148,7 @@ func (t *mutTable) add(tenant string, ti int32, path string, h uint64, m mutatio
 	if int(id>>chunkBits) == len(t.chunks) {
 		t.chunks = append(t.chunks, make([]mutation, 0, 1<<chunkBits))
 	}
-	m.name = t.addName(path, midNone, "")
+	m.name = t.addName(path, midNone, "", 0)
 	c := &t.chunks[id>>chunkBits]
 	*c = append(*c, m)
 	t.setTenant(&(*c)[len(*c)-1], ti)
@@ -159,8 +162,8 @@ func (t *mutTable) add(tenant string, ti int32, path string, h uint64, m mutatio
 	return id
 }
 
-// A name record in the arena: a uvarint header stem<<3 | numeric<<2 | mid form, then the rest of
-// the path after the stem (numeric: the number as a uvarint; else a uvarint length and the bytes),
+// A name record in the arena: a uvarint header stem<<3 | numeric<<2 | mid form, then a byte of the
+// acking pod's index (podEsc: in the side table; mutTable.pod), then the rest of the path after the stem (numeric: the number as a uvarint; else a uvarint length and the bytes),
 // then, for midOwn, the mid (a uvarint length and its bytes). The stem is interned once (a run's
 // paths share a few): the path up to its trailing number when the path ends in a canonical decimal
 // (digits without a leading zero, "0" itself, within uint64: the load driver's "m1679580"), which
@@ -172,8 +175,9 @@ const (
 	nameFlags   = 3
 )
 
-// addName stores path and the mid form in the arena and returns the record's reference.
-func (t *mutTable) addName(path string, form byte, mid string) uint32 {
+// addName stores path, the mid form and the pod's byte in the arena and returns the record's
+// reference.
+func (t *mutTable) addName(path string, form byte, mid string, pod byte) uint32 {
 	stem, rest, num, numeric := uint32(0), path, uint64(0), false
 	dirEnd := lastSlash(path) + 1
 	if j := trailingNumber(path[dirEnd:]); j >= 0 {
@@ -192,7 +196,7 @@ func (t *mutTable) addName(path string, form byte, mid string) uint32 {
 	if numeric {
 		hdr |= nameNumeric
 	}
-	t.recbuf = binary.AppendUvarint(t.recbuf[:0], hdr)
+	t.recbuf = append(binary.AppendUvarint(t.recbuf[:0], hdr), pod)
 	if numeric {
 		t.recbuf = binary.AppendUvarint(t.recbuf, num)
 	} else {
@@ -272,7 +276,7 @@ func (t *mutTable) name(m *mutation) (stem string, rest []byte, hdr *byte, tail 
 	rec := t.names.at(m.name)
 	hdr = &rec[0]
 	h, n := uvarint(rec)
-	rec = rec[n:]
+	rec = rec[n+1:] // after the pod's byte
 	v, n := uvarint(rec)
 	rec = rec[n:]
 	if h&nameNumeric != 0 {
@@ -328,7 +332,7 @@ func (t *mutTable) setMid(m *mutation, mid string) {
 	case isBase(mid, stem, rest):
 		*hdr = *hdr&^nameFlags | midBase
 	case t.mid(m) != mid:
-		m.name = t.addName(t.path(m), midOwn, mid)
+		m.name = t.addName(t.path(m), midOwn, mid, *t.podByte(m))
 	}
 }
 
@@ -394,42 +398,59 @@ func (a *arena) at(ref uint32) []byte {
 	return a.chunks[ref>>arenaChunkBits][ref&(1<<arenaChunkBits-1):]
 }
 
-// Compact times and seqs. A value that does not fit its 32-bit field is kept in the side table esc,
-// keyed by the entry (entries never move); in a ledger from seqgate that is a mutation whose ack took
-// longer than 2.1 s after its send, or whose send was that late, or a seq of 2^32-1 or more.
+// Compact times and seqs. A value that does not fit its field is kept in the side table esc, keyed
+// by the entry (entries never move); in a ledger from seqgate that is a mutation whose ack took
+// longer than 2.1 s after its send, a seq of 2^32-1 or more, or a done_t 39 hours or more from the
+// run's start.
 const (
-	escDelta         = math.MinInt32 // dSent, dIntended: see esc
+	escDelta         = math.MinInt32 // dSent, and intended_t's difference in allIntended: see esc
 	evSeqNone uint32 = 0             // evSeq: no delivery yet (noTime)
 	evSeqEsc  uint32 = math.MaxUint32
+	// done_t in mutation.dt's 48 bits: doneNone (no mut record yet: noTime), doneEsc (in esc), or
+	// any other value as it is.
+	doneNone = -1 << 47
+	doneEsc  = doneNone + 1
+	doneMax  = 1<<47 - 1
 )
 
+// blankEntry is a new entry: no done_t yet, everything else zero.
+var blankEntry = mutation{dt: 1 << 63} // doneNone << 16
+
 type escaped struct {
-	sent, intended, evSeq int64
-	pod, tenant, evCons   int32
-	evN                   uint16
-	status                int16
+	sent, intended, evSeq, done int64
+	pod, tenant, evCons         int32
+	evN                         uint16
+	status                      int16
 }
 
-// podEsc in mutation.pod: the pod's index does not fit 16 bits and is in the side table.
-const podEsc = math.MaxUint16
+// podEsc in the pod's byte of an entry's arena record: the pod's index does not fit and is in the
+// side table. A run has a few pods; one of 255 pods or more keeps the larger indices in the side
+// table, so that no index wraps onto another pod.
+const podEsc = math.MaxUint8
 
-// setPod records the index of the pod that acked m; a run of 65,535 pods or more keeps the larger
-// indices in the side table, so that an entry stays small and no index wraps onto another pod.
+// podByte returns the pod's byte in m's arena record (after its header).
+func (t *mutTable) podByte(m *mutation) *byte {
+	rec := t.names.at(m.name)
+	_, n := uvarint(rec)
+	return &rec[n]
+}
+
+// setPod records the index of the pod that acked m.
 func (t *mutTable) setPod(m *mutation, pod int32) {
 	if pod >= 0 && pod < podEsc {
-		m.pod = uint16(pod)
+		*t.podByte(m) = byte(pod)
 		return
 	}
-	m.pod = podEsc
+	*t.podByte(m) = podEsc
 	t.escape(m).pod = pod
 }
 
 // pod returns the index of the pod that acked m (0: unknown).
 func (t *mutTable) pod(m *mutation) int32 {
-	if m.pod == podEsc {
-		return t.esc[m].pod
+	if b := *t.podByte(m); b != podEsc {
+		return int32(b)
 	}
-	return int32(m.pod)
+	return t.esc[m].pod
 }
 
 // delta32 returns a-b when it is exact and fits an int32 other than escDelta.
@@ -456,35 +477,55 @@ func (t *mutTable) escape(m *mutation) *escaped {
 	return e
 }
 
-// setTimes records a mut record's t, intended_t and done_t in m.
-func (t *mutTable) setTimes(m *mutation, sent, intended, done int64) {
-	m.doneT = done
+// done returns m's done_t (noTime until its mut record arrived).
+func (t *mutTable) done(m *mutation) int64 {
+	switch d := int64(m.dt) >> 16; d {
+	case doneNone:
+		return noTime
+	case doneEsc:
+		return t.esc[m].done
+	default:
+		return d
+	}
+}
+
+func (t *mutTable) setDone(m *mutation, done int64) {
+	d := done
+	if done <= doneEsc || done > doneMax {
+		d = doneEsc
+		t.escape(m).done = done
+	}
+	m.dt = uint64(d)<<16 | m.dt&0xffff
+}
+
+// setTimes records a mut record's t, intended_t and done_t in entry id, whose kind (setKind) is
+// already set: it decides whether intended_t is kept (see intended).
+func (t *mutTable) setTimes(id int32, sent, intended, done int64) {
+	m := t.at(id)
+	t.setDone(m, done)
 	var ok bool
 	if m.dSent, ok = delta32(done, sent); !ok {
 		m.dSent = escDelta
 		t.escape(m).sent = sent
 	}
-	if m.dIntended, ok = delta32(sent, intended); !ok {
-		m.dIntended = escDelta
-		t.escape(m).intended = intended
-	}
+	t.intendeds.set(t, id, m, sent, intended)
 }
 
-// sent returns m's send time (noTime until its mut record arrived: dSent 0 and doneT noTime).
+// sent returns m's send time (noTime until its mut record arrived: dSent 0 and done_t noTime).
 func (t *mutTable) sent(m *mutation) int64 {
 	if m.dSent == escDelta {
 		return t.esc[m].sent
 	}
-	return m.doneT - int64(m.dSent)
+	return t.done(m) - int64(m.dSent)
 }
 
-// intended returns m's intended_t.
-func (t *mutTable) intended(m *mutation) int64 {
-	if m.dIntended == escDelta {
-		return t.esc[m].intended
-	}
-	return t.sent(m) - int64(m.dIntended)
-}
+// keepAllIntended says whether every mutation's intended_t is kept (the windows read them all)
+// or only those of W's mutations that may still be lost. It is set before the first mut record.
+func (t *mutTable) keepAllIntended(all bool) { t.intendeds.keepAll = all }
+
+// intended returns entry id's intended_t: for any mutation when keepAllIntended is set, else only for a
+// mutation of W that is not persisted (the loss check's witnesses); asking for another one is a bug.
+func (t *mutTable) intended(id int32) int64 { return t.intendeds.get(t, id) }
 
 // evSeq returns the seq of m's first delivery, noTime when it has none.
 func (t *mutTable) evSeq(m *mutation) int64 {

@@ -72,7 +72,7 @@ func TestMutTable(t *testing.T) {
 }
 
 // maxEntryBytes is the size the mutation entry is held to.
-const maxEntryBytes = 32
+const maxEntryBytes = 24
 
 // TestMutationEntrySize keeps the mutation entry small: it is what the verifier keeps per mutation,
 // ten million times in a long run (docs/verify.md, "Memory and speed").
@@ -83,10 +83,18 @@ func TestMutationEntrySize(t *testing.T) {
 }
 
 // TestCompactFields round-trips the entry's compact times and seqs, including the values that only
-// the side table holds (and a negative control: a value changed after it was set is read back changed).
+// the side table holds (and a negative control: a value changed after it was set is read back
+// changed), with intended_t kept for every entry (windows) and only for W's unpersisted ones.
 func TestCompactFields(t *testing.T) {
+	for _, all := range []bool{true, false} {
+		t.Run(fmt.Sprint("keepAll=", all), func(t *testing.T) { testCompactFields(t, all) })
+	}
+}
+
+func testCompactFields(t *testing.T, all bool) {
 	tenants := []string{"t"}
 	tb := newMutTable(&tenants)
+	tb.keepAllIntended(all)
 	const big = int64(1) << 40
 	cases := []struct{ sent, intended, done, evSeq int64 }{
 		{noTime, noTime, noTime, noTime},
@@ -99,26 +107,82 @@ func TestCompactFields(t *testing.T) {
 		{-5, 2, noTime, 1 << 62},
 		{math.MaxInt64, math.MinInt64 + 1, math.MinInt64 + 2, math.MaxInt64},
 		{7, 7 - math.MinInt32, 7 + math.MaxInt32, math.MinInt64 + 1}, // differences at the int32 edges
+		{1, 0, doneMax, 5},                                           // done_t at the edges of its 48 bits
+		{1, 0, doneMax + 1, 5},                                       // 39 hours after the start: the side table
+		{-1 << 46, 0, doneEsc + 1, 5},                                // the lowest done_t the entry holds itself
+		{0, 0, doneEsc, 5},                                           // the escape marker's own value
+		{0, 0, doneNone, 5},                                          // the none marker's own value
+		{0, math.MaxInt64, math.MinInt64, 5},                         // t minus intended_t wraps: kept modulo 2^64
 	}
 	for i, c := range cases {
 		id, h := tb.find("t", fmt.Sprint(i))
-		m := tb.at(tb.add("t", 0, fmt.Sprint(i), h, mutation{doneT: noTime}))
-		if id != -1 || tb.sent(m) != noTime || tb.intended(m) != noTime || tb.evSeq(m) != noTime {
-			t.Fatalf("case %d: a new entry has times %d %d seq %d, want none", i, tb.sent(m), tb.intended(m), tb.evSeq(m))
+		m := tb.at(tb.add("t", 0, fmt.Sprint(i), h, blankEntry))
+		if id != -1 || tb.sent(m) != noTime || tb.done(m) != noTime || tb.evSeq(m) != noTime {
+			t.Fatalf("case %d: a new entry has times %d %d seq %d, want none", i, tb.sent(m), tb.done(m), tb.evSeq(m))
 		}
-		tb.setTimes(m, c.sent, c.intended, c.done)
+		m.flags |= fHasMut
+		tb.setKind(m, opEvent, resOK, 200)
+		tb.setTimes(int32(i), c.sent, c.intended, c.done)
 		tb.setEvSeq(m, c.evSeq)
 	}
 	for i, c := range cases {
 		id, _ := tb.find("t", fmt.Sprint(i))
 		m := tb.at(id)
-		if tb.sent(m) != c.sent || tb.intended(m) != c.intended || m.doneT != c.done || tb.evSeq(m) != c.evSeq {
-			t.Errorf("case %d: got sent %d intended %d done %d seq %d, want %+v", i, tb.sent(m), tb.intended(m), m.doneT, tb.evSeq(m), c)
+		if tb.sent(m) != c.sent || tb.intended(id) != c.intended || tb.done(m) != c.done || tb.evSeq(m) != c.evSeq || tb.tenantOf(m) != 0 {
+			t.Errorf("case %d: got sent %d intended %d done %d seq %d tenant %d, want %+v", i, tb.sent(m), tb.intended(id), tb.done(m), tb.evSeq(m), tb.tenantOf(m), c)
 		}
 	}
-	m := tb.at(0)
-	tb.setTimes(m, 1, 2, big)
-	if tb.sent(m) != 1 || tb.intended(m) != 2 {
-		t.Errorf("times set again: got %d %d, want 1 2", tb.sent(m), tb.intended(m))
+	if all {
+		m := tb.at(0)
+		tb.setTimes(0, 1, 2, big)
+		if tb.sent(m) != 1 || tb.intended(0) != 2 || tb.done(m) != big {
+			t.Errorf("times set again: got %d %d %d, want 1 2 %d", tb.sent(m), tb.intended(0), tb.done(m), big)
+		}
 	}
+}
+
+// TestIntendedLog keeps intended_t exactly for W's mutations that are not persisted while the log
+// is compacted many times over, and drops the others: a persisted mutation's intended_t is no
+// longer asked for (the loss check names only lost ones).
+func TestIntendedLog(t *testing.T) {
+	tenants := []string{"t", "u"}
+	tb := newMutTable(&tenants)
+	const n = 300_000 // several compactions of a 64 KiB log
+	want := map[int32]int64{}
+	for i := range n {
+		_, h := tb.find("t", fmt.Sprint(i))
+		id := tb.add("t", 0, fmt.Sprint(i), h, blankEntry)
+		m := tb.at(id)
+		m.flags |= fHasMut
+		res := resOK
+		if i%7 == 3 {
+			res = resErr // not in W: not kept
+		}
+		tb.setKind(m, opEvent, res, 200)
+		sent := int64(i) * 1_000_000
+		intended := sent - int64(i%1000)*int64(i%13)*1_000_003 // differences up to about 12 s
+		if i%101 == 0 {
+			intended = math.MinInt64 + int64(i) // any difference, exactly
+		}
+		tb.setTimes(id, sent, intended, sent+5)
+		if i%3 == 0 && res == resOK {
+			want[id] = intended // stays unpersisted: kept
+		} else {
+			m.flags |= fDelivered // delivered: dropped at the next compaction
+		}
+	}
+	for id, v := range want {
+		if got := tb.intended(id); got != v {
+			t.Fatalf("intended_t of %d: got %d, want %d", id, got, v)
+		}
+	}
+	if got := len(tb.intendeds.log); got > 8*len(want) {
+		t.Errorf("the log holds %d bytes for %d kept mutations", got, len(want))
+	}
+	defer func() {
+		if recover() == nil {
+			t.Errorf("intended_t of a persisted mutation was answered, not refused")
+		}
+	}()
+	tb.intended(1) // delivered
 }

@@ -112,7 +112,7 @@ func (c *slowestReport) Finish(s *Summary) {
 	s.SlowestDeliveries = make([]SlowDelivery, 0, len(kept))
 	for _, e := range kept {
 		m := c.ix.mutationAt(e.id)
-		ack, at := ms(m.doneT), ms(e.t)
+		ack, at := ms(c.ix.done(m)), ms(e.t)
 		sd := SlowDelivery{MID: c.ix.mid(m), Tenant: c.ix.tenantName(c.ix.muts.tenantOf(m)), Path: c.ix.path(m), Consumer: c.ix.cons[e.cons].id,
 			AckPod: c.ix.podName(m), DeliveryPod: e.pod, AckMs: ack, DeliveredMs: at, LatencyMs: ms(e.d), Faults: []string{}}
 		for _, f := range s.Faults {

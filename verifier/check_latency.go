@@ -32,11 +32,15 @@ type latSample struct {
 	d  int64
 }
 
+// pendingDelivery is a first delivery that came before its mutation's mut record. Once that record
+// has come it is resolved: its latency d is recorded, and it stays only as an offer to the slowest
+// deliveries, which must see it after every other delivery, as before (see deliverResolved).
 type pendingDelivery struct {
-	t    int64
-	id   int32
-	cons int32
-	pod  string // the delivering pod
+	t, d     int64
+	id       int32
+	cons     int32
+	pod      string // the delivering pod
+	resolved bool
 }
 
 // maxLatencyUs caps recorded latencies at one day; larger values are clamped, not dropped.
@@ -93,7 +97,7 @@ func (c *latencyCheck) Observe(r *ledger.Record) {
 		}
 		m := c.ix.mutationAt(f.id)
 		if m.flags&fHasMut == 0 {
-			if len(c.pending) == cap(c.pending) && (c.slow == nil || c.slow.n == 0) {
+			if len(c.pending) == cap(c.pending) {
 				c.deliverResolved()
 			}
 			c.pending = append(c.pending, pendingDelivery{t: r.T, id: f.id, cons: f.cons, pod: r.Pod})
@@ -104,10 +108,18 @@ func (c *latencyCheck) Observe(r *ledger.Record) {
 }
 
 func (c *latencyCheck) deliver(id int32, m *mutation, cons int32, t int64, pod string) {
-	if !m.inW() {
-		return
+	if d, ok := c.measure(id, m, cons, t); ok && c.slow != nil {
+		c.slow.offer(d, t, id, cons, pod)
 	}
-	d := subSat(t, c.ix.done(m))
+}
+
+// measure records a first delivery's latency, d, everywhere but in the slowest deliveries; ok is
+// false, and nothing is recorded, when m is not in W.
+func (c *latencyCheck) measure(id int32, m *mutation, cons int32, t int64) (d int64, ok bool) {
+	if !m.inW() {
+		return 0, false
+	}
+	d = subSat(t, c.ix.done(m))
 	if d <= 0 {
 		d = 0
 		*countAt(&c.beforeAck, cons)++
@@ -116,23 +128,34 @@ func (c *latencyCheck) deliver(id int32, m *mutation, cons int32, t int64, pod s
 		c.samples = append(c.samples, latSample{id: id, d: d})
 	}
 	*countAt(&c.deliveries, cons)++
-	if c.slow != nil {
-		c.slow.offer(d, t, id, cons, pod)
-	}
 	record(histAt(&c.byCons, cons), d)
+	return d, true
 }
 
 // deliverResolved records the pending deliveries whose mut record has come since, so that only those
-// still without one are held. Only when no slowest deliveries are kept: which of two equally slow
-// deliveries is kept depends on the order they are offered in, and that order must not change.
+// still without one are held. Which of two equally slow deliveries the slowest keep depends on the
+// order they are offered in, and that order must not change: the pending ones are offered at the
+// end, in their order, after every other. So a resolved one stays, as an offer, while the slowest
+// could still take it; once they hold their n and it is not slower than the fastest of them it
+// never can (that one only gets slower), and it is dropped.
 func (c *latencyCheck) deliverResolved() {
 	keep := c.pending[:0]
 	for _, p := range c.pending {
-		// an event-producing mut record is final (observeMut keeps the first); another may yet be
-		// replaced by one, so it waits
-		if m := c.ix.mutationAt(p.id); m.flags&fHasMut != 0 && m.op() == opEvent {
-			c.deliver(p.id, m, p.cons, p.t, p.pod)
-		} else {
+		if !p.resolved {
+			// an event-producing mut record is final (observeMut keeps the first); another may yet
+			// be replaced by one, so it waits
+			m := c.ix.mutationAt(p.id)
+			if m.flags&fHasMut == 0 || m.op() != opEvent {
+				keep = append(keep, p)
+				continue
+			}
+			d, ok := c.measure(p.id, m, p.cons, p.t)
+			if !ok {
+				continue
+			}
+			p.d, p.resolved = d, true
+		}
+		if c.slow != nil && c.slow.couldTake(p.d) {
 			keep = append(keep, p)
 		}
 	}
@@ -142,6 +165,10 @@ func (c *latencyCheck) deliverResolved() {
 
 func (c *latencyCheck) Finish(s *Summary) {
 	for _, p := range c.pending {
+		if p.resolved {
+			c.slow.offer(p.d, p.t, p.id, p.cons, p.pod)
+			continue
+		}
 		c.deliver(p.id, c.ix.mutationAt(p.id), p.cons, p.t, p.pod)
 	}
 	all, issue := newHist(), newHist()

@@ -68,6 +68,12 @@ func newSlowest(n int) *slowest {
 	return &slowest{n: max(n, 0)}
 }
 
+// couldTake reports whether an offer of latency d could be taken now or later: the fastest kept
+// only gets slower once n are kept.
+func (s *slowest) couldTake(d int64) bool {
+	return s.n > 0 && (len(s.h) < s.n || d > s.h[0].d)
+}
+
 // offer considers one first delivery; the common case (faster than every kept one) is one comparison.
 func (s *slowest) offer(d, t int64, id, cons int32, pod string) {
 	if s.n == 0 || (len(s.h) == s.n && d <= s.h[0].d) {

@@ -17,8 +17,8 @@ import (
 // are the ones recording every value three times would give, at a third of the cost per record.
 type latencyCheck struct {
 	ix          *index
-	byCons      []*hdrhistogram.Histogram // by consumer index; nil: no delivery yet
-	issueTenant []*hdrhistogram.Histogram // by tenant index; nil: no mutation yet
+	byCons      []*hist // by consumer index; nil: no delivery yet
+	issueTenant []*hist // by tenant index; nil: no mutation yet
 	pending     []pendingDelivery
 	beforeAck   []int64     // per consumer
 	deliveries  []int64     // first deliveries per consumer
@@ -46,11 +46,40 @@ type pendingDelivery struct {
 // maxLatencyUs caps recorded latencies at one day; larger values are clamped, not dropped.
 const maxLatencyUs = 24 * 3600 * 1_000_000
 
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, maxLatencyUs, 3) }
+// hist is an HDR histogram of microseconds, 1 to maxLatencyUs at 3 significant digits, made small
+// (up to histSmallUs, about half the memory) and widened to the full range the first time it is
+// given a larger value, by recording or by a merge. Below histSmallUs its buckets are the full
+// range's, so every count, quantile and max it gives is the one the full-range histogram gives.
+type hist struct {
+	h    *hdrhistogram.Histogram
+	full bool
+}
+
+// histSmallUs is what a histogram holds before it is widened: most latencies are far below it.
+const histSmallUs = 10_000_000
+
+func newHist() *hist { return &hist{h: hdrhistogram.New(1, histSmallUs, 3)} }
+
+func (x *hist) widen() {
+	if x.full {
+		return
+	}
+	f := hdrhistogram.New(1, maxLatencyUs, 3)
+	f.Merge(x.h) // every value fits the full range
+	x.h, x.full = f, true
+}
+
+// merge adds from's counts to x.
+func (x *hist) merge(from *hist) {
+	if from.full {
+		x.widen()
+	}
+	x.h.Merge(from.h) // x's range now holds every value of from's
+}
 
 func newLatencyCheck(ix *index) *latencyCheck { return &latencyCheck{ix: ix} }
 
-func record(h *hdrhistogram.Histogram, ns int64) {
+func record(h *hist, ns int64) {
 	us := ns / 1000
 	if us < 0 {
 		us = 0
@@ -58,13 +87,16 @@ func record(h *hdrhistogram.Histogram, ns int64) {
 	if us > maxLatencyUs {
 		us = maxLatencyUs
 	}
-	_ = h.RecordValue(us) // cannot fail: the value is clamped into range
+	if h.h.RecordValue(us) != nil { // beyond the small range
+		h.widen()
+		_ = h.h.RecordValue(us) // cannot fail: the value is clamped into the full range
+	}
 }
 
 // histAt returns (*hs)[i], growing the slice and creating the histogram on first use.
-func histAt(hs *[]*hdrhistogram.Histogram, i int32) *hdrhistogram.Histogram {
+func histAt(hs *[]*hist, i int32) *hist {
 	if int(i) >= len(*hs) {
-		*hs = append(*hs, make([]*hdrhistogram.Histogram, int(i)+1-len(*hs))...)
+		*hs = append(*hs, make([]*hist, int(i)+1-len(*hs))...)
 	}
 	h := (*hs)[i]
 	if h == nil {
@@ -175,10 +207,10 @@ func (c *latencyCheck) Finish(s *Summary) {
 	for ti, h := range c.issueTenant {
 		if h != nil {
 			s.tenant(c.ix.tenantName(int32(ti))).IssueLatencyMs = quantiles(h)
-			issue.Merge(h)
+			issue.merge(h)
 		}
 	}
-	byTenant := map[int32]*hdrhistogram.Histogram{}
+	byTenant := map[int32]*hist{}
 	for ci, h := range c.byCons {
 		if h == nil {
 			continue
@@ -190,8 +222,8 @@ func (c *latencyCheck) Finish(s *Summary) {
 			th = newHist()
 			byTenant[cs.tenant] = th
 		}
-		th.Merge(h)
-		all.Merge(h)
+		th.merge(h)
+		all.merge(h)
 		st := s.consumer(cs.id)
 		st.LatencyMs = quantiles(h)
 		before, n := *countAt(&c.beforeAck, int32(ci)), *countAt(&c.deliveries, int32(ci))
@@ -209,7 +241,8 @@ func (c *latencyCheck) Finish(s *Summary) {
 	s.IssueLatencyMs = quantiles(issue)
 }
 
-func quantiles(h *hdrhistogram.Histogram) Quantiles {
+func quantiles(x *hist) Quantiles {
+	h := x.h
 	if h.TotalCount() == 0 {
 		return Quantiles{}
 	}

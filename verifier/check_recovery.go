@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/threshold"
 )
@@ -305,7 +303,7 @@ func (c *windowCheck) windows(s *Summary, end int64) {
 	ix := c.ix
 	names := threshold.Windows // steady, fault, recovery: the order of the win constants
 	var ws [3]WindowStats
-	var lat, issue [3]*hdrhistogram.Histogram
+	var lat, issue [3]*hist
 	for i := range 3 {
 		lat[i], issue[i] = newHist(), newHist()
 	}

@@ -186,3 +186,64 @@ func TestIntendedLog(t *testing.T) {
 	}()
 	tb.intended(1) // delivered
 }
+
+// TestJumpLogRoundTrip reads back every move as it was added, across chunks, with and without the
+// before, connection and kind the header can say, and with differences at the int64 edges.
+func TestJumpLogRoundTrip(t *testing.T) {
+	var l jumpLog
+	var want []jump
+	kinds := []byte{frameEv, frameReset, frameResume}
+	after, tt := int64(0), int64(0)
+	for i := range 50_000 {
+		j := jump{kind: kinds[i%3], before: after, t: tt + int64(i%7)*1_000_003, conn: int32(i / 1000)}
+		if i%5 == 0 {
+			j.before = after - int64(i) // a resume below the cursor
+		}
+		j.after = j.before + int64(i%11) + 2
+		switch i {
+		case 100:
+			j.before, j.after, j.t = math.MinInt64, math.MaxInt64, math.MinInt64
+		case 101:
+			j.before, j.after, j.t, j.conn = math.MaxInt64, math.MinInt64, math.MaxInt64, math.MaxInt32
+		}
+		l.add(j)
+		want = append(want, j)
+		after, tt = j.after, j.t
+	}
+	var got []jump
+	l.each(func(j jump) bool { got = append(got, j); return true })
+	if len(got) != len(want) {
+		t.Fatalf("%d moves read back, want %d", len(got), len(want))
+	}
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("move %d: got %+v, want %+v", i, got[i], want[i])
+		}
+	}
+	if len(l.chunks) < 3 {
+		t.Errorf("%d chunks: the test should cross chunks", len(l.chunks))
+	}
+}
+
+// TestHistWiden: a histogram made small gives the quantiles, count and max of a full-range one,
+// after a value beyond its small range widens it, and when merged either way.
+func TestHistWiden(t *testing.T) {
+	full := func() *hist { x := newHist(); x.widen(); return x }
+	vals := []int64{0, 1, 999, 5_000_000, histSmallUs - 1, histSmallUs, 3 * histSmallUs, maxLatencyUs * 1000}
+	for cut := range vals {
+		small, ref := newHist(), full()
+		for _, v := range vals[:cut+1] {
+			record(small, v*1000)
+			record(ref, v*1000)
+		}
+		if quantiles(small) != quantiles(ref) {
+			t.Errorf("%d values: small %+v, full %+v", cut+1, quantiles(small), quantiles(ref))
+		}
+		for _, into := range []*hist{newHist(), full()} {
+			into.merge(small)
+			if quantiles(into) != quantiles(ref) {
+				t.Errorf("%d values merged: %+v, want %+v", cut+1, quantiles(into), quantiles(ref))
+			}
+		}
+	}
+}

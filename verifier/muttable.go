@@ -34,10 +34,12 @@ type mutTable struct {
 	names   arena
 	dirIDs  map[string]uint32 // the interned stems of paths (addName)
 	dirs    []string          // dirs[0] = "": a path kept whole (no '/', or more than maxDirs stems)
-	keybuf  []byte
-	recbuf  []byte
-	restbuf []byte
-	esc     map[*mutation]*escaped // values that do not fit an entry's compact fields
+	// numBases holds a base for the numbers of each arena region's records (numBase).
+	numBases []uint64
+	keybuf   []byte
+	recbuf   []byte
+	restbuf  []byte
+	esc      map[*mutation]*escaped // values that do not fit an entry's compact fields
 	// intendeds keeps intended_t, which the entry has no room for (intended.go).
 	intendeds intendedLog
 	// consOf lists each tenant's consumers by ordinal (mutation.evCons); statuses the HTTP statuses
@@ -136,7 +138,7 @@ func (t *mutTable) equal(id int32, tenant, path string) bool {
 	}
 	if h&nameNumeric != 0 { // compare the number, not its digits: no formatting on a probe
 		got, ok := parseCanonical(path[len(stem):])
-		return ok && got == v
+		return ok && got == t.number(m.name, v)
 	}
 	return path[len(stem):] == string(rec[n+k:n+k+int(v)])
 }
@@ -176,7 +178,7 @@ const (
 )
 
 // addName stores path, the mid form and the pod's byte in the arena and returns the record's
-// reference.
+// reference. A number is stored as its difference to its region's base (numBase).
 func (t *mutTable) addName(path string, form byte, mid string, pod byte) uint32 {
 	stem, rest, num, numeric := uint32(0), path, uint64(0), false
 	dirEnd := lastSlash(path) + 1
@@ -197,8 +199,16 @@ func (t *mutTable) addName(path string, form byte, mid string, pod byte) uint32 
 		hdr |= nameNumeric
 	}
 	t.recbuf = append(binary.AppendUvarint(t.recbuf[:0], hdr), pod)
+	reserve := len(t.recbuf) + binary.MaxVarintLen64 // at least the record's length
+	if !numeric {
+		reserve += len(rest)
+	}
+	if form == midOwn {
+		reserve += binary.MaxVarintLen64 + len(mid)
+	}
+	ref := t.names.where(reserve)
 	if numeric {
-		t.recbuf = binary.AppendUvarint(t.recbuf, num)
+		t.recbuf = binary.AppendUvarint(t.recbuf, zigzag(int64(num-t.numBase(ref, num))))
 	} else {
 		t.recbuf = binary.AppendUvarint(t.recbuf, uint64(len(rest)))
 		t.recbuf = append(t.recbuf, rest...)
@@ -207,8 +217,38 @@ func (t *mutTable) addName(path string, form byte, mid string, pod byte) uint32 
 		t.recbuf = binary.AppendUvarint(t.recbuf, uint64(len(mid)))
 		t.recbuf = append(t.recbuf, mid...)
 	}
-	return t.names.add(t.recbuf)
+	return t.names.add(t.recbuf, reserve)
 }
+
+// numBase returns the base of the numbers of the records that start in ref's region of the arena
+// (numRegionBits of bytes): the number of the first numeric record there, which first sets it (the
+// arena is written in order, so a region's records come together). A run's numbered paths are
+// written in about the order of their numbers, so a record keeps a small difference, a byte or
+// two, where the number itself takes three or four; every number is exact (modulo 2^64).
+func (t *mutTable) numBase(ref uint32, num uint64) uint64 {
+	if ref&arenaBig != 0 {
+		return 0
+	}
+	i := int(ref >> numRegionBits)
+	if i >= len(t.numBases) {
+		t.numBases = append(t.numBases, make([]uint64, i+1-len(t.numBases))...)
+		t.numBases[i] = num
+	}
+	return t.numBases[i]
+}
+
+// number returns the number of the numeric record ref, whose stored difference is v.
+func (t *mutTable) number(ref uint32, v uint64) uint64 {
+	base := uint64(0)
+	if ref&arenaBig == 0 {
+		base = t.numBases[ref>>numRegionBits]
+	}
+	return base + uint64(unzigzag(v))
+}
+
+// numRegionBits is log2 of the bytes of an arena region that shares a number base (numBase): some
+// 40 records, 8 bytes of base for them.
+const numRegionBits = 8
 
 // stemID returns the interned id of stem, interning it while there are fewer than maxDirs.
 func (t *mutTable) stemID(stem string) (uint32, bool) {
@@ -280,7 +320,7 @@ func (t *mutTable) name(m *mutation) (stem string, rest []byte, hdr *byte, tail 
 	v, n := uvarint(rec)
 	rec = rec[n:]
 	if h&nameNumeric != 0 {
-		t.restbuf = strconv.AppendUint(t.restbuf[:0], v, 10)
+		t.restbuf = strconv.AppendUint(t.restbuf[:0], t.number(m.name, v), 10)
 		return t.dirs[h>>3], t.restbuf, hdr, rec
 	}
 	return t.dirs[h>>3], rec[:v], hdr, rec[v:]
@@ -375,18 +415,31 @@ const (
 	maxArenaChunks = arenaBig >> arenaChunkBits
 )
 
-func (a *arena) add(rec []byte) uint32 {
-	if len(rec) > 1<<arenaChunkBits || (len(a.chunks) == maxArenaChunks && len(a.chunks[len(a.chunks)-1])+len(rec) > 1<<arenaChunkBits) {
-		a.big = append(a.big, bytes.Clone(rec))
-		return arenaBig | uint32(len(a.big)-1)
+// where returns the reference add gives a record of at most reserve bytes.
+func (a *arena) where(reserve int) uint32 {
+	switch n := len(a.chunks); {
+	case reserve > 1<<arenaChunkBits || (n == maxArenaChunks && len(a.chunks[n-1])+reserve > 1<<arenaChunkBits):
+		return arenaBig | uint32(len(a.big))
+	case n == 0 || len(a.chunks[n-1])+reserve > 1<<arenaChunkBits:
+		return uint32(n) << arenaChunkBits
+	default:
+		return uint32(n-1)<<arenaChunkBits | uint32(len(a.chunks[n-1]))
 	}
-	if len(a.chunks) == 0 || len(a.chunks[len(a.chunks)-1])+len(rec) > 1<<arenaChunkBits {
+}
+
+// add stores rec, of at most reserve bytes, and returns its reference (where's).
+func (a *arena) add(rec []byte, reserve int) uint32 {
+	ref := a.where(reserve)
+	if ref&arenaBig != 0 {
+		a.big = append(a.big, bytes.Clone(rec))
+		return ref
+	}
+	if int(ref>>arenaChunkBits) == len(a.chunks) {
 		a.chunks = append(a.chunks, make([]byte, 0, 1<<arenaChunkBits))
 	}
 	c := &a.chunks[len(a.chunks)-1]
-	off := len(*c)
 	*c = append(*c, rec...)
-	return uint32(len(a.chunks)-1)<<arenaChunkBits | uint32(off)
+	return ref
 }
 
 // at returns the bytes from record ref to the end of its chunk (the record's encoding says where it

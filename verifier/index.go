@@ -141,6 +141,7 @@ const (
 	// fSwept: an audit pass during the run found its row and the final audit no longer did (persisted
 	// absent: the retention sweep deleted it). It persisted, but it is not "still in the audit".
 	fSwept
+	fEventRow // an audit row with an event-producing op names it (absent or not)
 )
 
 // noTime marks an unknown time.
@@ -450,6 +451,9 @@ func (ix *index) observe(r *ledger.Record) error {
 		ti := ix.tenant(r.Tenant)
 		id := ix.internVia(r.Tenant, r.Path, false) // after the run: the cache holds its last events
 		op := classifyOp(r.Op)
+		if op == opEvent {
+			ix.muts.at(id).flags |= fEventRow
+		}
 		if op != opStructural && op != opSilent {
 			// A delete's or chmod's row shares the path of the file it acted on; it does not prove
 			// that the file's write persisted.

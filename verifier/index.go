@@ -535,7 +535,13 @@ func (ix *index) observeMut(r *ledger.Record) {
 		ix.lastMutT = r.T
 	}
 	ix.hasMutT = true
-	id := ix.internVia(r.Tenant, r.Path, false) // a new path, mostly: add caches it for its events
+	// a new path, mostly: past the recent-lookup cache (add caches it for its events), and a new
+	// entry gets its mid with its name
+	id, h := ix.muts.findVia(r.Tenant, r.Path, false)
+	created := id < 0
+	if created {
+		id = ix.muts.addMid(r.Tenant, ix.tenant(r.Tenant), r.Path, h, r.MID)
+	}
 	ix.cur.id = id
 	m := ix.muts.at(id)
 	op := classifyOp(r.Op)
@@ -551,7 +557,9 @@ func (ix *index) observeMut(r *ledger.Record) {
 		}
 	}
 	m.flags |= fHasMut
-	ix.muts.setMid(m, r.MID)
+	if !created {
+		ix.muts.setMid(m, r.MID)
+	}
 	ix.muts.setPod(m, ix.pod(r.Pod))
 	res := resOther
 	switch r.Res {

@@ -29,6 +29,11 @@ type mutTable struct {
 	// recent is a direct-mapped cache in front of slots: events arrive shortly after (or before)
 	// their mutation, so most lookups hit a small, cache-resident table instead of a huge index.
 	recent []recentEntry
+	// missSlot is where the last lookup that found nothing met a free slot (its key hashed to
+	// missH), valid while missOK: no slot has been filled since.
+	missH    uint64
+	missSlot uint64
+	missOK   bool
 
 	tenants *[]string // the index's tenant ids, by the entries' tenant index
 	names   arena
@@ -109,6 +114,7 @@ func (t *mutTable) findHashedVia(tenant, path string, h uint64, cached bool) int
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
 		if s == 0 {
+			t.missH, t.missSlot, t.missOK = h, i, true // where add places this key, unless the index changes first
 			return -1
 		}
 		if s&^idMask == tag {
@@ -146,19 +152,43 @@ func (t *mutTable) equal(id int32, tenant, path string) bool {
 // add appends a new entry for (tenant, path) (which find did not know; h is the hash find returned;
 // ti is tenant's index) and returns its id.
 func (t *mutTable) add(tenant string, ti int32, path string, h uint64, m mutation) int32 {
+	m.name = t.addName(path, midNone, "", 0)
+	return t.addEntry(tenant, ti, h, m)
+}
+
+// addMid is add for a new entry of blankEntry with its mid (what setMid would record).
+func (t *mutTable) addMid(tenant string, ti int32, path string, h uint64, mid string) int32 {
+	m := blankEntry
+	switch {
+	case mid == "":
+		m.name = t.addName(path, midNone, "", 0)
+	case mid == path[lastSlash(path)+1:]:
+		m.name = t.addName(path, midBase, "", 0)
+	default:
+		m.name = t.addName(path, midOwn, mid, 0)
+	}
+	return t.addEntry(tenant, ti, h, m)
+}
+
+func (t *mutTable) addEntry(tenant string, ti int32, h uint64, m mutation) int32 {
 	id := t.n
 	if int(id>>chunkBits) == len(t.chunks) {
 		t.chunks = append(t.chunks, make([]mutation, 0, 1<<chunkBits))
 	}
-	m.name = t.addName(path, midNone, "", 0)
 	c := &t.chunks[id>>chunkBits]
 	*c = append(*c, m)
 	t.setTenant(&(*c)[len(*c)-1], ti)
 	t.n++
-	if int(t.n)*4 > len(t.slots)*3 {
+	switch {
+	case int(t.n)*4 > len(t.slots)*3:
 		t.grow()
+		t.place(h, id)
+	case t.missOK && t.missH == h: // the lookup that did not find it stopped at the free slot
+		t.slots[t.missSlot] = t.tag(h) | uint32(id+1)
+		t.missOK = false
+	default:
+		t.place(h, id)
 	}
-	t.place(h, id)
 	t.recent[h&(1<<recentBits-1)] = recentEntry{h: h, id: id + 1}
 	_ = tenant // the key's tenant is ti; equal and grow read its name from t.tenants
 	return id
@@ -378,6 +408,7 @@ func (t *mutTable) setMid(m *mutation, mid string) {
 
 // place puts id, whose key hashes to h, in the first free slot of its probe sequence.
 func (t *mutTable) place(h uint64, id int32) {
+	t.missOK = false // that slot may be this one
 	mask := uint64(len(t.slots) - 1)
 	i := h & mask
 	for t.slots[i] != 0 {

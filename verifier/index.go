@@ -51,6 +51,10 @@ type index struct {
 	consIDs map[string]int32
 	cons    []*consumerState
 
+	// tenantC, connC and consC remember recent ids' indices in front of tenantIDs, connIDs and
+	// consIDs (idcache.go).
+	tenantC, connC, consC idCache
+
 	// audit holds each tenant's audit rows, by tenant index; nil for a tenant with none yet (most of
 	// a large run's idle tenants): auditOf reads it, auditFor makes it.
 	audit []*tenantAudit
@@ -278,7 +282,11 @@ func (ix *index) warnf(format string, args ...any) {
 }
 
 func (ix *index) tenant(id string) int32 {
+	if i, ok := ix.tenantC.get(id); ok {
+		return i
+	}
 	if i, ok := ix.tenantIDs[id]; ok {
+		ix.tenantC.put(id, i)
 		return i
 	}
 	i := int32(len(ix.tenantNames))
@@ -305,7 +313,11 @@ func (ix *index) pod(name string) int32 {
 }
 
 func (ix *index) conn(name string) int32 {
+	if i, ok := ix.connC.get(name); ok {
+		return i
+	}
 	if i, ok := ix.connIDs[name]; ok {
+		ix.connC.put(name, i)
 		return i
 	}
 	i := int32(len(ix.connNames))
@@ -349,7 +361,13 @@ func (ix *index) internVia(tenant, path string, cached bool) int32 {
 // consumer returns the state of consumer id, creating it on first sight. A consumer id seen with two
 // tenants is unusable input: its deliveries could not be judged.
 func (ix *index) consumer(id, tenant string, t int64) (*consumerState, error) {
-	if i, ok := ix.consIDs[id]; ok {
+	i, ok := ix.consC.get(id)
+	if !ok {
+		if i, ok = ix.consIDs[id]; ok {
+			ix.consC.put(id, i)
+		}
+	}
+	if ok {
 		c := ix.cons[i]
 		if ix.tenantNames[c.tenant] != tenant {
 			return nil, fmt.Errorf("consumer %q has tenant %q here but %q before: a consumer id must belong to one tenant", id, tenant, ix.tenantNames[c.tenant])
@@ -406,6 +424,7 @@ func (ix *index) observe(r *ledger.Record) error {
 		}
 		n := len(r.Tenants) // sized once: a large run's tenants would otherwise grow every table by doubling
 		ix.tenantIDs = make(map[string]int32, n)
+		ix.tenantC = idCache{}
 		ix.tenantNames = make([]string, 0, n)
 		ix.tenantLabels = make([]string, 0, n)
 		ix.audit = make([]*tenantAudit, 0, n)

@@ -3,6 +3,7 @@ package verifier
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -245,5 +246,25 @@ func TestHistWiden(t *testing.T) {
 				t.Errorf("%d values merged: %+v, want %+v", cut+1, quantiles(into), quantiles(ref))
 			}
 		}
+	}
+}
+
+// TestIDCache answers only for the very string it was given (same bytes, same length), never for
+// another string with other bytes at another address, nor for a prefix of it.
+func TestIDCache(t *testing.T) {
+	var c idCache
+	a := strings.Clone("tenant-a")
+	c.put(a, 7)
+	if i, ok := c.get(a); !ok || i != 7 {
+		t.Errorf("get(a) = %d, %v; want 7, true", i, ok)
+	}
+	if _, ok := c.get(strings.Clone(a)); ok {
+		t.Errorf("a copy at another address was answered from the cache")
+	}
+	if _, ok := c.get(a[:3]); ok {
+		t.Errorf("a prefix was answered from the cache")
+	}
+	if _, ok := c.get(""); ok {
+		t.Errorf("the empty string was answered from the cache")
 	}
 }

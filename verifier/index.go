@@ -468,7 +468,15 @@ func (ix *index) observe(r *ledger.Record) error {
 		}
 	case ledger.KindPersisted:
 		ti := ix.tenant(r.Tenant)
-		id := ix.internVia(r.Tenant, r.Path, false) // after the run: the cache holds its last events
+		id := int32(-1)
+		if a := ix.audit[ti]; a != nil && a.rows.n > 0 {
+			// an audit lists a tenant's rows about in the order their entries were made: look beside
+			// the last row's entry first, whose neighbours are in cache, before the index
+			id = ix.muts.near(a.rows.lastID, ti, r.Tenant, r.Path)
+		}
+		if id < 0 {
+			id = ix.internVia(r.Tenant, r.Path, false) // after the run: the cache holds its last events
+		}
 		op := classifyOp(r.Op)
 		if op == opEvent {
 			ix.muts.at(id).flags |= fEventRow

@@ -128,6 +128,29 @@ func (t *mutTable) findHashedVia(tenant, path string, h uint64, cached bool) int
 	}
 }
 
+// near returns the id of (tenant, path), tenant's index ti, when it is among the entries just after
+// id (or a few before), else -1: a lookup that is likely to find its entry beside a known one reads
+// entries that are in cache instead of the index's slots. Keys are unique, so a match is the entry.
+func (t *mutTable) near(id int32, ti int32, tenant, path string) int32 {
+	for i := id + 1; i <= id+nearAfter && i < t.n; i++ {
+		if t.tenantOf(t.at(i)) == ti && t.equal(i, tenant, path) {
+			return i
+		}
+	}
+	for i := id; i >= max(id-nearBefore, 0) && i < t.n; i-- {
+		if t.tenantOf(t.at(i)) == ti && t.equal(i, tenant, path) {
+			return i
+		}
+	}
+	return -1
+}
+
+// How far near looks after and before its id.
+const (
+	nearAfter  = 48
+	nearBefore = 16
+)
+
 // equal reports whether entry id is (tenant, path).
 func (t *mutTable) equal(id int32, tenant, path string) bool {
 	m := t.at(id)

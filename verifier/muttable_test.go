@@ -268,3 +268,32 @@ func TestIDCache(t *testing.T) {
 		t.Errorf("the empty string was answered from the cache")
 	}
 }
+
+// TestNear finds an entry beside a known one only by its exact key (never another tenant's entry
+// of the same path), and answers -1 beyond its window, where the index must be asked.
+func TestNear(t *testing.T) {
+	tenants := []string{"A", "B"}
+	tb := newMutTable(&tenants)
+	for i := range 200 {
+		ti := int32(i % 2)
+		p := fmt.Sprintf("/p/m%d", i/2) // both tenants have each path
+		_, h := tb.find(tenants[ti], p)
+		tb.add(tenants[ti], ti, p, h, blankEntry)
+	}
+	cases := []struct {
+		from   int32
+		tenant int32
+		path   string
+		want   int32
+	}{
+		{100, 1, "/p/m50", 101}, {100, 0, "/p/m51", 102}, {100, 0, "/p/m50", 100},
+		{100, 1, "/p/m45", 91}, // a few before
+		{10, 0, "/p/m80", -1},  // beyond the window
+		{199, 1, "/p/m99", 199}, {199, 0, "/p/m100", -1}, // never added
+	}
+	for _, c := range cases {
+		if got := tb.near(c.from, c.tenant, tenants[c.tenant], c.path); got != c.want {
+			t.Errorf("near(%d, %s, %q) = %d, want %d", c.from, tenants[c.tenant], c.path, got, c.want)
+		}
+	}
+}

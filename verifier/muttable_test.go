@@ -287,8 +287,8 @@ func TestNear(t *testing.T) {
 		want   int32
 	}{
 		{100, 1, "/p/m50", 101}, {100, 0, "/p/m51", 102}, {100, 0, "/p/m50", 100},
-		{100, 1, "/p/m45", 91}, // a few before
-		{10, 0, "/p/m80", -1},  // beyond the window
+		{100, 1, "/p/m45", 91},                           // a few before
+		{10, 0, "/p/m80", -1},                            // beyond the window
 		{199, 1, "/p/m99", 199}, {199, 0, "/p/m100", -1}, // never added
 	}
 	for _, c := range cases {

@@ -80,6 +80,9 @@ type index struct {
 	hasMutT             bool
 	warnings            []string
 	dupMutPaths         int
+	// nearTries and nearHits count the persisted records looked for beside their tenant's last
+	// row's entry, and those found there (nearPays).
+	nearTries, nearHits int
 }
 
 // runInfo is the part of the run record the checkers need, copied because records are reused.
@@ -469,10 +472,14 @@ func (ix *index) observe(r *ledger.Record) error {
 	case ledger.KindPersisted:
 		ti := ix.tenant(r.Tenant)
 		id := int32(-1)
-		if a := ix.audit[ti]; a != nil && a.rows.n > 0 {
+		if a := ix.audit[ti]; a != nil && a.rows.n > 0 && ix.nearPays() {
 			// an audit lists a tenant's rows about in the order their entries were made: look beside
 			// the last row's entry first, whose neighbours are in cache, before the index
 			id = ix.muts.near(a.rows.lastID, ti, r.Tenant, r.Path)
+			ix.nearTries++
+			if id >= 0 {
+				ix.nearHits++
+			}
 		}
 		if id < 0 {
 			id = ix.internVia(r.Tenant, r.Path, false) // after the run: the cache holds its last events
@@ -662,6 +669,11 @@ func (ix *index) advance(c *consumerState, seq int64, conn string) {
 		ix.cur.after = seq
 	}
 }
+
+// nearPays reports whether looking beside the last row's entry (mutTable.near) is worth trying: it is
+// given up once most tries miss (an audit in another order than its entries), so that such a ledger
+// costs at most a thousand or so wasted tries.
+func (ix *index) nearPays() bool { return ix.nearTries < 1024 || ix.nearHits*2 >= ix.nearTries }
 
 // podName returns the name of the pod that acked m ("" when unknown).
 func (ix *index) podName(m *mutation) string { return ix.podNames[ix.muts.pod(m)] }

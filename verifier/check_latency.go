@@ -17,8 +17,8 @@ import (
 // are the ones recording every value three times would give, at a third of the cost per record.
 type latencyCheck struct {
 	ix          *index
-	byCons      []*hdrhistogram.Histogram // by consumer index; nil: no delivery yet
-	issueTenant []*hdrhistogram.Histogram // by tenant index; nil: no mutation yet
+	byCons      []*hist // by consumer index; nil: no delivery yet
+	issueTenant []*hist // by tenant index; nil: no mutation yet
 	pending     []pendingDelivery
 	beforeAck   []int64     // per consumer
 	deliveries  []int64     // first deliveries per consumer
@@ -32,21 +32,54 @@ type latSample struct {
 	d  int64
 }
 
+// pendingDelivery is a first delivery that came before its mutation's mut record. Once that record
+// has come it is resolved: its latency d is recorded, and it stays only as an offer to the slowest
+// deliveries, which must see it after every other delivery, as before (see deliverResolved).
 type pendingDelivery struct {
-	t    int64
-	id   int32
-	cons int32
-	pod  string // the delivering pod
+	t, d     int64
+	id       int32
+	cons     int32
+	pod      string // the delivering pod
+	resolved bool
 }
 
 // maxLatencyUs caps recorded latencies at one day; larger values are clamped, not dropped.
 const maxLatencyUs = 24 * 3600 * 1_000_000
 
-func newHist() *hdrhistogram.Histogram { return hdrhistogram.New(1, maxLatencyUs, 3) }
+// hist is an HDR histogram of microseconds, 1 to maxLatencyUs at 3 significant digits, made small
+// (up to histSmallUs, about half the memory) and widened to the full range the first time it is
+// given a larger value, by recording or by a merge. Below histSmallUs its buckets are the full
+// range's, so every count, quantile and max it gives is the one the full-range histogram gives.
+type hist struct {
+	h    *hdrhistogram.Histogram
+	full bool
+}
+
+// histSmallUs is what a histogram holds before it is widened: most latencies are far below it.
+const histSmallUs = 10_000_000
+
+func newHist() *hist { return &hist{h: hdrhistogram.New(1, histSmallUs, 3)} }
+
+func (x *hist) widen() {
+	if x.full {
+		return
+	}
+	f := hdrhistogram.New(1, maxLatencyUs, 3)
+	f.Merge(x.h) // every value fits the full range
+	x.h, x.full = f, true
+}
+
+// merge adds from's counts to x.
+func (x *hist) merge(from *hist) {
+	if from.full {
+		x.widen()
+	}
+	x.h.Merge(from.h) // x's range now holds every value of from's
+}
 
 func newLatencyCheck(ix *index) *latencyCheck { return &latencyCheck{ix: ix} }
 
-func record(h *hdrhistogram.Histogram, ns int64) {
+func record(h *hist, ns int64) {
 	us := ns / 1000
 	if us < 0 {
 		us = 0
@@ -54,13 +87,16 @@ func record(h *hdrhistogram.Histogram, ns int64) {
 	if us > maxLatencyUs {
 		us = maxLatencyUs
 	}
-	_ = h.RecordValue(us) // cannot fail: the value is clamped into range
+	if h.h.RecordValue(us) != nil { // beyond the small range
+		h.widen()
+		_ = h.h.RecordValue(us) // cannot fail: the value is clamped into the full range
+	}
 }
 
 // histAt returns (*hs)[i], growing the slice and creating the histogram on first use.
-func histAt(hs *[]*hdrhistogram.Histogram, i int32) *hdrhistogram.Histogram {
+func histAt(hs *[]*hist, i int32) *hist {
 	if int(i) >= len(*hs) {
-		*hs = append(*hs, make([]*hdrhistogram.Histogram, int(i)+1-len(*hs))...)
+		*hs = append(*hs, make([]*hist, int(i)+1-len(*hs))...)
 	}
 	h := (*hs)[i]
 	if h == nil {
@@ -93,7 +129,7 @@ func (c *latencyCheck) Observe(r *ledger.Record) {
 		}
 		m := c.ix.mutationAt(f.id)
 		if m.flags&fHasMut == 0 {
-			if len(c.pending) == cap(c.pending) && (c.slow == nil || c.slow.n == 0) {
+			if len(c.pending) == cap(c.pending) {
 				c.deliverResolved()
 			}
 			c.pending = append(c.pending, pendingDelivery{t: r.T, id: f.id, cons: f.cons, pod: r.Pod})
@@ -104,10 +140,18 @@ func (c *latencyCheck) Observe(r *ledger.Record) {
 }
 
 func (c *latencyCheck) deliver(id int32, m *mutation, cons int32, t int64, pod string) {
-	if !m.inW() {
-		return
+	if d, ok := c.measure(id, m, cons, t); ok && c.slow != nil {
+		c.slow.offer(d, t, id, cons, pod)
 	}
-	d := subSat(t, m.doneT)
+}
+
+// measure records a first delivery's latency, d, everywhere but in the slowest deliveries; ok is
+// false, and nothing is recorded, when m is not in W.
+func (c *latencyCheck) measure(id int32, m *mutation, cons int32, t int64) (d int64, ok bool) {
+	if !m.inW() {
+		return 0, false
+	}
+	d = subSat(t, c.ix.done(m))
 	if d <= 0 {
 		d = 0
 		*countAt(&c.beforeAck, cons)++
@@ -116,23 +160,34 @@ func (c *latencyCheck) deliver(id int32, m *mutation, cons int32, t int64, pod s
 		c.samples = append(c.samples, latSample{id: id, d: d})
 	}
 	*countAt(&c.deliveries, cons)++
-	if c.slow != nil {
-		c.slow.offer(d, t, id, cons, pod)
-	}
 	record(histAt(&c.byCons, cons), d)
+	return d, true
 }
 
 // deliverResolved records the pending deliveries whose mut record has come since, so that only those
-// still without one are held. Only when no slowest deliveries are kept: which of two equally slow
-// deliveries is kept depends on the order they are offered in, and that order must not change.
+// still without one are held. Which of two equally slow deliveries the slowest keep depends on the
+// order they are offered in, and that order must not change: the pending ones are offered at the
+// end, in their order, after every other. So a resolved one stays, as an offer, while the slowest
+// could still take it; once they hold their n and it is not slower than the fastest of them it
+// never can (that one only gets slower), and it is dropped.
 func (c *latencyCheck) deliverResolved() {
 	keep := c.pending[:0]
 	for _, p := range c.pending {
-		// an event-producing mut record is final (observeMut keeps the first); another may yet be
-		// replaced by one, so it waits
-		if m := c.ix.mutationAt(p.id); m.flags&fHasMut != 0 && m.op() == opEvent {
-			c.deliver(p.id, m, p.cons, p.t, p.pod)
-		} else {
+		if !p.resolved {
+			// an event-producing mut record is final (observeMut keeps the first); another may yet
+			// be replaced by one, so it waits
+			m := c.ix.mutationAt(p.id)
+			if m.flags&fHasMut == 0 || m.op() != opEvent {
+				keep = append(keep, p)
+				continue
+			}
+			d, ok := c.measure(p.id, m, p.cons, p.t)
+			if !ok {
+				continue
+			}
+			p.d, p.resolved = d, true
+		}
+		if c.slow != nil && c.slow.couldTake(p.d) {
 			keep = append(keep, p)
 		}
 	}
@@ -142,16 +197,20 @@ func (c *latencyCheck) deliverResolved() {
 
 func (c *latencyCheck) Finish(s *Summary) {
 	for _, p := range c.pending {
+		if p.resolved {
+			c.slow.offer(p.d, p.t, p.id, p.cons, p.pod)
+			continue
+		}
 		c.deliver(p.id, c.ix.mutationAt(p.id), p.cons, p.t, p.pod)
 	}
 	all, issue := newHist(), newHist()
 	for ti, h := range c.issueTenant {
 		if h != nil {
 			s.tenant(c.ix.tenantName(int32(ti))).IssueLatencyMs = quantiles(h)
-			issue.Merge(h)
+			issue.merge(h)
 		}
 	}
-	byTenant := map[int32]*hdrhistogram.Histogram{}
+	byTenant := map[int32]*hist{}
 	for ci, h := range c.byCons {
 		if h == nil {
 			continue
@@ -163,8 +222,8 @@ func (c *latencyCheck) Finish(s *Summary) {
 			th = newHist()
 			byTenant[cs.tenant] = th
 		}
-		th.Merge(h)
-		all.Merge(h)
+		th.merge(h)
+		all.merge(h)
 		st := s.consumer(cs.id)
 		st.LatencyMs = quantiles(h)
 		before, n := *countAt(&c.beforeAck, int32(ci)), *countAt(&c.deliveries, int32(ci))
@@ -182,7 +241,8 @@ func (c *latencyCheck) Finish(s *Summary) {
 	s.IssueLatencyMs = quantiles(issue)
 }
 
-func quantiles(h *hdrhistogram.Histogram) Quantiles {
+func quantiles(x *hist) Quantiles {
+	h := x.h
 	if h.TotalCount() == 0 {
 		return Quantiles{}
 	}

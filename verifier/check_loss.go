@@ -124,9 +124,9 @@ func (c *lossCheck) Finish(s *Summary) {
 			// no end (or an interrupted one): not provably lost, unresolved
 			s.Unresolved++
 			ts.Unresolved++
-			c.w.at(WitnessUnresolved, m.doneT)
+			c.w.at(WitnessUnresolved, c.ix.done(m))
 			c.w.add(WitnessUnresolved, unresolvedWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(c.ix.muts.tenantOf(m)), Path: c.ix.path(m),
-				Pod: ix.podName(m), AckMs: ms(m.doneT)})
+				Pod: ix.podName(m), AckMs: ms(c.ix.done(m))})
 			continue
 		}
 		g := group{ix.podName(m), ix.tenantNames[c.ix.muts.tenantOf(m)]} // the ledger's id: drop counters are labelled with it
@@ -168,7 +168,7 @@ func (c *lossCheck) Finish(s *Summary) {
 			m := ix.muts.at(id)
 			reason[id] = ReasonSilent
 			for _, ct := range c.crashes[g.pod] {
-				if ct >= m.doneT { // a crash after the ack: the acked event died in the buffer
+				if ct >= c.ix.done(m) { // a crash after the ack: the acked event died in the buffer
 					reason[id] = ReasonCrash
 					break
 				}
@@ -189,12 +189,12 @@ func (c *lossCheck) Finish(s *Summary) {
 		s.LostByReason[why]++
 		ts.LostByReason[why]++
 		wit := lostWitness{MID: c.ix.mid(m), Tenant: ix.tenantName(c.ix.muts.tenantOf(m)), Path: c.ix.path(m), Pod: ix.podName(m),
-			Reason: why, IntendedMs: ms(c.ix.intended(m)), SentMs: ms(c.ix.sent(m)), AckMs: ms(m.doneT), Status: int32(c.ix.muts.status(m))}
+			Reason: why, IntendedMs: ms(c.ix.intended(id)), SentMs: ms(c.ix.sent(m)), AckMs: ms(c.ix.done(m)), Status: int32(c.ix.muts.status(m))}
 		c.w.add(WitnessLost, wit)
-		c.w.at(WitnessLost, m.doneT)
+		c.w.at(WitnessLost, c.ix.done(m))
 		if why == ReasonSilent {
 			c.w.add(WitnessSilent, wit)
-			c.w.at(WitnessSilent, m.doneT)
+			c.w.at(WitnessSilent, c.ix.done(m))
 		}
 	}
 	// The spec's lost_by_reason always names crash and silent, so a zero is visible.

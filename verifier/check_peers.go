@@ -1,7 +1,6 @@
 package verifier
 
 import (
-	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/seqgate/seqgate/ledger"
@@ -44,22 +43,24 @@ func (c *peersCheck) Observe(*ledger.Record) {}
 func (c *peersCheck) Finish(s *Summary) {
 	ix := c.ix
 	nt := len(ix.audit)
-	named := make([]*roaring64.Bitmap, nt) // seqs a persisted record names, by tenant
-	rowed := make([]*roaring.Bitmap, nt)   // mutation ids with an event row, by tenant
-	pathAt := make([]map[int64]int32, nt)  // audited seq -> the id of its event row, for mismatches
-	for ti, a := range ix.audit {
+	// named: the seqs a persisted record names, by tenant, made when first asked for (a run whose
+	// delivered events all have their rows never asks).
+	named := make([]*roaring64.Bitmap, nt)
+	names := func(ti int32, seq int64) bool {
+		a := ix.audit[ti]
 		if a == nil {
-			continue // no rows: named and rowed stay nil, which contain nothing
+			return false // no rows: names nothing
 		}
-		named[ti], rowed[ti] = roaring64.New(), roaring.New()
-		a.rows.each(func(row auditRow) bool {
-			named[ti].Add(uint64(row.seq))
-			if row.op == opEvent {
-				rowed[ti].Add(uint32(row.id))
-			}
-			return true
-		})
+		if named[ti] == nil {
+			named[ti] = roaring64.New()
+			a.rows.each(func(row auditRow) bool {
+				named[ti].Add(uint64(row.seq))
+				return true
+			})
+		}
+		return named[ti].Contains(uint64(seq))
 	}
+	pathAt := make([]map[int64]int32, nt) // audited seq -> the id of its event row, for mismatches
 	// peer: tenant -> seq -> the ids delivered with that seq that no row names.
 	peer := map[int32]map[int64][]int32{}
 	for id := range int32(ix.muts.len()) {
@@ -68,10 +69,10 @@ func (c *peersCheck) Finish(s *Summary) {
 			continue
 		}
 		seq := ix.muts.evSeq(m)
-		if seq == noTime || rowed[c.ix.muts.tenantOf(m)] != nil && rowed[c.ix.muts.tenantOf(m)].Contains(uint32(id)) {
+		if seq == noTime || m.flags&fEventRow != 0 { // an event row of its tenant's audit names it
 			continue
 		}
-		if named[c.ix.muts.tenantOf(m)] != nil && named[c.ix.muts.tenantOf(m)].Contains(uint64(seq)) {
+		if names(c.ix.muts.tenantOf(m), seq) {
 			c.againstAudit(s, id, m, seq, pathAt, c.ix.muts.tenantOf(m))
 			continue
 		}

@@ -42,7 +42,7 @@ func (c *recoveredCheck) Finish(s *Summary) {
 			res = ledger.ResTimeout
 		}
 		c.w.add(WitnessRecovered, recoveredWitness{MID: c.ix.mid(m), Tenant: c.ix.tenantName(c.ix.muts.tenantOf(m)), Path: c.ix.path(m),
-			Res: res, Status: int32(c.ix.muts.status(m)), SentMs: ms(c.ix.sent(m)), DoneMs: ms(m.doneT)})
+			Res: res, Status: int32(c.ix.muts.status(m)), SentMs: ms(c.ix.sent(m)), DoneMs: ms(c.ix.done(m))})
 	}
 }
 

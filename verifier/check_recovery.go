@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
-
 	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/threshold"
 )
@@ -246,7 +244,7 @@ func (c *windowCheck) heldBack(row auditRow, sp *faultSpan) bool {
 		return false
 	}
 	sent := c.ix.muts.sent(m)
-	return sent != noTime && sent < sp.stop && m.doneT >= sp.start
+	return sent != noTime && sent < sp.stop && c.ix.done(m) >= sp.start
 }
 
 // windowOf names the window of a delivery whose write was due at from and delivered at to: fault
@@ -305,7 +303,7 @@ func (c *windowCheck) windows(s *Summary, end int64) {
 	ix := c.ix
 	names := threshold.Windows // steady, fault, recovery: the order of the win constants
 	var ws [3]WindowStats
-	var lat, issue [3]*hdrhistogram.Histogram
+	var lat, issue [3]*hist
 	for i := range 3 {
 		lat[i], issue[i] = newHist(), newHist()
 	}
@@ -321,8 +319,9 @@ func (c *windowCheck) windows(s *Summary, end int64) {
 		if m.flags&fHasMut == 0 {
 			continue
 		}
-		w := &ws[c.window(c.ix.intended(m), end)]
-		record(issue[c.window(c.ix.intended(m), end)], subSat(m.doneT, c.ix.intended(m)))
+		intended := c.ix.intended(id)
+		w := &ws[c.window(intended, end)]
+		record(issue[c.window(intended, end)], subSat(c.ix.done(m), intended))
 		if !m.inW() {
 			continue
 		}
@@ -337,7 +336,7 @@ func (c *windowCheck) windows(s *Summary, end int64) {
 	}
 	for _, smp := range c.lat.samples {
 		m := ix.muts.at(smp.id)
-		wi := c.windowOf(c.ix.intended(m), m.doneT+smp.d, end)
+		wi := c.windowOf(c.ix.intended(smp.id), c.ix.done(m)+smp.d, end)
 		ws[wi].Deliveries++
 		if smp.d == 0 {
 			ws[wi].DeliveredBeforeAck++

@@ -83,7 +83,7 @@ func (c *reorderCheck) Observe(r *ledger.Record) {
 		c.pending[f.id] = append(c.pending[f.id], f.cons)
 		return
 	}
-	if st.nPending > 0 && st.maxPendT > m.doneT {
+	if st.nPending > 0 && st.maxPendT > c.ix.done(m) {
 		// a delivery still without its mut came before this one and after this one's ack: it may
 		// yet turn out to have been sent after the ack
 		st.open = append(st.open, openDelivery{id: f.id, t: r.T, seq: r.Seq, bestSend: st.maxSendT, bestID: st.maxID, resolved: true})
@@ -138,7 +138,7 @@ func (c *reorderCheck) settle(cons int32, st *reorderState, final bool) {
 			continue
 		}
 		m := c.ix.mutationAt(o.id)
-		if !final && pendT > m.doneT {
+		if !final && pendT > c.ix.done(m) {
 			keep = append(keep, o)
 			continue
 		}
@@ -163,10 +163,10 @@ func (st *reorderState) see(sent int64, id int32) {
 // judge decides whether m, delivered at t after events whose latest send time is maxSend (of mutation
 // maxID), was overtaken.
 func (c *reorderCheck) judge(cons int32, m *mutation, maxSend int64, maxID int32, t, seq int64) {
-	if maxSend == noTime || maxSend <= m.doneT {
+	if maxSend == noTime || maxSend <= c.ix.done(m) {
 		return
 	}
-	d := ms(subSat(maxSend, m.doneT))
+	d := ms(subSat(maxSend, c.ix.done(m)))
 	p, ok := c.per[cons]
 	if !ok {
 		p = &Reorder{}
@@ -177,7 +177,7 @@ func (c *reorderCheck) judge(cons int32, m *mutation, maxSend int64, maxID int32
 		p.MaxMs = d
 	}
 	om := c.ix.mutationAt(maxID)
-	c.w.add(WitnessReorder, reorderWitness{Consumer: c.ix.cons[cons].id, MID: c.ix.mid(m), Path: c.ix.path(m), Seq: seq, AckMs: ms(m.doneT),
+	c.w.add(WitnessReorder, reorderWitness{Consumer: c.ix.cons[cons].id, MID: c.ix.mid(m), Path: c.ix.path(m), Seq: seq, AckMs: ms(c.ix.done(m)),
 		DeliveredMs: ms(t), OvertakenBy: c.ix.mid(om), OvertakerPath: c.ix.path(om), OvertakerSent: ms(c.ix.sent(om)), ReorderMs: d})
 }
 

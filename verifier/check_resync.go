@@ -389,7 +389,7 @@ func (c *resyncCheck) witnessMissed(r *resyncReset, cs *consumerState, row audit
 		ResetSeq: r.s, ResetMs: ms(r.t), CursorBefore: r.k, ListingStartMs: ms(l.tStart), ListingMs: ms(l.t), ListingEntries: l.entries,
 		Seq: row.seq, Path: ix.path(m), MID: ix.mid(m)}
 	if m.flags&fHasMut != 0 {
-		a := ms(m.doneT)
+		a := ms(c.ix.done(m))
 		w.AckMs = &a
 	}
 	if row.persistedT != noTime {

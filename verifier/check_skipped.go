@@ -124,7 +124,7 @@ func (c *skippedCheck) locate(ci int, wits []skippedWitness, rows []auditRow) {
 			w.CursorBefore, w.CursorAfter, w.FrameSeq, w.FrameMs = j.before, j.after, j.after, ms(j.t)
 			w.FrameKind = map[byte]string{frameEv: "ev", frameReset: "reset", frameResume: "resume"}[j.kind]
 			if m := c.ix.mutationAt(rows[i].id); m.flags&fHasMut != 0 {
-				d := ms(j.t - m.doneT)
+				d := ms(j.t - c.ix.done(m))
 				w.AfterAckMs = &d
 			}
 		}

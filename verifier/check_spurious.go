@@ -67,8 +67,8 @@ func (c *spuriousCheck) Finish(s *Summary) {
 		if !m.inW() || m.flags&fPersisted != 0 {
 			continue
 		}
-		if t, ok := firstMissing[c.ix.muts.tenantOf(m)]; !ok || m.doneT < t {
-			firstMissing[c.ix.muts.tenantOf(m)] = m.doneT
+		if t, ok := firstMissing[c.ix.muts.tenantOf(m)]; !ok || c.ix.done(m) < t {
+			firstMissing[c.ix.muts.tenantOf(m)] = c.ix.done(m)
 		}
 	}
 	for _, r := range c.resets {

@@ -17,23 +17,32 @@ import (
 // Paths are the index's interned (tenant, path) ids (structural ops have mut records, so their paths
 // are known when delivered); a delivery of a path not interned yet is kept by its path instead.
 type structuralCheck struct {
-	ix     *index
-	w      *witnessSet
-	rows   map[int32][]structuralRow // by tenant index, from the audit
-	got    map[structuralKey]uint8   // forms delivered, by consumer, op and path id
+	ix   *index
+	w    *witnessSet
+	rows map[int32][]structuralRow // by tenant index, from the audit
+	// got is the forms delivered, by consumer and path id (the key cons<<32 | id): two bits a
+	// structural op, at 2*its code.
+	got    map[uint64]uint8
 	byPath map[structuralPathKey]uint8
 }
 
 type structuralRow struct {
 	seq, persistedT int64
-	op              string // interned by the reader
 	id              int32
+	op              uint8 // its code (structuralOps)
 }
 
-type structuralKey struct {
-	cons int32
-	id   int32
-	op   string
+// structuralOps are the structural ops by code (classifyOp's opStructural).
+var structuralOps = [...]string{ledger.OpRename, ledger.OpDelete, ledger.OpMkdir, ledger.OpCopy}
+
+// structuralCode returns op's code; op is one of structuralOps.
+func structuralCode(op string) uint8 {
+	for i, o := range structuralOps {
+		if o == op {
+			return uint8(i)
+		}
+	}
+	panic("verifier: " + op + " is not a structural op")
 }
 
 type structuralPathKey struct {
@@ -57,7 +66,7 @@ type structuralWitness struct {
 }
 
 func newStructuralCheck(ix *index, w *witnessSet) *structuralCheck {
-	return &structuralCheck{ix: ix, w: w, rows: map[int32][]structuralRow{}, got: map[structuralKey]uint8{}, byPath: map[structuralPathKey]uint8{}}
+	return &structuralCheck{ix: ix, w: w, rows: map[int32][]structuralRow{}, got: map[uint64]uint8{}, byPath: map[structuralPathKey]uint8{}}
 }
 
 func (c *structuralCheck) Observe(r *ledger.Record) {
@@ -72,7 +81,7 @@ func (c *structuralCheck) Observe(r *ledger.Record) {
 			pt = r.CreatedUnixNs - c.ix.run.StartUnixNs
 		}
 		// the driver interned every persisted record's (tenant, path)
-		c.rows[ti] = append(c.rows[ti], structuralRow{seq: r.Seq, persistedT: pt, op: r.Op, id: c.ix.lookup(r.Tenant, r.Path)})
+		c.rows[ti] = append(c.rows[ti], structuralRow{seq: r.Seq, persistedT: pt, op: structuralCode(r.Op), id: c.ix.lookup(r.Tenant, r.Path)})
 	case ledger.KindReset:
 		if r.Reason == "structural_change" && c.ix.cur.cons >= 0 {
 			c.mark(r, formReset)
@@ -88,7 +97,7 @@ func (c *structuralCheck) Observe(r *ledger.Record) {
 // be lent, and assigning to a map entry also replaces its key) when the path is not interned.
 func (c *structuralCheck) mark(r *ledger.Record, form uint8) {
 	if id := c.ix.lookup(r.Tenant, r.Path); id >= 0 {
-		c.got[structuralKey{c.ix.cur.cons, id, r.Op}] |= form
+		c.got[uint64(c.ix.cur.cons)<<32|uint64(id)] |= form << (2 * structuralCode(r.Op))
 		return
 	}
 	c.byPath[structuralPathKey{c.ix.cur.cons, r.Op, strings.Clone(r.Path)}] |= form
@@ -96,9 +105,9 @@ func (c *structuralCheck) mark(r *ledger.Record, form uint8) {
 
 // forms returns the forms in which row reached consumer cons.
 func (c *structuralCheck) forms(cons int32, row structuralRow) uint8 {
-	f := c.got[structuralKey{cons, row.id, row.op}]
+	f := c.got[uint64(cons)<<32|uint64(row.id)] >> (2 * row.op) & (formReset | formFileChanged)
 	if len(c.byPath) > 0 {
-		f |= c.byPath[structuralPathKey{cons, row.op, c.ix.path(c.ix.mutationAt(row.id))}]
+		f |= c.byPath[structuralPathKey{cons, structuralOps[row.op], c.ix.path(c.ix.mutationAt(row.id))}]
 	}
 	return f
 }
@@ -129,7 +138,7 @@ func (c *structuralCheck) Finish(s *Summary) {
 				}
 				st.Missing++
 				c.w.add(WitnessStructural, structuralWitness{Consumer: cs.id, Tenant: c.ix.tenantName(cs.tenant), Seq: row.seq,
-					Op: row.op, Path: c.ix.path(c.ix.mutationAt(row.id)), FirstCursor: fc, FinalCursor: cs.finalCursor})
+					Op: structuralOps[row.op], Path: c.ix.path(c.ix.mutationAt(row.id)), FirstCursor: fc, FinalCursor: cs.finalCursor})
 			}
 		}
 	}

@@ -53,7 +53,7 @@ func (c *undeliveredCheck) Finish(s *Summary) {
 			w := undeliveredWitness{Consumer: cs.id, Tenant: ix.tenantName(cs.tenant), FinalCursor: cs.finalCursor,
 				Seq: row.seq, Path: c.ix.path(m), MID: c.ix.mid(m)}
 			if m.flags&fHasMut != 0 {
-				w.AckMs = ms(m.doneT)
+				w.AckMs = ms(c.ix.done(m))
 			}
 			c.w.add(WitnessUndelivered, w)
 		})

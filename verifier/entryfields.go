@@ -5,7 +5,7 @@ import "math"
 // The entry's small fields. Each holds the common value in a few bits and marks any other one as
 // escaped: the exact value is then in the table's side table (mutTable.esc), so that no index,
 // count or code wraps onto another whatever the number of tenants, consumers or statuses, and an
-// entry stays 32 bytes.
+// entry stays 24 bytes.
 const (
 	tenantEsc = math.MaxUint16 // mutation.tenant: the tenant's index is in the side table
 	consEsc   = math.MaxUint8  // mutation.evCons: the consumer's index is in the side table
@@ -17,19 +17,19 @@ const (
 // setTenant records m's tenant index.
 func (t *mutTable) setTenant(m *mutation, ti int32) {
 	if ti >= 0 && ti < tenantEsc {
-		m.tenant = uint16(ti)
+		m.dt = m.dt&^0xffff | uint64(ti)
 		return
 	}
-	m.tenant = tenantEsc
+	m.dt |= tenantEsc
 	t.escape(m).tenant = ti
 }
 
 // tenantOf returns m's tenant index.
 func (t *mutTable) tenantOf(m *mutation) int32 {
-	if m.tenant == tenantEsc {
-		return t.esc[m].tenant
+	if ti := uint16(m.dt); ti != tenantEsc {
+		return int32(ti)
 	}
-	return int32(m.tenant)
+	return t.esc[m].tenant
 }
 
 // addConsumer registers consumer idx of tenant ti and returns its ordinal among ti's consumers,

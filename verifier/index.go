@@ -51,6 +51,10 @@ type index struct {
 	consIDs map[string]int32
 	cons    []*consumerState
 
+	// tenantC, connC and consC remember recent ids' indices in front of tenantIDs, connIDs and
+	// consIDs (idcache.go).
+	tenantC, connC, consC idCache
+
 	// audit holds each tenant's audit rows, by tenant index; nil for a tenant with none yet (most of
 	// a large run's idle tenants): auditOf reads it, auditFor makes it.
 	audit []*tenantAudit
@@ -76,6 +80,9 @@ type index struct {
 	hasMutT             bool
 	warnings            []string
 	dupMutPaths         int
+	// nearTries and nearHits count the persisted records looked for beside their tenant's last
+	// row's entry, and those found there (nearPays).
+	nearTries, nearHits int
 }
 
 // runInfo is the part of the run record the checkers need, copied because records are reused.
@@ -141,6 +148,7 @@ const (
 	// fSwept: an audit pass during the run found its row and the final audit no longer did (persisted
 	// absent: the retention sweep deleted it). It persisted, but it is not "still in the audit".
 	fSwept
+	fEventRow // an audit row with an event-producing op names it (absent or not)
 )
 
 // noTime marks an unknown time.
@@ -148,22 +156,25 @@ const noTime = math.MinInt64
 
 // mutation is one interned (tenant, path): a mutation attempt, or a path only seen in events/audit.
 //
-// It holds no Go pointers and keeps its times compactly (mutTable.sent, intended, evSeq): done_t in
-// full, the send time and intended time as 32-bit differences (to done_t, to the send time) and the
-// first delivered seq in 32 bits, each exact, with a side table for the rare value that does not fit.
+// It holds no Go pointers and keeps its fields compactly, each exact, with a side table for the rare
+// value that does not fit (entryfields.go, muttable.go): done_t in 48 bits beside the tenant's index,
+// the send time as a 32-bit difference to done_t and the first delivered seq in 32 bits. What a
+// check needs of only some mutations is kept outside the entry: intended_t (mutTable.intended: for
+// W's mutations that may still be lost, or for all when the windows need them) and the acking pod
+// (a byte of the entry's arena record, mutTable.pod).
 type mutation struct {
-	doneT int64
-	// dSent is done_t minus the send time t, dIntended t minus intended_t (escaped: the side table).
-	dSent, dIntended int32
+	// dt is done_t in its high 48 bits (doneNone: no mut record yet; doneEsc: in the side table;
+	// mutTable.done) and the tenant's index in its low 16 (tenantEsc: in the side table;
+	// mutTable.tenantOf).
+	dt uint64
+	// dSent is done_t minus the send time t (escaped: the side table).
+	dSent int32
 	// Deliveries of this path: evSeq (mutTable.evSeq) is the seq of the first one (noTime: none yet),
 	// evN how many carried evSeq and evCons the consumer of the first (fEvMulti: another consumer's
 	// also carried evSeq). A delivery with another seq goes to index.oddSeq. Against the audit's seq
 	// at the end, this counts seq_mismatch exactly, per consumer exactly unless fEvMulti.
 	evSeq uint32
-	name  uint32 // the path's and mid's record in the table's arena (mutTable.path, mutTable.mid)
-	// tenant is the tenant's index, or tenantEsc (mutTable.tenantOf); pod the acking pod's index, or
-	// podEsc (mutTable.pod). Either way an index that does not fit is kept whole in the side table.
-	tenant, pod uint16
+	name  uint32 // the path's, mid's and pod's record in the table's arena (mutTable.path, mid, pod)
 	// evCons is 1 + the first consumer's ordinal among its tenant's consumers (0: none; consEsc: in
 	// the side table; mutTable.evCons), evN the count (mutTable.evN; evNEsc: in the side table).
 	evCons, evN uint8
@@ -274,7 +285,11 @@ func (ix *index) warnf(format string, args ...any) {
 }
 
 func (ix *index) tenant(id string) int32 {
+	if i, ok := ix.tenantC.get(id); ok {
+		return i
+	}
 	if i, ok := ix.tenantIDs[id]; ok {
+		ix.tenantC.put(id, i)
 		return i
 	}
 	i := int32(len(ix.tenantNames))
@@ -301,7 +316,11 @@ func (ix *index) pod(name string) int32 {
 }
 
 func (ix *index) conn(name string) int32 {
+	if i, ok := ix.connC.get(name); ok {
+		return i
+	}
 	if i, ok := ix.connIDs[name]; ok {
+		ix.connC.put(name, i)
 		return i
 	}
 	i := int32(len(ix.connNames))
@@ -319,9 +338,11 @@ func (ix *index) lookup(tenant, path string) int32 {
 // find is lookup that also returns the key's hash.
 func (ix *index) find(tenant, path string) (int32, uint64) { return ix.muts.find(tenant, path) }
 
-// sent returns m's send time (t), intended its intended_t (noTime before its mut record).
-func (ix *index) sent(m *mutation) int64     { return ix.muts.sent(m) }
-func (ix *index) intended(m *mutation) int64 { return ix.muts.intended(m) }
+// sent returns m's send time (t), intended its intended_t (noTime before its mut record; intended
+// is kept only where mutTable.intended says), done its done_t.
+func (ix *index) sent(m *mutation) int64  { return ix.muts.sent(m) }
+func (ix *index) intended(id int32) int64 { return ix.muts.intended(id) }
+func (ix *index) done(m *mutation) int64  { return ix.muts.done(m) }
 
 // path returns the path of m; mid its mid ("" for a path no mut record wrote).
 func (ix *index) path(m *mutation) string { return ix.muts.path(m) }
@@ -337,13 +358,19 @@ func (ix *index) internVia(tenant, path string, cached bool) int32 {
 		return id
 	}
 	ti := ix.tenant(tenant)
-	return ix.muts.add(tenant, ti, path, h, mutation{doneT: noTime})
+	return ix.muts.add(tenant, ti, path, h, blankEntry)
 }
 
 // consumer returns the state of consumer id, creating it on first sight. A consumer id seen with two
 // tenants is unusable input: its deliveries could not be judged.
 func (ix *index) consumer(id, tenant string, t int64) (*consumerState, error) {
-	if i, ok := ix.consIDs[id]; ok {
+	i, ok := ix.consC.get(id)
+	if !ok {
+		if i, ok = ix.consIDs[id]; ok {
+			ix.consC.put(id, i)
+		}
+	}
+	if ok {
 		c := ix.cons[i]
 		if ix.tenantNames[c.tenant] != tenant {
 			return nil, fmt.Errorf("consumer %q has tenant %q here but %q before: a consumer id must belong to one tenant", id, tenant, ix.tenantNames[c.tenant])
@@ -400,6 +427,7 @@ func (ix *index) observe(r *ledger.Record) error {
 		}
 		n := len(r.Tenants) // sized once: a large run's tenants would otherwise grow every table by doubling
 		ix.tenantIDs = make(map[string]int32, n)
+		ix.tenantC = idCache{}
 		ix.tenantNames = make([]string, 0, n)
 		ix.tenantLabels = make([]string, 0, n)
 		ix.audit = make([]*tenantAudit, 0, n)
@@ -443,8 +471,23 @@ func (ix *index) observe(r *ledger.Record) error {
 		}
 	case ledger.KindPersisted:
 		ti := ix.tenant(r.Tenant)
-		id := ix.internVia(r.Tenant, r.Path, false) // after the run: the cache holds its last events
+		id := int32(-1)
+		if a := ix.audit[ti]; a != nil && a.rows.n > 0 && ix.nearPays() {
+			// an audit lists a tenant's rows about in the order their entries were made: look beside
+			// the last row's entry first, whose neighbours are in cache, before the index
+			id = ix.muts.near(a.rows.lastID, ti, r.Tenant, r.Path)
+			ix.nearTries++
+			if id >= 0 {
+				ix.nearHits++
+			}
+		}
+		if id < 0 {
+			id = ix.internVia(r.Tenant, r.Path, false) // after the run: the cache holds its last events
+		}
 		op := classifyOp(r.Op)
+		if op == opEvent {
+			ix.muts.at(id).flags |= fEventRow
+		}
 		if op != opStructural && op != opSilent {
 			// A delete's or chmod's row shares the path of the file it acted on; it does not prove
 			// that the file's write persisted.
@@ -526,7 +569,13 @@ func (ix *index) observeMut(r *ledger.Record) {
 		ix.lastMutT = r.T
 	}
 	ix.hasMutT = true
-	id := ix.internVia(r.Tenant, r.Path, false) // a new path, mostly: add caches it for its events
+	// a new path, mostly: past the recent-lookup cache (add caches it for its events), and a new
+	// entry gets its mid with its name
+	id, h := ix.muts.findVia(r.Tenant, r.Path, false)
+	created := id < 0
+	if created {
+		id = ix.muts.addMid(r.Tenant, ix.tenant(r.Tenant), r.Path, h, r.MID)
+	}
 	ix.cur.id = id
 	m := ix.muts.at(id)
 	op := classifyOp(r.Op)
@@ -542,8 +591,9 @@ func (ix *index) observeMut(r *ledger.Record) {
 		}
 	}
 	m.flags |= fHasMut
-	ix.muts.setMid(m, r.MID)
-	ix.muts.setTimes(m, r.T, r.IntendedT, r.DoneT)
+	if !created {
+		ix.muts.setMid(m, r.MID)
+	}
 	ix.muts.setPod(m, ix.pod(r.Pod))
 	res := resOther
 	switch r.Res {
@@ -555,6 +605,7 @@ func (ix *index) observeMut(r *ledger.Record) {
 		res = resTimeout
 	}
 	ix.muts.setKind(m, op, res, r.Status)
+	ix.muts.setTimes(id, r.T, r.IntendedT, r.DoneT) // after setKind: whether m is in W decides where intended_t goes
 }
 
 func (ix *index) observeEv(r *ledger.Record) error {
@@ -618,6 +669,11 @@ func (ix *index) advance(c *consumerState, seq int64, conn string) {
 		ix.cur.after = seq
 	}
 }
+
+// nearPays reports whether looking beside the last row's entry (mutTable.near) is worth trying: it is
+// given up once most tries miss (an audit in another order than its entries), so that such a ledger
+// costs at most a thousand or so wasted tries.
+func (ix *index) nearPays() bool { return ix.nearTries < 1024 || ix.nearHits*2 >= ix.nearTries }
 
 // podName returns the name of the pod that acked m ("" when unknown).
 func (ix *index) podName(m *mutation) string { return ix.podNames[ix.muts.pod(m)] }
@@ -718,7 +774,7 @@ func (ix *index) persistedAt(row auditRow) int64 {
 		return row.persistedT
 	}
 	if m := ix.muts.at(row.id); m.flags&fHasMut != 0 {
-		return m.doneT
+		return ix.muts.done(m)
 	}
 	return noTime
 }

@@ -29,15 +29,24 @@ type mutTable struct {
 	// recent is a direct-mapped cache in front of slots: events arrive shortly after (or before)
 	// their mutation, so most lookups hit a small, cache-resident table instead of a huge index.
 	recent []recentEntry
+	// missSlot is where the last lookup that found nothing met a free slot (its key hashed to
+	// missH), valid while missOK: no slot has been filled since.
+	missH    uint64
+	missSlot uint64
+	missOK   bool
 
 	tenants *[]string // the index's tenant ids, by the entries' tenant index
 	names   arena
 	dirIDs  map[string]uint32 // the interned stems of paths (addName)
 	dirs    []string          // dirs[0] = "": a path kept whole (no '/', or more than maxDirs stems)
-	keybuf  []byte
-	recbuf  []byte
-	restbuf []byte
-	esc     map[*mutation]*escaped // values that do not fit an entry's compact fields
+	// numBases holds a base for the numbers of each arena region's records (numBase).
+	numBases []uint64
+	keybuf   []byte
+	recbuf   []byte
+	restbuf  []byte
+	esc      map[*mutation]*escaped // values that do not fit an entry's compact fields
+	// intendeds keeps intended_t, which the entry has no room for (intended.go).
+	intendeds intendedLog
 	// consOf lists each tenant's consumers by ordinal (mutation.evCons); statuses the HTTP statuses
 	// by code (mutation.kind), statuses[0] = 0 (none).
 	consOf   map[int32][]int32
@@ -105,6 +114,7 @@ func (t *mutTable) findHashedVia(tenant, path string, h uint64, cached bool) int
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := t.slots[i]
 		if s == 0 {
+			t.missH, t.missSlot, t.missOK = h, i, true // where add places this key, unless the index changes first
 			return -1
 		}
 		if s&^idMask == tag {
@@ -118,6 +128,29 @@ func (t *mutTable) findHashedVia(tenant, path string, h uint64, cached bool) int
 	}
 }
 
+// near returns the id of (tenant, path), tenant's index ti, when it is among the entries just after
+// id (or a few before), else -1: a lookup that is likely to find its entry beside a known one reads
+// entries that are in cache instead of the index's slots. Keys are unique, so a match is the entry.
+func (t *mutTable) near(id int32, ti int32, tenant, path string) int32 {
+	for i := id + 1; i <= id+nearAfter && i < t.n; i++ {
+		if t.tenantOf(t.at(i)) == ti && t.equal(i, tenant, path) {
+			return i
+		}
+	}
+	for i := id; i >= max(id-nearBefore, 0) && i < t.n; i-- {
+		if t.tenantOf(t.at(i)) == ti && t.equal(i, tenant, path) {
+			return i
+		}
+	}
+	return -1
+}
+
+// How far near looks after and before its id.
+const (
+	nearAfter  = 48
+	nearBefore = 16
+)
+
 // equal reports whether entry id is (tenant, path).
 func (t *mutTable) equal(id int32, tenant, path string) bool {
 	m := t.at(id)
@@ -126,6 +159,7 @@ func (t *mutTable) equal(id int32, tenant, path string) bool {
 	}
 	rec := t.names.at(m.name)
 	h, n := uvarint(rec)
+	n++ // the pod's byte
 	v, k := uvarint(rec[n:])
 	stem := t.dirs[h>>3]
 	if len(path) < len(stem) || path[:len(stem)] != stem {
@@ -133,7 +167,7 @@ func (t *mutTable) equal(id int32, tenant, path string) bool {
 	}
 	if h&nameNumeric != 0 { // compare the number, not its digits: no formatting on a probe
 		got, ok := parseCanonical(path[len(stem):])
-		return ok && got == v
+		return ok && got == t.number(m.name, v)
 	}
 	return path[len(stem):] == string(rec[n+k:n+k+int(v)])
 }
@@ -141,26 +175,50 @@ func (t *mutTable) equal(id int32, tenant, path string) bool {
 // add appends a new entry for (tenant, path) (which find did not know; h is the hash find returned;
 // ti is tenant's index) and returns its id.
 func (t *mutTable) add(tenant string, ti int32, path string, h uint64, m mutation) int32 {
+	m.name = t.addName(path, midNone, "", 0)
+	return t.addEntry(tenant, ti, h, m)
+}
+
+// addMid is add for a new entry of blankEntry with its mid (what setMid would record).
+func (t *mutTable) addMid(tenant string, ti int32, path string, h uint64, mid string) int32 {
+	m := blankEntry
+	switch {
+	case mid == "":
+		m.name = t.addName(path, midNone, "", 0)
+	case mid == path[lastSlash(path)+1:]:
+		m.name = t.addName(path, midBase, "", 0)
+	default:
+		m.name = t.addName(path, midOwn, mid, 0)
+	}
+	return t.addEntry(tenant, ti, h, m)
+}
+
+func (t *mutTable) addEntry(tenant string, ti int32, h uint64, m mutation) int32 {
 	id := t.n
 	if int(id>>chunkBits) == len(t.chunks) {
 		t.chunks = append(t.chunks, make([]mutation, 0, 1<<chunkBits))
 	}
-	m.name = t.addName(path, midNone, "")
 	c := &t.chunks[id>>chunkBits]
 	*c = append(*c, m)
 	t.setTenant(&(*c)[len(*c)-1], ti)
 	t.n++
-	if int(t.n)*4 > len(t.slots)*3 {
+	switch {
+	case int(t.n)*4 > len(t.slots)*3:
 		t.grow()
+		t.place(h, id)
+	case t.missOK && t.missH == h: // the lookup that did not find it stopped at the free slot
+		t.slots[t.missSlot] = t.tag(h) | uint32(id+1)
+		t.missOK = false
+	default:
+		t.place(h, id)
 	}
-	t.place(h, id)
 	t.recent[h&(1<<recentBits-1)] = recentEntry{h: h, id: id + 1}
 	_ = tenant // the key's tenant is ti; equal and grow read its name from t.tenants
 	return id
 }
 
-// A name record in the arena: a uvarint header stem<<3 | numeric<<2 | mid form, then the rest of
-// the path after the stem (numeric: the number as a uvarint; else a uvarint length and the bytes),
+// A name record in the arena: a uvarint header stem<<3 | numeric<<2 | mid form, then a byte of the
+// acking pod's index (podEsc: in the side table; mutTable.pod), then the rest of the path after the stem (numeric: the number as a uvarint; else a uvarint length and the bytes),
 // then, for midOwn, the mid (a uvarint length and its bytes). The stem is interned once (a run's
 // paths share a few): the path up to its trailing number when the path ends in a canonical decimal
 // (digits without a leading zero, "0" itself, within uint64: the load driver's "m1679580"), which
@@ -172,8 +230,9 @@ const (
 	nameFlags   = 3
 )
 
-// addName stores path and the mid form in the arena and returns the record's reference.
-func (t *mutTable) addName(path string, form byte, mid string) uint32 {
+// addName stores path, the mid form and the pod's byte in the arena and returns the record's
+// reference. A number is stored as its difference to its region's base (numBase).
+func (t *mutTable) addName(path string, form byte, mid string, pod byte) uint32 {
 	stem, rest, num, numeric := uint32(0), path, uint64(0), false
 	dirEnd := lastSlash(path) + 1
 	if j := trailingNumber(path[dirEnd:]); j >= 0 {
@@ -192,9 +251,17 @@ func (t *mutTable) addName(path string, form byte, mid string) uint32 {
 	if numeric {
 		hdr |= nameNumeric
 	}
-	t.recbuf = binary.AppendUvarint(t.recbuf[:0], hdr)
+	t.recbuf = append(binary.AppendUvarint(t.recbuf[:0], hdr), pod)
+	reserve := len(t.recbuf) + binary.MaxVarintLen64 // at least the record's length
+	if !numeric {
+		reserve += len(rest)
+	}
+	if form == midOwn {
+		reserve += binary.MaxVarintLen64 + len(mid)
+	}
+	ref := t.names.where(reserve)
 	if numeric {
-		t.recbuf = binary.AppendUvarint(t.recbuf, num)
+		t.recbuf = binary.AppendUvarint(t.recbuf, zigzag(int64(num-t.numBase(ref, num))))
 	} else {
 		t.recbuf = binary.AppendUvarint(t.recbuf, uint64(len(rest)))
 		t.recbuf = append(t.recbuf, rest...)
@@ -203,8 +270,38 @@ func (t *mutTable) addName(path string, form byte, mid string) uint32 {
 		t.recbuf = binary.AppendUvarint(t.recbuf, uint64(len(mid)))
 		t.recbuf = append(t.recbuf, mid...)
 	}
-	return t.names.add(t.recbuf)
+	return t.names.add(t.recbuf, reserve)
 }
+
+// numBase returns the base of the numbers of the records that start in ref's region of the arena
+// (numRegionBits of bytes): the number of the first numeric record there, which first sets it (the
+// arena is written in order, so a region's records come together). A run's numbered paths are
+// written in about the order of their numbers, so a record keeps a small difference, a byte or
+// two, where the number itself takes three or four; every number is exact (modulo 2^64).
+func (t *mutTable) numBase(ref uint32, num uint64) uint64 {
+	if ref&arenaBig != 0 {
+		return 0
+	}
+	i := int(ref >> numRegionBits)
+	if i >= len(t.numBases) {
+		t.numBases = append(t.numBases, make([]uint64, i+1-len(t.numBases))...)
+		t.numBases[i] = num
+	}
+	return t.numBases[i]
+}
+
+// number returns the number of the numeric record ref, whose stored difference is v.
+func (t *mutTable) number(ref uint32, v uint64) uint64 {
+	base := uint64(0)
+	if ref&arenaBig == 0 {
+		base = t.numBases[ref>>numRegionBits]
+	}
+	return base + uint64(unzigzag(v))
+}
+
+// numRegionBits is log2 of the bytes of an arena region that shares a number base (numBase): some
+// 40 records, 8 bytes of base for them.
+const numRegionBits = 8
 
 // stemID returns the interned id of stem, interning it while there are fewer than maxDirs.
 func (t *mutTable) stemID(stem string) (uint32, bool) {
@@ -272,11 +369,11 @@ func (t *mutTable) name(m *mutation) (stem string, rest []byte, hdr *byte, tail 
 	rec := t.names.at(m.name)
 	hdr = &rec[0]
 	h, n := uvarint(rec)
-	rec = rec[n:]
+	rec = rec[n+1:] // after the pod's byte
 	v, n := uvarint(rec)
 	rec = rec[n:]
 	if h&nameNumeric != 0 {
-		t.restbuf = strconv.AppendUint(t.restbuf[:0], v, 10)
+		t.restbuf = strconv.AppendUint(t.restbuf[:0], t.number(m.name, v), 10)
 		return t.dirs[h>>3], t.restbuf, hdr, rec
 	}
 	return t.dirs[h>>3], rec[:v], hdr, rec[v:]
@@ -328,12 +425,13 @@ func (t *mutTable) setMid(m *mutation, mid string) {
 	case isBase(mid, stem, rest):
 		*hdr = *hdr&^nameFlags | midBase
 	case t.mid(m) != mid:
-		m.name = t.addName(t.path(m), midOwn, mid)
+		m.name = t.addName(t.path(m), midOwn, mid, *t.podByte(m))
 	}
 }
 
 // place puts id, whose key hashes to h, in the first free slot of its probe sequence.
 func (t *mutTable) place(h uint64, id int32) {
+	t.missOK = false // that slot may be this one
 	mask := uint64(len(t.slots) - 1)
 	i := h & mask
 	for t.slots[i] != 0 {
@@ -371,18 +469,31 @@ const (
 	maxArenaChunks = arenaBig >> arenaChunkBits
 )
 
-func (a *arena) add(rec []byte) uint32 {
-	if len(rec) > 1<<arenaChunkBits || (len(a.chunks) == maxArenaChunks && len(a.chunks[len(a.chunks)-1])+len(rec) > 1<<arenaChunkBits) {
-		a.big = append(a.big, bytes.Clone(rec))
-		return arenaBig | uint32(len(a.big)-1)
+// where returns the reference add gives a record of at most reserve bytes.
+func (a *arena) where(reserve int) uint32 {
+	switch n := len(a.chunks); {
+	case reserve > 1<<arenaChunkBits || (n == maxArenaChunks && len(a.chunks[n-1])+reserve > 1<<arenaChunkBits):
+		return arenaBig | uint32(len(a.big))
+	case n == 0 || len(a.chunks[n-1])+reserve > 1<<arenaChunkBits:
+		return uint32(n) << arenaChunkBits
+	default:
+		return uint32(n-1)<<arenaChunkBits | uint32(len(a.chunks[n-1]))
 	}
-	if len(a.chunks) == 0 || len(a.chunks[len(a.chunks)-1])+len(rec) > 1<<arenaChunkBits {
+}
+
+// add stores rec, of at most reserve bytes, and returns its reference (where's).
+func (a *arena) add(rec []byte, reserve int) uint32 {
+	ref := a.where(reserve)
+	if ref&arenaBig != 0 {
+		a.big = append(a.big, bytes.Clone(rec))
+		return ref
+	}
+	if int(ref>>arenaChunkBits) == len(a.chunks) {
 		a.chunks = append(a.chunks, make([]byte, 0, 1<<arenaChunkBits))
 	}
 	c := &a.chunks[len(a.chunks)-1]
-	off := len(*c)
 	*c = append(*c, rec...)
-	return uint32(len(a.chunks)-1)<<arenaChunkBits | uint32(off)
+	return ref
 }
 
 // at returns the bytes from record ref to the end of its chunk (the record's encoding says where it
@@ -394,42 +505,59 @@ func (a *arena) at(ref uint32) []byte {
 	return a.chunks[ref>>arenaChunkBits][ref&(1<<arenaChunkBits-1):]
 }
 
-// Compact times and seqs. A value that does not fit its 32-bit field is kept in the side table esc,
-// keyed by the entry (entries never move); in a ledger from seqgate that is a mutation whose ack took
-// longer than 2.1 s after its send, or whose send was that late, or a seq of 2^32-1 or more.
+// Compact times and seqs. A value that does not fit its field is kept in the side table esc, keyed
+// by the entry (entries never move); in a ledger from seqgate that is a mutation whose ack took
+// longer than 2.1 s after its send, a seq of 2^32-1 or more, or a done_t 39 hours or more from the
+// run's start.
 const (
-	escDelta         = math.MinInt32 // dSent, dIntended: see esc
+	escDelta         = math.MinInt32 // dSent, and intended_t's difference in allIntended: see esc
 	evSeqNone uint32 = 0             // evSeq: no delivery yet (noTime)
 	evSeqEsc  uint32 = math.MaxUint32
+	// done_t in mutation.dt's 48 bits: doneNone (no mut record yet: noTime), doneEsc (in esc), or
+	// any other value as it is.
+	doneNone = -1 << 47
+	doneEsc  = doneNone + 1
+	doneMax  = 1<<47 - 1
 )
 
+// blankEntry is a new entry: no done_t yet, everything else zero.
+var blankEntry = mutation{dt: 1 << 63} // doneNone << 16
+
 type escaped struct {
-	sent, intended, evSeq int64
-	pod, tenant, evCons   int32
-	evN                   uint16
-	status                int16
+	sent, intended, evSeq, done int64
+	pod, tenant, evCons         int32
+	evN                         uint16
+	status                      int16
 }
 
-// podEsc in mutation.pod: the pod's index does not fit 16 bits and is in the side table.
-const podEsc = math.MaxUint16
+// podEsc in the pod's byte of an entry's arena record: the pod's index does not fit and is in the
+// side table. A run has a few pods; one of 255 pods or more keeps the larger indices in the side
+// table, so that no index wraps onto another pod.
+const podEsc = math.MaxUint8
 
-// setPod records the index of the pod that acked m; a run of 65,535 pods or more keeps the larger
-// indices in the side table, so that an entry stays small and no index wraps onto another pod.
+// podByte returns the pod's byte in m's arena record (after its header).
+func (t *mutTable) podByte(m *mutation) *byte {
+	rec := t.names.at(m.name)
+	_, n := uvarint(rec)
+	return &rec[n]
+}
+
+// setPod records the index of the pod that acked m.
 func (t *mutTable) setPod(m *mutation, pod int32) {
 	if pod >= 0 && pod < podEsc {
-		m.pod = uint16(pod)
+		*t.podByte(m) = byte(pod)
 		return
 	}
-	m.pod = podEsc
+	*t.podByte(m) = podEsc
 	t.escape(m).pod = pod
 }
 
 // pod returns the index of the pod that acked m (0: unknown).
 func (t *mutTable) pod(m *mutation) int32 {
-	if m.pod == podEsc {
-		return t.esc[m].pod
+	if b := *t.podByte(m); b != podEsc {
+		return int32(b)
 	}
-	return int32(m.pod)
+	return t.esc[m].pod
 }
 
 // delta32 returns a-b when it is exact and fits an int32 other than escDelta.
@@ -456,35 +584,55 @@ func (t *mutTable) escape(m *mutation) *escaped {
 	return e
 }
 
-// setTimes records a mut record's t, intended_t and done_t in m.
-func (t *mutTable) setTimes(m *mutation, sent, intended, done int64) {
-	m.doneT = done
+// done returns m's done_t (noTime until its mut record arrived).
+func (t *mutTable) done(m *mutation) int64 {
+	switch d := int64(m.dt) >> 16; d {
+	case doneNone:
+		return noTime
+	case doneEsc:
+		return t.esc[m].done
+	default:
+		return d
+	}
+}
+
+func (t *mutTable) setDone(m *mutation, done int64) {
+	d := done
+	if done <= doneEsc || done > doneMax {
+		d = doneEsc
+		t.escape(m).done = done
+	}
+	m.dt = uint64(d)<<16 | m.dt&0xffff
+}
+
+// setTimes records a mut record's t, intended_t and done_t in entry id, whose kind (setKind) is
+// already set: it decides whether intended_t is kept (see intended).
+func (t *mutTable) setTimes(id int32, sent, intended, done int64) {
+	m := t.at(id)
+	t.setDone(m, done)
 	var ok bool
 	if m.dSent, ok = delta32(done, sent); !ok {
 		m.dSent = escDelta
 		t.escape(m).sent = sent
 	}
-	if m.dIntended, ok = delta32(sent, intended); !ok {
-		m.dIntended = escDelta
-		t.escape(m).intended = intended
-	}
+	t.intendeds.set(t, id, m, sent, intended)
 }
 
-// sent returns m's send time (noTime until its mut record arrived: dSent 0 and doneT noTime).
+// sent returns m's send time (noTime until its mut record arrived: dSent 0 and done_t noTime).
 func (t *mutTable) sent(m *mutation) int64 {
 	if m.dSent == escDelta {
 		return t.esc[m].sent
 	}
-	return m.doneT - int64(m.dSent)
+	return t.done(m) - int64(m.dSent)
 }
 
-// intended returns m's intended_t.
-func (t *mutTable) intended(m *mutation) int64 {
-	if m.dIntended == escDelta {
-		return t.esc[m].intended
-	}
-	return t.sent(m) - int64(m.dIntended)
-}
+// keepAllIntended says whether every mutation's intended_t is kept (the windows read them all)
+// or only those of W's mutations that may still be lost. It is set before the first mut record.
+func (t *mutTable) keepAllIntended(all bool) { t.intendeds.keepAll = all }
+
+// intended returns entry id's intended_t: for any mutation when keepAllIntended is set, else only for a
+// mutation of W that is not persisted (the loss check's witnesses); asking for another one is a bug.
+func (t *mutTable) intended(id int32) int64 { return t.intendeds.get(t, id) }
 
 // evSeq returns the seq of m's first delivery, noTime when it has none.
 func (t *mutTable) evSeq(m *mutation) int64 {

@@ -2,6 +2,7 @@ package verifier
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 )
 
@@ -115,6 +116,45 @@ func TestParseCanonical(t *testing.T) {
 		n, ok := parseCanonical(c.in)
 		if ok != c.want || ok && n != c.n {
 			t.Errorf("parseCanonical(%q) = %d, %v; want %d, %v", c.in, n, ok, c.n, c.want)
+		}
+	}
+}
+
+// TestNameNumberBases round-trips numbered paths whose numbers jump about (far from their region's
+// base either way, at the ends of uint64) over many arena chunks, with records too big for a chunk
+// (a mid of over a MiB) among them: every number is kept exactly, whatever its base.
+func TestNameNumberBases(t *testing.T) {
+	tenants := []string{"t"}
+	tb := newMutTable(&tenants)
+	big := strings.Repeat("x", 1<<arenaChunkBits+1)
+	num := func(i int) uint64 {
+		switch i % 10 {
+		case 3:
+			return 1<<64 - 1 - uint64(i)
+		case 7:
+			return uint64(i) * 1_000_000_007
+		}
+		return uint64(i)
+	}
+	path := func(i int) string { return fmt.Sprintf("/run/t%d/m%d", i%3, num(i)) }
+	const n = 300_000 // several 1 MiB chunks
+	for i := range n {
+		_, h := tb.find("t", path(i))
+		m := tb.at(tb.add("t", 0, path(i), h, blankEntry))
+		if i%50_000 == 1 {
+			tb.setMid(m, big)
+		}
+	}
+	if len(tb.names.chunks) < 2 || len(tb.names.big) == 0 {
+		t.Fatalf("%d chunks, %d big records: the test should cross chunks and make big records", len(tb.names.chunks), len(tb.names.big))
+	}
+	for i := range n {
+		id, _ := tb.find("t", path(i))
+		if id != int32(i) || tb.path(tb.at(id)) != path(i) {
+			t.Fatalf("%d: %q found as %d, path %q", i, path(i), id, tb.path(tb.at(id)))
+		}
+		if i%50_000 == 1 && tb.mid(tb.at(id)) != big {
+			t.Fatalf("%d: its big mid was not kept", i)
 		}
 	}
 }

@@ -75,15 +75,22 @@ func TestMoreThan65536Pods(t *testing.T) {
 	}
 }
 
-// TestPodIndexRoundTrip: every pod index an entry stores comes back unchanged, in the compact field
-// or in the side table, around the 16-bit boundary.
+// TestPodIndexRoundTrip: every pod index an entry stores comes back unchanged, in its arena
+// record's byte or in the side table, around the 8-bit boundary, also when a mid of its own
+// moves the record.
 func TestPodIndexRoundTrip(t *testing.T) {
-	tab := newMutTable(&[]string{})
-	for _, pod := range []int32{0, 1, podEsc - 1, podEsc, podEsc + 1, 1 << 20, maxNames - 1} {
-		var m mutation
-		tab.setPod(&m, pod)
-		if got := tab.pod(&m); got != pod {
+	tab := newMutTable(&[]string{"t"})
+	for i, pod := range []int32{0, 1, podEsc - 1, podEsc, podEsc + 1, 1 << 16, 1 << 20, maxNames - 1} {
+		path := fmt.Sprintf("/d/m%d", i)
+		_, h := tab.find("t", path)
+		m := tab.at(tab.add("t", 0, path, h, blankEntry))
+		tab.setPod(m, pod)
+		if got := tab.pod(m); got != pod {
 			t.Errorf("setPod(%d): pod() = %d", pod, got)
+		}
+		tab.setMid(m, "another mid")
+		if got := tab.pod(m); got != pod || tab.mid(m) != "another mid" || tab.path(m) != path {
+			t.Errorf("setPod(%d), then a mid of its own: pod() = %d, mid %q, path %q", pod, got, tab.mid(m), tab.path(m))
 		}
 	}
 }

@@ -68,6 +68,12 @@ func newSlowest(n int) *slowest {
 	return &slowest{n: max(n, 0)}
 }
 
+// couldTake reports whether an offer of latency d could be taken now or later: the fastest kept
+// only gets slower once n are kept.
+func (s *slowest) couldTake(d int64) bool {
+	return s.n > 0 && (len(s.h) < s.n || d > s.h[0].d)
+}
+
 // offer considers one first delivery; the common case (faster than every kept one) is one comparison.
 func (s *slowest) offer(d, t int64, id, cons int32, pod string) {
 	if s.n == 0 || (len(s.h) == s.n && d <= s.h[0].d) {
@@ -112,7 +118,7 @@ func (c *slowestReport) Finish(s *Summary) {
 	s.SlowestDeliveries = make([]SlowDelivery, 0, len(kept))
 	for _, e := range kept {
 		m := c.ix.mutationAt(e.id)
-		ack, at := ms(m.doneT), ms(e.t)
+		ack, at := ms(c.ix.done(m)), ms(e.t)
 		sd := SlowDelivery{MID: c.ix.mid(m), Tenant: c.ix.tenantName(c.ix.muts.tenantOf(m)), Path: c.ix.path(m), Consumer: c.ix.cons[e.cons].id,
 			AckPod: c.ix.podName(m), DeliveryPod: e.pod, AckMs: ack, DeliveredMs: at, LatencyMs: ms(e.d), Faults: []string{}}
 		for _, f := range s.Faults {

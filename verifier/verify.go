@@ -103,6 +103,7 @@ func VerifySource(src RecordSource, opts Options) (*Summary, error) {
 				return nil, &UnusableError{err}
 			}
 			ix.windows = windowsAsked(th)
+			ix.muts.keepAllIntended(ix.windows)
 		}
 		for _, c := range disp.of(r.K) {
 			c.Observe(r)

@@ -1,6 +1,9 @@
 package verifier
 
 import (
+	"maps"
+	"slices"
+
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 
 	"github.com/seqgate/seqgate/ledger"
@@ -81,9 +84,13 @@ func (c *peersCheck) Finish(s *Summary) {
 		}
 		peer[c.ix.muts.tenantOf(m)][seq] = append(peer[c.ix.muts.tenantOf(m)][seq], id)
 	}
-	for ti, bySeq := range peer {
+	// In tenant and seq order: the rows added and the witnesses between peers must not depend on a
+	// map's iteration order (the same ledger gives the same summary).
+	for _, ti := range slices.Sorted(maps.Keys(peer)) {
+		bySeq := peer[ti]
 		a := ix.auditFor(ti)
-		for seq, ids := range bySeq {
+		for _, seq := range slices.Sorted(maps.Keys(bySeq)) {
+			ids := bySeq[seq]
 			for _, id := range ids {
 				a.rows.add(auditRow{seq: seq, persistedT: noTime, id: id, op: opEvent})
 			}

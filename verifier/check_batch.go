@@ -164,6 +164,9 @@ func (c *batchCheck) Finish(s *Summary) {
 	}
 	for _, ci := range slices.Sorted(maps.Keys(c.per)) {
 		st, cs := c.per[ci], ix.cons[ci]
+		if len(st.seen) == 0 || len(batchOf) == 0 {
+			continue // the walk below would find no batch this consumer saw part of
+		}
 		missing, expected := map[string]int{}, map[string]int{}
 		ix.expected(cs, func(row auditRow, class deliveryClass) {
 			k, ok := batchOf[row.id]

@@ -73,7 +73,7 @@ func (c *skippedCheck) Finish(s *Summary) {
 		var witRows []auditRow
 		cst := s.consumer(cs.id)
 		tst := s.tenant(ix.tenantName(cs.tenant))
-		ix.expected(cs, func(row auditRow, class deliveryClass) {
+		ix.unreceived(cs, func(row auditRow, class deliveryClass) {
 			switch class {
 			case classSkipped:
 				s.Skipped++

@@ -31,7 +31,7 @@ func (c *undeliveredCheck) Finish(s *Summary) {
 	for _, cs := range ix.cons {
 		cst := s.consumer(cs.id)
 		tst := s.tenant(ix.tenantName(cs.tenant))
-		ix.expected(cs, func(row auditRow, class deliveryClass) {
+		ix.unreceived(cs, func(row auditRow, class deliveryClass) {
 			if class == classGone {
 				s.TenantGone++
 				cst.TenantGone++

@@ -76,6 +76,10 @@ type index struct {
 	// covered, in place of the older seq_too_old rule.
 	covers func(c *consumerState, row auditRow) bool
 
+	// unrecv holds, by consumer index, what unreceived found the first time it was asked (nil:
+	// more than unreceivedKept rows, walk again).
+	unrecv map[int32][]classedRow
+
 	firstMutT, lastMutT int64
 	hasMutT             bool
 	warnings            []string
@@ -741,6 +745,49 @@ func (ix *index) expected(c *consumerState, fn func(row auditRow, class delivery
 		}
 		return true
 	})
+}
+
+// classedRow is an expected row and its class.
+type classedRow struct {
+	row   auditRow
+	class deliveryClass
+}
+
+// unreceivedKept bounds the rows unreceived keeps for one consumer (24 bytes each): a consumer that
+// missed more than this is walked again when asked again.
+var unreceivedKept = 1 << 16 // a variable for its test
+
+// unreceived calls fn for every expected event of a durable consumer that did not reach it (its
+// class is not classDelivered), in seq order: the calls expected makes, less the delivered ones.
+// Skipped's and undelivered's Finish both ask, after the classes are settled (resync's Finish, which
+// sets covers, and the peers' rows come before both), so the first call keeps what it found and the
+// second reads it instead of classifying every row of the audit again. In a run where consumers
+// receive what they should, that is nothing.
+func (ix *index) unreceived(c *consumerState, fn func(row auditRow, class deliveryClass)) {
+	if rows, ok := ix.unrecv[c.idx]; ok && rows != nil {
+		for _, r := range rows {
+			fn(r.row, r.class)
+		}
+		return
+	}
+	if ix.unrecv == nil {
+		ix.unrecv = map[int32][]classedRow{}
+	}
+	rows := []classedRow{}
+	ix.expected(c, func(row auditRow, class deliveryClass) {
+		if class == classDelivered {
+			return
+		}
+		if rows != nil {
+			if len(rows) < unreceivedKept {
+				rows = append(rows, classedRow{row, class})
+			} else {
+				rows = nil
+			}
+		}
+		fn(row, class)
+	})
+	ix.unrecv[c.idx] = rows
 }
 
 // classify decides how an expected event ended for c: delivered when an ev with its path reached c

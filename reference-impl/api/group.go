@@ -13,26 +13,19 @@ import (
 )
 
 // Write groups (--event-commit grouped): a tenant's concurrent PUTs on one pod commit together.
-// A write queues on its tenant; a tenant with queued writes has a committer goroutine, started by
+// A write queues on its tenant; a tenant with queued writes has one committer goroutine, started by
 // the write that found none, which takes the queued writes as a group (distinct paths, up to
 // groupMaxWrites and groupMaxBytes, always at least the oldest), commits them with their events in
 // one transaction (one multi-row upsert, one SELECT of the revisions, one multi-row event insert
 // after a savepoint, one commit, in two round trips: store.CommitGroup, events.Publisher.Group),
-// answers them and takes the next group, until the queue is empty. Writes that arrive while a
-// group commits queue for the next, so a busy tenant's writes cost a handful of round trips per
-// group instead of two or five each, and an idle tenant's write commits at once, alone.
-//
-// At most groupsInFlight (2) groups of a tenant commit at once on a pod, and the second is taken
-// only once the first has its revisions (its first round trip): the next group's upsert is sent
-// while the one before inserts its events and commits, so the pod's writers are not all waiting on
-// one group's round trips while the cores idle (docs/performance.md: a group's round trips, and the
-// committer's waits for a core between them, were a third of its time). Starting the second
-// group as soon as a write came (the first try of two in flight) made the groups half as large
-// and each event dearer. A committer goes on from group to group: handing the next group to a
-// queued request's goroutine instead cost a wait in the scheduler's run queue between groups
-// (0.4-0.9 ms measured under load, as long as a group's statements). Writes to one path in two
-// groups in flight are ordered by the row lock the first group's upsert holds until its commit.
-// Everything else (the other operations, batch writes) commits as under joined.
+// answers them and takes the next group, until the queue is empty. Writes that arrive while a group commits queue for the
+// next, so a busy tenant's writes cost a handful of round trips per group instead of two or five
+// each, and an idle tenant's write commits at once, alone. One group of a tenant commits at a time
+// on a pod: measured beside 2 and 4 in flight (docs/performance.md), more made the groups smaller
+// and each event dearer. The committer is one goroutine that goes on from group to group: handing
+// the next group to a queued request's goroutine instead cost a wait in the scheduler's run queue
+// between groups (0.4-0.9 ms measured under load, as long as a group's statements). Everything else
+// (the other operations, batch writes) commits as under joined.
 const (
 	groupMaxWrites = 128
 	// groupMaxBytes bounds a group's bodies (one statement carries them all, and the server's
@@ -59,15 +52,8 @@ var groupWrites = sync.Pool{New: func() any { return &groupWrite{done: make(chan
 
 // tenantQueue is one tenant's queued writes; a queue exists while its committer runs.
 type tenantQueue struct {
-	pending    []*groupWrite
-	committers int  // committer goroutines on the queue, at most groupsInFlight
-	first      bool // a group of the queue is in its first round trip: it takes the next group
+	pending []*groupWrite
 }
-
-// groupsInFlight is how many groups of a tenant commit at once on a pod: the next group is taken
-// when the one before has its revisions (its first round trip), so it is sent while that one
-// inserts its events and commits.
-const groupsInFlight = 2
 
 // writeGroups are the pod's tenant queues.
 type writeGroups struct {
@@ -86,15 +72,12 @@ func (s *Server) groupedWrite(ctx context.Context, st *store.TenantStore, path s
 		g.queues = map[string]*tenantQueue{}
 	}
 	q := g.queues[st.TenantID]
-	if q == nil {
+	start := q == nil
+	if start {
 		q = &tenantQueue{}
 		g.queues[st.TenantID] = q
 	}
 	q.pending = append(q.pending, w)
-	start := q.committers == 0
-	if start {
-		q.committers++
-	}
 	g.mu.Unlock()
 	if start {
 		go s.commitQueue(st.TenantID, q)
@@ -112,36 +95,15 @@ func (s *Server) commitQueue(tenant string, q *tenantQueue) {
 	g := &s.groups
 	for {
 		g.mu.Lock()
-		if len(q.pending) == 0 || q.first {
-			// Nothing to take, or another committer's group is in its first round trip: that one
-			// takes the next group once it has its revisions (taken).
-			if q.committers--; q.committers == 0 {
-				delete(g.queues, tenant)
-			}
+		if len(q.pending) == 0 {
+			delete(g.queues, tenant)
 			g.mu.Unlock()
 			return
 		}
 		var group []*groupWrite
 		group, q.pending = takeGroup(q.pending)
-		q.first = true
 		g.mu.Unlock()
-		s.runGroup(tenant, q, group)
-	}
-}
-
-// taken follows a group's first round trip (or its end, when it failed before): the queue's next
-// group may be taken, by a committer of its own while this one finishes.
-func (s *Server) taken(tenant string, q *tenantQueue) {
-	g := &s.groups
-	g.mu.Lock()
-	q.first = false
-	start := len(q.pending) > 0 && q.committers < groupsInFlight
-	if start {
-		q.committers++
-	}
-	g.mu.Unlock()
-	if start {
-		go s.commitQueue(tenant, q)
+		s.runGroup(group)
 	}
 }
 
@@ -149,15 +111,8 @@ func (s *Server) taken(tenant string, q *tenantQueue) {
 // gave up while queued is answered with its context's error (nothing written), and a panic fails
 // every write of the group instead of leaving them waiting (the committer is not a request:
 // net/http would not recover it).
-func (s *Server) runGroup(tenant string, q *tenantQueue, group []*groupWrite) {
+func (s *Server) runGroup(group []*groupWrite) {
 	live := group[:0:0]
-	passed := false
-	pass := func() { // once per group, even when its first round trip runs again (a retry)
-		if !passed {
-			passed = true
-			s.taken(tenant, q)
-		}
-	}
 	defer func() {
 		if v := recover(); v != nil {
 			s.cfg.Log.Error("write group panicked", "tenant", group[0].st.TenantID, "writes", len(live), "panic", v)
@@ -167,7 +122,6 @@ func (s *Server) runGroup(tenant string, q *tenantQueue, group []*groupWrite) {
 				w.rev, w.err = 0, fmt.Errorf("write group panicked: %v", v)
 			}
 		}
-		pass()
 		for _, w := range group {
 			w.done <- struct{}{} // w is its writer's again: not touched after this
 		}
@@ -182,7 +136,7 @@ func (s *Server) runGroup(tenant string, q *tenantQueue, group []*groupWrite) {
 	if len(live) > 0 {
 		// The oldest live write's deadline bounds the group; its client going away does not cancel
 		// it (events.Publisher.Group).
-		s.commitGroup(live[0].ctx, live[0].st, live, pass)
+		s.commitGroup(live[0].ctx, live[0].st, live)
 	}
 }
 
@@ -208,7 +162,7 @@ func takeGroup(pending []*groupWrite) (group, rest []*groupWrite) {
 // the transaction takes two round trips (events.Publisher.Group); otherwise a group of one is
 // joined's write (its upsert answers its revision, no SELECT) and a larger one runs WriteFilesTx's
 // statements one by one.
-func (s *Server) commitGroup(ctx context.Context, st *store.TenantStore, ws []*groupWrite, revised func()) {
+func (s *Server) commitGroup(ctx context.Context, st *store.TenantStore, ws []*groupWrite) {
 	s.m.WriteGroupSize.Observe(float64(len(ws)))
 	if len(ws) == 1 && st.GroupDB == nil {
 		w := ws[0]
@@ -230,7 +184,6 @@ func (s *Server) commitGroup(ctx context.Context, st *store.TenantStore, ws []*g
 	}
 	// owe sets each write's outcome from the revisions and returns the events of the files written.
 	owe := func(revs []int64, errs []error) []store.Event {
-		revised()
 		now := time.Now()
 		evs := make([]store.Event, 0, len(ws))
 		for i, w := range ws {

@@ -24,7 +24,7 @@ func TestPutterLeavesNoGoroutine(t *testing.T) {
 	before := goleak.IgnoreCurrent()
 
 	p := newPutter("fasthttp", ts.URL, 4)
-	if code, err := p.put(context.Background(), "/v1/fs/a", "k"); err != nil || code != http.StatusOK {
+	if code, err := p.put(context.Background(), []byte(ts.URL+"/v1/fs/a"), "Bearer k"); err != nil || code != http.StatusOK {
 		t.Fatalf("put: %d %v", code, err)
 	}
 	p.close()

@@ -17,6 +17,7 @@ import (
 	"runtime/metrics"
 	"runtime/pprof"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -117,11 +118,11 @@ func BenchmarkVsRawInsert(b *testing.B) {
 			for _, gname := range guards {
 				g := store.Guards[gname]
 				for _, commit := range commits {
-					c0, q0, a0 := takeCPU(b), statements(b), heapAllocs()
+					q0 := statements(b)
 					stopProfile := startProfile(b, profDir, fmt.Sprintf("%s-%s-%s", strings.Fields(layout.name)[0], g, commit))
 					r := eventlogdRate(b, g, commit, layout.tenants, conns, writers, client, d)
 					stopProfile()
-					cells = append(cells, cell{g, commit, r, takeCPU(b).minus(c0).per(r.n), float64(heapAllocs()-a0) / float64(max(r.n, 1)), statementsPer(statements(b), q0, r.n)})
+					cells = append(cells, cell{g, commit, r, r.cpu.per(r.n), float64(r.allocs) / float64(max(r.n, 1)), statementsPer(statements(b), q0, r.n)})
 				}
 			}
 			after := raw("after")
@@ -373,19 +374,41 @@ func httpFloorRate(b *testing.B, client string, writers int, d time.Duration) (f
 	defer ts.Close()
 	put := newPutter(client, ts.URL, writers)
 	defer put.close()
+	uris := make([][]byte, writers)
 	return closedLoop(b, writers, d, func(w, i int) error {
-		_, err := put.put(context.Background(), fmt.Sprintf("/v1/fs/w%d/%d", w, i), "k")
+		uris[w] = writeURI(uris[w][:0], ts.URL, w, i)
+		_, err := put.put(context.Background(), uris[w], "Bearer k")
 		return err
 	})
 }
 
-// putter is the writers' HTTP client: PUT a one-byte body to path with a bearer key and return the
-// status. fasthttp (the default) is a load client's client: on these 2 cores the writers share the
+// writeURI appends the URI of writer w's i-th write to dst: base/v1/fs/w<w>/<i> (its path, from
+// /w, is what the writer records; the subscriber parses it back: writeOf).
+func writeURI(dst []byte, base string, w, i int) []byte {
+	dst = append(append(dst, base...), "/v1/fs/w"...)
+	dst = append(strconv.AppendInt(dst, int64(w), 10), '/')
+	return strconv.AppendInt(dst, int64(i), 10)
+}
+
+// writeOf parses a path written by writeURI back into its writer and write number.
+func writeOf(path string) (w, i int, ok bool) {
+	ws, is, found := strings.Cut(strings.TrimPrefix(path, "/w"), "/")
+	if !found || !strings.HasPrefix(path, "/w") {
+		return 0, 0, false
+	}
+	w, err1 := strconv.Atoi(ws)
+	i, err2 := strconv.Atoi(is)
+	return w, i, err1 == nil && err2 == nil
+}
+
+// putter is the writers' HTTP client: PUT a one-byte body to uri with an Authorization header
+// (auth: "Bearer KEY") and return the status. The writers pass bytes they reuse and a header value
+// made once, so the load client allocates nothing of its own per request. fasthttp (the default) is a load client's client: on these 2 cores the writers share the
 // CPU with eventlogd and the DB server, and net/http's client (a reader and a writer goroutine per
 // connection, each request handed between three) costs more CPU per request than eventlogd's own
 // handler; VSRAW_CLIENT=net/http measures with it instead.
 type putter interface {
-	put(ctx context.Context, path, key string) (int, error)
+	put(ctx context.Context, uri []byte, auth string) (int, error)
 	close()
 }
 
@@ -407,9 +430,9 @@ type netPutter struct {
 	c    *http.Client
 }
 
-func (p *netPutter) put(ctx context.Context, path, key string) (int, error) {
-	req, _ := http.NewRequestWithContext(ctx, "PUT", p.base+path, strings.NewReader("x"))
-	req.Header.Set("Authorization", "Bearer "+key)
+func (p *netPutter) put(ctx context.Context, uri []byte, auth string) (int, error) {
+	req, _ := http.NewRequestWithContext(ctx, "PUT", string(uri), strings.NewReader("x"))
+	req.Header.Set("Authorization", auth)
 	resp, err := p.c.Do(req)
 	if err != nil {
 		return 0, err
@@ -425,13 +448,13 @@ type fastPutter struct {
 	c    *fasthttp.HostClient
 }
 
-func (p *fastPutter) put(_ context.Context, path, key string) (int, error) {
+func (p *fastPutter) put(_ context.Context, uri []byte, auth string) (int, error) {
 	req, resp := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
 	defer fasthttp.ReleaseResponse(resp)
-	req.SetRequestURI(p.base + path)
+	req.SetRequestURIBytes(uri)
 	req.Header.SetMethod("PUT")
-	req.Header.Set("Authorization", "Bearer "+key)
+	req.Header.Set("Authorization", auth)
 	req.SetBodyString("x")
 	if err := p.c.Do(req, resp); err != nil {
 		return 0, err
@@ -470,6 +493,10 @@ type vsResult struct {
 	// gaps its horizon readers gave up after --sse-horizon-wait.
 	hotErrors, flushed, givenUp float64
 	groups                      float64 // write groups committed (--event-commit grouped)
+	// The Go process's and the DB server's CPU and the process's heap allocations from the
+	// writers' start to the last delivery.
+	cpu    cpuSample
+	allocs uint64
 }
 
 // eventlogdRate runs one pod (guard g, --event-commit commit, conns tenant-DB connections) with one
@@ -516,7 +543,12 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns, w
 		at  time.Time
 	}
 	var mu sync.Mutex
-	arrived := map[string]arrival{} // path -> first frame
+	// The first frame of each path: a writer's paths (writeOf) by writer and write number (no map
+	// of strings per event: the benchmark's own bookkeeping shares the process it measures), any
+	// other path in others. narrived counts them.
+	arrived := make([][]arrival, writers)
+	others := map[string]arrival{}
+	narrived := 0
 	outOfOrder := 0
 	resets := map[string]int{} // reset frames by reason (initial_sync expected once per subscriber)
 	var ended atomic.Int64     // streams that ended before the benchmark stopped them
@@ -576,35 +608,49 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns, w
 					outOfOrder++
 				}
 				last = f.Seq
-				if _, ok := arrived[f.Path]; !ok {
-					arrived[f.Path] = arrival{f.Seq, now}
+				if w, i, ok := writeOf(f.Path); ok && w < writers {
+					if i >= len(arrived[w]) {
+						arrived[w] = slices.Grow(arrived[w], i+1-len(arrived[w]))[:i+1]
+					}
+					if arrived[w][i].at.IsZero() {
+						arrived[w][i] = arrival{f.Seq, now}
+						narrived++
+					}
+				} else if _, ok := others[f.Path]; !ok {
+					others[f.Path] = arrival{f.Seq, now}
+					narrived++
 				}
 				mu.Unlock()
 			}
 		}()
 	}
 	ready.Wait()
-	acks := make([]map[string]time.Time, writers)
+	acks := make([][]time.Time, writers) // by write number: when it was acked (zero: refused)
 	refused := make([]map[int]int, writers)
 	var ww sync.WaitGroup
+	// What the cell costs is counted from here to the last delivery: not the pod's start, the
+	// provisioning and the streams' opening before, nor the teardown and the check of every row after.
+	c0, a0 := takeCPU(b), heapAllocs()
 	start := time.Now()
 	deadline := start.Add(d)
 	for w := 0; w < writers; w++ {
-		acks[w], refused[w] = map[string]time.Time{}, map[int]int{}
+		acks[w], refused[w] = make([]time.Time, 0, 1024), map[int]int{}
 		ww.Add(1)
 		go func() {
 			defer ww.Done()
-			k := keys[w%tenants]
+			auth := "Bearer " + keys[w%tenants]
+			var uri []byte
 			for i := 0; time.Now().Before(deadline); i++ {
-				path := fmt.Sprintf("/w%d/%d", w, i)
-				code, err := put.put(ctx, "/v1/fs"+path, k)
+				uri = writeURI(uri[:0], ts.URL, w, i)
+				code, err := put.put(ctx, uri, auth)
 				if err != nil {
 					b.Error(err)
 					return
 				}
 				if code == 200 {
-					acks[w][path] = time.Now()
+					acks[w] = append(acks[w], time.Now())
 				} else {
+					acks[w] = append(acks[w], time.Time{})
 					refused[w][code]++
 				}
 			}
@@ -615,18 +661,23 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns, w
 
 	n := 0
 	for _, a := range acks {
-		n += len(a)
+		for _, at := range a {
+			if !at.IsZero() {
+				n++
+			}
+		}
 	}
 	// Every acked event within 60 s (the frames come long before on a healthy pod).
 	wait.Until(60*time.Second, func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(arrived) >= n
+		return narrived >= n
 	})
+	cpu, allocs := takeCPU(b).minus(c0), heapAllocs()-a0
 	stop()
 	srv.StopStreams()
 	sw.Wait()
-	res := vsResult{acked: float64(n) / elapsed.Seconds(), n: n, skipped: outOfOrder, refused: map[int]int{},
+	res := vsResult{acked: float64(n) / elapsed.Seconds(), n: n, skipped: outOfOrder, refused: map[int]int{}, cpu: cpu, allocs: allocs,
 		hotErrors: metricSum(b, srv, "eventlogd_event_insert_results_total", map[string]string{"path": "hot", "result": "error"}),
 		flushed:   metricSum(b, srv, "drive9_sse_event_retry_flush_total", map[string]string{"result": "ok"}),
 		givenUp:   metricSum(b, srv, "eventlogd_sse_horizon_gaps_given_up_total", nil),
@@ -637,9 +688,12 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns, w
 		}
 	}
 	var lat []float64
-	for _, a := range acks {
-		for path, at := range a {
-			if f, ok := arrived[path]; ok {
+	for w, a := range acks {
+		for i, at := range a {
+			if at.IsZero() || i >= len(arrived[w]) {
+				continue
+			}
+			if f := arrived[w][i]; !f.at.IsZero() {
 				res.delivered++
 				lat = append(lat, max(0, float64(f.at.Sub(at).Microseconds())/1000))
 			}
@@ -656,8 +710,15 @@ func eventlogdRate(b *testing.B, g store.Guard, commit string, tenants, conns, w
 	}
 	defer h.Close()
 	delivered := map[int64]bool{}
-	for _, a := range arrived {
+	for _, a := range others {
 		delivered[a.seq] = true
+	}
+	for _, as := range arrived {
+		for _, a := range as {
+			if !a.at.IsZero() {
+				delivered[a.seq] = true
+			}
+		}
 	}
 	rows, err := h.QueryContext(ctx, `SELECT seq, tenant_id, path FROM fs_events ORDER BY seq`)
 	if err != nil {

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
 )
 
 // CommitGroup is CommitJoinedMany for a write group (--event-commit grouped) in two round trips
@@ -16,7 +18,8 @@ import (
 //  1. START TRANSACTION; the multi-row upsert of files; the SELECT of their revisions
 //     (WriteFilesTx's statements);
 //  2. SAVEPOINT event; under GuardLock the tenant's sequence row; the multi-row event insert of
-//     what owe returns for those revisions; COMMIT; SELECT LAST_INSERT_ID() (the first seq).
+//     what owe returns for those revisions; COMMIT (the first seq is the insert's id in the
+//     server's answer to it: execInsertID).
 //
 // The server stops a multi-statement at its first error, so a failed second round trip left the
 // transaction at the savepoint (the event's statements failed: ROLLBACK TO SAVEPOINT; COMMIT, and
@@ -79,21 +82,22 @@ func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, owe fun
 	var q strings.Builder
 	q.WriteString(savepoint + "; ")
 	var args []any
+	ins := 1 // the event insert's statement among the round trip's
 	if g == GuardLock {
 		q.WriteString(seqLockUpsert + "; ")
 		args = append(args, s.TenantID)
+		ins++
 	}
-	ins, insArgs := eventsInsert(s.TenantID, evs)
-	q.WriteString(ins)
+	insq, insArgs := eventsInsert(s.TenantID, evs)
+	q.WriteString(insq)
 	args = append(args, insArgs...)
 	commitLater := g == GuardNone // the late-commit-skip defect delays some commits
 	if !commitLater {
 		q.WriteString("; COMMIT")
 	}
-	q.WriteString("; SELECT LAST_INSERT_ID()")
 	t0 := time.Now()
 	var seq int64
-	err = conn.QueryRowContext(ctx, q.String(), args...).Scan(&seq)
+	seq, err = execInsertID(ctx, conn, q.String(), args, ins)
 	r.EventTime = time.Since(t0)
 	if err != nil {
 		// The events' statements failed with the transaction alive at the savepoint: the files
@@ -115,6 +119,45 @@ func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, owe fun
 	open = false
 	r.Seq = seq
 	return revs, errs, nil
+}
+
+// execInsertID runs query (several statements) on conn and returns the insert id the server
+// reported for its statement number ins (from 0): for a multi-row INSERT the first row's
+// auto-increment value, what LAST_INSERT_ID() answers after it. It reads the statements' OK
+// packets through the driver (mysql.Result), so the round trip needs no SELECT LAST_INSERT_ID():
+// one statement and one result set fewer, and no rows (nor their goroutine) on the pod.
+func execInsertID(ctx context.Context, conn *sql.Conn, query string, args []any, ins int) (id int64, err error) {
+	err = conn.Raw(func(dc any) error {
+		ec, ok := dc.(driver.ExecerContext)
+		if !ok {
+			return errors.New("write group: the driver cannot execute statements with a context")
+		}
+		nv := make([]driver.NamedValue, len(args))
+		checker, _ := dc.(driver.NamedValueChecker)
+		for i, a := range args {
+			nv[i] = driver.NamedValue{Ordinal: i + 1, Value: a}
+			if checker != nil {
+				if err := checker.CheckNamedValue(&nv[i]); err != nil {
+					return err
+				}
+			}
+		}
+		res, err := ec.ExecContext(ctx, query, nv)
+		if err != nil {
+			return err
+		}
+		mr, ok := res.(mysql.Result)
+		if !ok {
+			return errors.New("write group: the driver reports no insert id per statement")
+		}
+		ids := mr.AllLastInsertIds()
+		if ins >= len(ids) {
+			return errors.New("write group: fewer statement results than statements")
+		}
+		id = ids[ins]
+		return nil
+	})
+	return id, err
 }
 
 // discard closes conn's driver connection, so database/sql drops it instead of pooling it.

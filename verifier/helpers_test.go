@@ -1,11 +1,27 @@
 package verifier
 
 import (
+	"bytes"
 	"strings"
 	"testing"
 
 	"github.com/seqgate/seqgate/ledger"
+	"github.com/seqgate/seqgate/verifier/synth"
 )
+
+// synthText is the ledger the generator writes for cfg.
+func synthText(t testing.TB, cfg synth.Config) string {
+	t.Helper()
+	var buf bytes.Buffer
+	w := ledger.NewWriter(&buf)
+	if _, err := synth.Generate(cfg, w); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
 
 // line is one named line of a hand-written ledger, so cases can drop or replace lines by name.
 type line struct{ name, json string }

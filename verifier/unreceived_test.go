@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"testing"
 
-	"github.com/seqgate/seqgate/ledger"
 	"github.com/seqgate/seqgate/verifier/synth"
 )
 
@@ -17,18 +16,11 @@ func TestUnreceivedKeptOrWalkedAgain(t *testing.T) {
 		{Seed: 3, Tenants: 3, ConsumersPerTenant: 2, Events: 3000, Skipped: 4, Undelivered: 3, SeqTooOld: 2, Lost: 1},
 		{Seed: 4, Tenants: 2, ConsumersPerTenant: 2, Events: 3000, Skipped: 2, Undelivered: 2, Resync: true, SeqTooOld: 2, ResyncMissed: 2},
 	} {
-		var buf bytes.Buffer
-		w := ledger.NewWriter(&buf)
-		if _, err := synth.Generate(cfg, w); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Flush(); err != nil {
-			t.Fatal(err)
-		}
+		text := synthText(t, cfg)
 		judge := func(kept int) (*Summary, string) {
 			defer func(k int) { unreceivedKept = k }(unreceivedKept)
 			unreceivedKept = kept
-			s := verifyText(t, buf.String(), Options{Witnesses: 1000})
+			s := verifyText(t, text, Options{Witnesses: 1000})
 			var out bytes.Buffer
 			if err := WriteJSON(&out, s); err != nil {
 				t.Fatal(err)

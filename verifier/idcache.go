@@ -35,6 +35,18 @@ func (c *idCache) get(s string) (int32, bool) {
 	return 0, false
 }
 
+// find returns the index of s: remembered, else from m (then remembered).
+func (c *idCache) find(s string, m map[string]int32) (int32, bool) {
+	if i, ok := c.get(s); ok {
+		return i, true
+	}
+	i, ok := m[s]
+	if ok {
+		c.put(s, i)
+	}
+	return i, ok
+}
+
 // put remembers that s has index idx (which must never change).
 func (c *idCache) put(s string, idx int32) {
 	if len(s) > 0 {

@@ -289,11 +289,7 @@ func (ix *index) warnf(format string, args ...any) {
 }
 
 func (ix *index) tenant(id string) int32 {
-	if i, ok := ix.tenantC.get(id); ok {
-		return i
-	}
-	if i, ok := ix.tenantIDs[id]; ok {
-		ix.tenantC.put(id, i)
+	if i, ok := ix.tenantC.find(id, ix.tenantIDs); ok {
 		return i
 	}
 	i := int32(len(ix.tenantNames))
@@ -320,11 +316,7 @@ func (ix *index) pod(name string) int32 {
 }
 
 func (ix *index) conn(name string) int32 {
-	if i, ok := ix.connC.get(name); ok {
-		return i
-	}
-	if i, ok := ix.connIDs[name]; ok {
-		ix.connC.put(name, i)
+	if i, ok := ix.connC.find(name, ix.connIDs); ok {
 		return i
 	}
 	i := int32(len(ix.connNames))
@@ -368,13 +360,7 @@ func (ix *index) internVia(tenant, path string, cached bool) int32 {
 // consumer returns the state of consumer id, creating it on first sight. A consumer id seen with two
 // tenants is unusable input: its deliveries could not be judged.
 func (ix *index) consumer(id, tenant string, t int64) (*consumerState, error) {
-	i, ok := ix.consC.get(id)
-	if !ok {
-		if i, ok = ix.consIDs[id]; ok {
-			ix.consC.put(id, i)
-		}
-	}
-	if ok {
+	if i, ok := ix.consC.find(id, ix.consIDs); ok {
 		c := ix.cons[i]
 		if ix.tenantNames[c.tenant] != tenant {
 			return nil, fmt.Errorf("consumer %q has tenant %q here but %q before: a consumer id must belong to one tenant", id, tenant, ix.tenantNames[c.tenant])
@@ -764,7 +750,7 @@ var unreceivedKept = 1 << 16 // a variable for its test
 // second reads it instead of classifying every row of the audit again. In a run where consumers
 // receive what they should, that is nothing.
 func (ix *index) unreceived(c *consumerState, fn func(row auditRow, class deliveryClass)) {
-	if rows, ok := ix.unrecv[c.idx]; ok && rows != nil {
+	if rows := ix.unrecv[c.idx]; rows != nil {
 		for _, r := range rows {
 			fn(r.row, r.class)
 		}

@@ -65,23 +65,31 @@ func (l *intendedLog) set(t *mutTable, id int32, m *mutation, sent, intended int
 // (a record never grows: the id differences it now spans were each at least a byte), and lets the
 // log grow to twice what it kept.
 func (l *intendedLog) compact(t *mutTable) {
-	w, last, prev := 0, int32(0), int32(0)
-	for r := 0; r < len(l.log); {
-		d, n := binary.Varint(l.log[r:])
-		v, k := binary.Varint(l.log[r+n:])
-		r += n + k
-		id := prev + int32(d)
-		prev = id
+	w, last := 0, int32(0)
+	l.each(func(id int32, v int64) {
 		if m := t.at(id); !m.inW() || m.persisted() {
-			continue
+			return
 		}
 		kept := binary.AppendVarint(l.log[:w], int64(id-last))
 		kept = binary.AppendVarint(kept, v)
 		w, last = len(kept), id
-	}
+	})
 	l.log, l.lastID = l.log[:w], last
 	l.limit = max(minIntendedLog, 2*w)
 	l.gotLen = -1
+}
+
+// each calls fn with every record of the log in order: its id and t minus intended_t. fn may
+// rewrite the log up to the record it is given (compact), never past it.
+func (l *intendedLog) each(fn func(id int32, v int64)) {
+	prev := int32(0)
+	for r := 0; r < len(l.log); {
+		d, n := binary.Varint(l.log[r:])
+		v, k := binary.Varint(l.log[r+n:])
+		r += n + k
+		prev += int32(d)
+		fn(prev, v)
+	}
 }
 
 // get returns the intended_t of entry id (see mutTable.intended).
@@ -100,14 +108,7 @@ func (l *intendedLog) get(t *mutTable, id int32) int64 {
 	}
 	if l.gotLen != len(l.log) {
 		l.got = map[int32]int64{}
-		prev := int32(0)
-		for r := 0; r < len(l.log); {
-			d, n := binary.Varint(l.log[r:])
-			v, k := binary.Varint(l.log[r+n:])
-			r += n + k
-			prev += int32(d)
-			l.got[prev] = v // a later record of an id is its latest intended_t
-		}
+		l.each(func(id int32, v int64) { l.got[id] = v }) // a later record of an id is its latest intended_t
 		l.gotLen = len(l.log)
 	}
 	v, ok := l.got[id]

@@ -392,8 +392,9 @@ func writeURI(dst []byte, base string, w, i int) []byte {
 
 // writeOf parses a path written by writeURI back into its writer and write number.
 func writeOf(path string) (w, i int, ok bool) {
-	ws, is, found := strings.Cut(strings.TrimPrefix(path, "/w"), "/")
-	if !found || !strings.HasPrefix(path, "/w") {
+	rest, isWriter := strings.CutPrefix(path, "/w")
+	ws, is, found := strings.Cut(rest, "/")
+	if !isWriter || !found {
 		return 0, 0, false
 	}
 	w, err1 := strconv.Atoi(ws)

@@ -74,8 +74,9 @@ type Config struct {
 
 	// AfterMutation, when set, runs after a mutation committed and before its event insert (under
 	// EventCommitJoined: after the mutation's statements, inside the transaction that then inserts
-	// the event and commits both). Tests use it to break the tenant DB exactly there; it is never
-	// set in production.
+	// the event and commits both; under EventCommitGrouped, once per write before the group's
+	// round trip, which sends the mutation's statements and the events' together). Tests use it to
+	// break the tenant DB exactly there; it is never set in production.
 	AfterMutation func(tenantID string)
 }
 

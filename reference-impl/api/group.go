@@ -16,11 +16,11 @@ import (
 // A write queues on its tenant; a tenant with queued writes has one committer goroutine, started by
 // the write that found none, which takes the queued writes as a group (distinct paths, up to
 // groupMaxWrites and groupMaxBytes, always at least the oldest), commits them with their events in
-// one transaction (one multi-row upsert, one SELECT of the revisions, one multi-row event insert
-// after a savepoint, one commit, in two round trips: store.CommitGroup, events.Publisher.Group),
-// answers them and takes the next group, until the queue is empty. Writes that arrive while a group commits queue for the
-// next, so a busy tenant's writes cost a handful of round trips per group instead of two or five
-// each, and an idle tenant's write commits at once, alone. One group of a tenant commits at a time
+// one transaction (one multi-row upsert, one multi-row event insert after a savepoint, one SELECT
+// of the revisions, one commit, in one round trip unless a path is a directory:
+// store.CommitGroup, events.Publisher.Group), answers them and takes the next group, until the
+// queue is empty. Writes that arrive while a group commits queue for the next, so a busy tenant's
+// writes cost one round trip per group instead of two or five each, and an idle tenant's write commits at once, alone. One group of a tenant commits at a time
 // on a pod: measured beside 2 and 4 in flight (docs/performance.md), more made the groups smaller
 // and each event dearer. The committer is one goroutine that goes on from group to group: handing
 // the next group to a queued request's goroutine instead cost a wait in the scheduler's run queue
@@ -159,7 +159,8 @@ func takeGroup(pending []*groupWrite) (group, rest []*groupWrite) {
 
 // commitGroup commits ws (distinct paths) with their events in one transaction and sets each
 // write's revision or error. ctx bounds the group (its deadline). On a pool with a group handle
-// the transaction takes two round trips (events.Publisher.Group); otherwise a group of one is
+// the transaction takes one round trip (events.Publisher.Group; three when a path is a
+// directory); otherwise a group of one is
 // joined's write (its upsert answers its revision, no SELECT) and a larger one runs WriteFilesTx's
 // statements one by one.
 func (s *Server) commitGroup(ctx context.Context, st *store.TenantStore, ws []*groupWrite) {
@@ -182,31 +183,42 @@ func (s *Server) commitGroup(ctx context.Context, st *store.TenantStore, ws []*g
 	for i, w := range ws {
 		files[i] = store.FileWrite{Path: w.path, Content: w.body}
 	}
-	// owe sets each write's outcome from the revisions and returns the events of the files written.
-	owe := func(revs []int64, errs []error) []store.Event {
-		now := time.Now()
-		evs := make([]store.Event, 0, len(ws))
-		for i, w := range ws {
-			w.rev, w.err = revs[i], errs[i]
-			if w.err == nil {
-				evs = append(evs, store.Event{Path: w.path, Op: store.OpWrite, CreatedAt: now})
-				if s.cfg.AfterMutation != nil {
-					s.cfg.AfterMutation(st.TenantID)
-				}
-			}
-		}
-		return evs
-	}
 	var err error
 	if st.GroupDB != nil {
-		_, _, err = s.publisher.Group(ctx, st, files, owe)
+		// Each write's event, inserted in the group's round trip; the hook runs where a write's
+		// statement is decided and its event not yet inserted: before that round trip.
+		now := time.Now()
+		evs := make([]store.Event, len(ws))
+		for i, w := range ws {
+			evs[i] = store.Event{Path: w.path, Op: store.OpWrite, CreatedAt: now}
+			if s.cfg.AfterMutation != nil {
+				s.cfg.AfterMutation(st.TenantID)
+			}
+		}
+		var revs []int64
+		var errs []error
+		if revs, errs, err = s.publisher.Group(ctx, st, files, evs); err == nil {
+			for i, w := range ws {
+				w.rev, w.err = revs[i], errs[i]
+			}
+		}
 	} else {
 		err = s.publisher.JoinedMany(ctx, st, func(ctx context.Context, tx *sql.Tx) ([]store.Event, error) {
 			revs, errs, err := st.WriteFilesTx(ctx, tx, files)
 			if err != nil {
 				return nil, err
 			}
-			return owe(revs, errs), nil
+			now := time.Now()
+			evs := make([]store.Event, 0, len(ws))
+			for i, w := range ws {
+				if w.rev, w.err = revs[i], errs[i]; w.err == nil {
+					evs = append(evs, store.Event{Path: w.path, Op: store.OpWrite, CreatedAt: now})
+					if s.cfg.AfterMutation != nil {
+						s.cfg.AfterMutation(st.TenantID)
+					}
+				}
+			}
+			return evs, nil
 		})
 	}
 	ok := 0

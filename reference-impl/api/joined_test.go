@@ -321,10 +321,9 @@ func TestJoinedResetWaitsForAWriteInFlight(t *testing.T) {
 }
 
 // TestGroupPanicAnswersItsWrites: a panic while a write group commits (here in Config.AfterMutation,
-// between the group's two round trips, with its transaction open) fails that group's write with
-// 503 instead of leaving it waiting or killing the pod (the committer is no request: net/http
-// would not recover it); the transaction is dropped with its connection, so nothing of the group
-// is written, and the next write of the tenant commits (a new committer). Control: unarmed, the
+// just before the group's round trip) fails that group's write with 503 instead of leaving it
+// waiting or killing the pod (the committer is no request: net/http would not recover it); nothing
+// of the group is written, and the next write of the tenant commits (a new committer). Control: unarmed, the
 // same write is acknowledged.
 func TestGroupPanicAnswersItsWrites(t *testing.T) {
 	e := newEnv(t, poolDef{id: "ded", role: store.RoleDedicated})

@@ -160,24 +160,27 @@ func (p *Publisher) JoinedMany(ctx context.Context, st *store.TenantStore, mutat
 	return err
 }
 
-// Group commits a write group's files and the events owe returns for their revisions in one
-// transaction of two round trips (store.CommitGroup, on the pool's group handle), handled as
-// JoinedMany handles its events. It returns each file's revision or error (ErrIsDir); the error is
-// the group's: nothing was committed.
-func (p *Publisher) Group(ctx context.Context, st *store.TenantStore, files []store.FileWrite, owe func([]int64, []error) []store.Event) ([]int64, []error, error) {
+// Group commits a write group's files and evs (evs[i] file i's event) in one transaction, in one
+// round trip when no path is a directory (store.CommitGroup, on the pool's group handle), handled
+// as JoinedMany handles its events: those of the files written. It returns each file's revision or
+// error (ErrIsDir); the error is the group's: nothing was committed.
+func (p *Publisher) Group(ctx context.Context, st *store.TenantStore, files []store.FileWrite, evs []store.Event) ([]int64, []error, error) {
 	p.remember(st)
 	ctx, cancel := commitContext(ctx)
 	defer cancel()
 	failing := p.failing(st.TenantID)
-	var owed []store.Event
-	revs, errs, res, err := st.CommitGroup(ctx, files, func(revs []int64, errs []error) []store.Event {
-		owed = owe(revs, errs)
-		if failing {
-			return nil
-		}
-		return owed
-	}, p.Guard)
+	insert := evs
+	if failing {
+		insert = nil
+	}
+	revs, errs, res, err := st.CommitGroup(ctx, files, insert, p.Guard)
 	if err == nil {
+		owed := make([]store.Event, 0, len(evs))
+		for i, ev := range evs {
+			if errs[i] == nil {
+				owed = append(owed, ev)
+			}
+		}
 		p.afterJoined(st, res, owed, failing)
 	}
 	return revs, errs, err

@@ -13,7 +13,7 @@ import (
 type TenantStore struct {
 	DB *sql.DB
 	// GroupDB is the pool's write-group handle (Pools.AcquireGroup) under --event-commit grouped:
-	// its connections send a group's statements in two round trips (CommitGroup). Nil otherwise.
+	// its connections send a group's statements in one round trip (CommitGroup). Nil otherwise.
 	GroupDB  *sql.DB
 	TenantID string
 	PoolID   string

@@ -128,7 +128,8 @@ func (s *TenantStore) WriteFilesTx(ctx context.Context, tx *sql.Tx, files []File
 	if err != nil {
 		return nil, nil, err
 	}
-	return w.revisions(rows)
+	revs, errs, _, err = w.revisions(rows, false)
+	return revs, errs, err
 }
 
 // filesWrite is WriteFilesTx's two statements for files: the multi-row upsert and the SELECT of
@@ -137,6 +138,9 @@ type filesWrite struct {
 	upsert, query         string
 	upsertArgs, queryArgs []any
 	at                    map[string]int
+	// For a write group's round trip (CommitGroup), on queryArgs too: dirCheck fails with error
+	// 1242 when a path is a directory; queryWithID is query with LAST_INSERT_ID() in each row.
+	dirCheck, queryWithID string
 }
 
 func (s *TenantStore) filesUpsert(files []FileWrite) (filesWrite, error) {
@@ -158,22 +162,38 @@ func (s *TenantStore) filesUpsert(files []FileWrite) (filesWrite, error) {
 		strings.Repeat(`, (?, ?, 0, 420, 1, ?, ?)`, len(files)-1) + `
 			ON DUPLICATE KEY UPDATE revision = IF(is_dir = 1, revision, revision + 1), content = IF(is_dir = 1, content, VALUES(content)),
 			updated_at = IF(is_dir = 1, updated_at, VALUES(updated_at))`
-	w.query = `SELECT path, is_dir, revision FROM files WHERE tenant_id = ? AND path IN (?` + strings.Repeat(`, ?`, len(files)-1) + `)`
+	in := `FROM files WHERE tenant_id = ? AND path IN (?` + strings.Repeat(`, ?`, len(files)-1) + `)`
+	w.query = `SELECT path, is_dir, revision ` + in
+	w.queryWithID = `SELECT path, is_dir, revision, LAST_INSERT_ID() ` + in
+	// One row more than the directories among the paths: a scalar subquery of two rows or more is
+	// an error on every MySQL-compatible server, whatever its sql_mode (MariaDB's DO would only
+	// warn; SET fails). The variable is set to 1 and never read.
+	w.dirCheck = `SET @eventlogd_group_dirs = (SELECT 1 ` + in + ` AND is_dir = 1 UNION ALL SELECT 1)`
 	return w, nil
 }
 
-// revisions scans the SELECT's rows (and closes them): each file's revision, or ErrIsDir.
-func (w filesWrite) revisions(rows *sql.Rows) (revs []int64, errs []error, err error) {
-	defer rows.Close()
+// revisions scans the SELECT's rows (query's; queryWithID's when withID, whose insert id it returns)
+// and closes them: each file's revision, or ErrIsDir. Statements after the SELECT answer when the
+// rows close: their error is revisions'.
+func (w filesWrite) revisions(rows *sql.Rows, withID bool) (revs []int64, errs []error, id int64, err error) {
+	defer func() {
+		if cerr := rows.Close(); cerr != nil && err == nil {
+			revs, errs, id, err = nil, nil, 0, cerr
+		}
+	}()
 	revs, errs = make([]int64, len(w.at)), make([]error, len(w.at))
 	seen := 0
 	// Scanned into once per statement, not per row (what Scan is given escapes); the path is the
 	// driver's bytes, only looked up.
 	var path sql.RawBytes
 	var dir, rev int64
+	dest := []any{&path, &dir, &rev}
+	if withID {
+		dest = append(dest, &id)
+	}
 	for rows.Next() {
-		if err := rows.Scan(&path, &dir, &rev); err != nil {
-			return nil, nil, err
+		if err := rows.Scan(dest...); err != nil {
+			return nil, nil, 0, err
 		}
 		i, ok := w.at[string(path)]
 		if !ok {
@@ -187,12 +207,12 @@ func (w filesWrite) revisions(rows *sql.Rows) (revs []int64, errs []error, err e
 		}
 	}
 	if err := rows.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	if seen != len(w.at) {
-		return nil, nil, errors.New("write group: upserted rows not found")
+		return nil, nil, 0, errors.New("write group: upserted rows not found")
 	}
-	return revs, errs, nil
+	return revs, errs, id, nil
 }
 
 // writeBatchFileTx writes path inside tx, for BatchWrite (whose files commit together); WriteFile

@@ -11,28 +11,36 @@ import (
 	"github.com/go-sql-driver/mysql"
 )
 
-// CommitGroup is CommitJoinedMany for a write group (--event-commit grouped) in two round trips
+// CommitGroup is CommitJoinedMany for a write group (--event-commit grouped) in one round trip
 // instead of six, on GroupDB (a handle whose connections may send several statements in one
-// COM_QUERY: Pools.AcquireGroup):
+// COM_QUERY: Pools.AcquireGroup). evs are the group's events, evs[i] file i's (nil: the group owes
+// none, the failpoint); a file that is a directory gets ErrIsDir and its event is not inserted, so
+// the events inserted are those of the files without an error, in order, at consecutive seqs from
+// r.Seq. The round trip:
 //
-//  1. START TRANSACTION; the multi-row upsert of files; the SELECT of their revisions
-//     (WriteFilesTx's statements);
-//  2. SAVEPOINT event; under GuardLock the tenant's sequence row; the multi-row event insert of
-//     what owe returns for those revisions; COMMIT (the first seq is the insert's id in the
-//     server's answer to it: execInsertID).
+//	START TRANSACTION; the multi-row upsert of files; SET a variable to a subquery that fails
+//	with error 1242 when one of the paths is a directory; SAVEPOINT event; under GuardLock the tenant's sequence
+//	row; the multi-row event insert; SELECT each file's revision and LAST_INSERT_ID() (the first
+//	seq); COMMIT
 //
-// The server stops a multi-statement at its first error, so a failed second round trip left the
-// transaction at the savepoint (the event's statements failed: ROLLBACK TO SAVEPOINT; COMMIT, and
-// the files commit alone with EventErr, as under CommitJoinedMany) or without it (InnoDB rolled the
-// whole transaction back, a deadlock victim: the rollback to the savepoint fails and the group
-// failed, run again on a lock conflict). Round trips are what a hot tenant's groups wait for one
-// after the other: each costs a wake of the pod and of the server, which on a busy machine costs
-// more than the statements (docs/performance.md). GuardNone (late-commit-skip) commits in a third
-// round trip, after the defect's delay. A connection whose transaction state is not known after a
-// failure is closed, never handed back to the pool with a transaction open.
-func (s *TenantStore) CommitGroup(ctx context.Context, files []FileWrite, owe func(revs []int64, errs []error) []Event, g Guard) (revs []int64, errs []error, r Joined, err error) {
+// The server stops a multi-statement at its first error. A directory among the paths stops it at
+// the SET with the upsert done: the group goes on as before this round trip existed, in two more
+// (the revisions, then the events of the files only and the COMMIT). An error after the savepoint
+// (the events' statements) left the transaction at it: ROLLBACK TO SAVEPOINT and the revisions in
+// one round trip, then COMMIT, and the files commit alone with EventErr, as under
+// CommitJoinedMany (the caller buffers the events). An error before it, or a transaction InnoDB
+// rolled back (a deadlock victim), fails that rollback: ROLLBACK, and the group failed (run again
+// on a lock conflict). Round trips are what a hot tenant's groups wait for one after the other:
+// each costs a wake of the pod and of the server, which on a busy machine costs more than the
+// statements (docs/performance.md). GuardNone (late-commit-skip) inserts in a second round trip and
+// commits in a third, after the defect's delay. A connection whose transaction state is not known
+// after a failure is closed, never handed back to the pool with a transaction open.
+func (s *TenantStore) CommitGroup(ctx context.Context, files []FileWrite, evs []Event, g Guard) (revs []int64, errs []error, r Joined, err error) {
 	if s.GroupDB == nil {
 		return nil, nil, Joined{}, errors.New("write group: no group handle for pool " + s.PoolID)
+	}
+	if evs != nil && len(evs) != len(files) {
+		return nil, nil, Joined{}, errors.New("write group: one event per file, or none")
 	}
 	w, err := s.filesUpsert(files)
 	if err != nil {
@@ -40,13 +48,17 @@ func (s *TenantStore) CommitGroup(ctx context.Context, files []FileWrite, owe fu
 	}
 	err = retryConflicts(ctx, s.Retries, func() error {
 		r = Joined{}
-		revs, errs, err = s.commitGroupOnce(ctx, w, owe, g, &r)
+		revs, errs, err = s.commitGroupOnce(ctx, w, evs, g, &r)
 		return err
 	})
 	return revs, errs, r, err
 }
 
-func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, owe func([]int64, []error) []Event, g Guard, r *Joined) (revs []int64, errs []error, err error) {
+// erSubqueryRows is MySQL's ER_SUBQUERY_NO_1_ROW (a scalar subquery returned more than one row):
+// what the group's SET raises when a path of the group is a directory.
+const erSubqueryRows = 1242
+
+func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, evs []Event, g Guard, r *Joined) (revs []int64, errs []error, err error) {
 	conn, err := s.GroupDB.Conn(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -63,20 +75,91 @@ func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, owe fun
 			open = false
 		}
 	}
-	rows, err := conn.QueryContext(ctx, "START TRANSACTION; "+w.upsert+"; "+w.query, append(w.upsertArgs, w.queryArgs...)...)
+	commit := func() error {
+		if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
+			return err
+		}
+		open = false
+		return nil
+	}
+	var rows *sql.Rows
+	if g == GuardNone {
+		rows, err = conn.QueryContext(ctx, "START TRANSACTION; "+w.upsert+"; "+w.query, append(w.upsertArgs, w.queryArgs...)...)
+	} else {
+		var q strings.Builder
+		q.WriteString("START TRANSACTION; " + w.upsert + "; " + w.dirCheck + "; ")
+		args := make([]any, 0, len(w.upsertArgs)+2*len(w.queryArgs)+7*len(evs)+1)
+		args = append(append(args, w.upsertArgs...), w.queryArgs...)
+		if len(evs) > 0 {
+			q.WriteString(savepoint + "; ")
+			if g == GuardLock {
+				q.WriteString(seqLockUpsert + "; ")
+				args = append(args, s.TenantID)
+			}
+			insq, insArgs := eventsInsert(s.TenantID, evs)
+			q.WriteString(insq + "; ")
+			args = append(args, insArgs...)
+		}
+		q.WriteString(w.queryWithID + "; COMMIT")
+		args = append(args, w.queryArgs...)
+		t0 := time.Now()
+		rows, err = conn.QueryContext(ctx, q.String(), args...)
+		r.EventTime = time.Since(t0)
+		var me *mysql.MySQLError
+		switch {
+		case err == nil:
+			var seq int64
+			if revs, errs, seq, err = w.revisions(rows, true); err != nil {
+				return nil, nil, err // the rows or the COMMIT after them failed: whether it committed is not known
+			}
+			open = false
+			if len(evs) > 0 {
+				r.Seq = seq
+			}
+			return revs, errs, nil
+		case len(evs) > 0 && !(errors.As(err, &me) && me.Number == erSubqueryRows):
+			// Failed at the upsert (no savepoint yet: nothing of the group is written) or at the
+			// events (the savepoint is there: the files commit alone).
+			rows, rerr := conn.QueryContext(ctx, "ROLLBACK TO SAVEPOINT event; "+w.query, w.queryArgs...)
+			if rerr != nil {
+				rollback()
+				return nil, nil, err
+			}
+			if revs, errs, _, rerr = w.revisions(rows, false); rerr != nil {
+				rollback()
+				return nil, nil, rerr
+			}
+			if rerr := commit(); rerr != nil {
+				return nil, nil, rerr
+			}
+			r.EventErr = err
+			return revs, errs, nil
+		}
+		if !(errors.As(err, &me) && me.Number == erSubqueryRows) {
+			rollback() // no events: the upsert or the SET failed
+			return nil, nil, err
+		}
+		// A directory among the paths: the upsert is done (it left the directory as it was) and
+		// nothing after the SET ran. The revisions, then the other files' events.
+		rows, err = conn.QueryContext(ctx, w.query, w.queryArgs...)
+	}
 	if err == nil {
-		revs, errs, err = w.revisions(rows)
+		revs, errs, _, err = w.revisions(rows, false)
 	}
 	if err != nil {
 		rollback()
 		return nil, nil, err
 	}
-	evs := owe(revs, errs)
-	if len(evs) == 0 {
-		if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
+	var owed []Event
+	for i, ev := range evs {
+		if errs[i] == nil {
+			owed = append(owed, ev)
+		}
+	}
+	if len(owed) == 0 {
+		if err := commit(); err != nil {
 			return nil, nil, err
 		}
-		open = false
 		return revs, errs, nil
 	}
 	var q strings.Builder
@@ -88,7 +171,7 @@ func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, owe fun
 		args = append(args, s.TenantID)
 		ins++
 	}
-	insq, insArgs := eventsInsert(s.TenantID, evs)
+	insq, insArgs := eventsInsert(s.TenantID, owed)
 	q.WriteString(insq)
 	args = append(args, insArgs...)
 	commitLater := g == GuardNone // the late-commit-skip defect delays some commits
@@ -111,8 +194,8 @@ func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, owe fun
 		return revs, errs, nil
 	}
 	if commitLater {
-		lateCommits(g, seq, len(evs))
-		if _, err := conn.ExecContext(ctx, `COMMIT`); err != nil {
+		lateCommits(g, seq, len(owed))
+		if err := commit(); err != nil {
 			return nil, nil, err
 		}
 	}

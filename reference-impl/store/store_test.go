@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"net"
 	"os"
 	"slices"
 	"strings"
@@ -317,6 +318,27 @@ func twoTenantsWithDir(t *testing.T) (context.Context, *sql.DB, *store.TenantSto
 	return groupTenants(t, "")
 }
 
+// roundTrips counts the commands clients send on connections dialled through the "counted" network
+// (a DSN's tcp(...) renamed counted(...)): the driver writes each command in one Write.
+var roundTrips atomic.Int64
+
+type countedConn struct{ net.Conn }
+
+func (c countedConn) Write(p []byte) (int, error) {
+	roundTrips.Add(1)
+	return c.Conn.Write(p)
+}
+
+func init() {
+	mysql.RegisterDialContext("counted", func(ctx context.Context, addr string) (net.Conn, error) {
+		c, err := (&net.Dialer{}).DialContext(ctx, "tcp", addr)
+		if err != nil {
+			return nil, err
+		}
+		return countedConn{c}, nil
+	})
+}
+
 // fileWant is what one file of a tenant should read back as.
 type fileWant struct {
 	st   *store.TenantStore
@@ -340,15 +362,18 @@ func checkFiles(ctx context.Context, t *testing.T, want []fileWant) {
 // overwritten, the other tenant's same path untouched), refuses a directory with ErrIsDir and leaves
 // it unchanged, and commits with events at consecutive seqs in the order given; a group naming a
 // path twice is refused before any statement. The same for both ways a group commits: its
-// statements one by one in a transaction (WriteFilesTx in CommitJoinedMany) and two multi-statement
-// round trips on the group handle (CommitGroup), under each guard.
+// statements one by one in a transaction (WriteFilesTx in CommitJoinedMany) and multi-statement
+// round trips on the group handle (CommitGroup), under each guard: one round trip for a group
+// without a directory, three when the round trip's check finds one (nodir: the group without /d).
 func TestWriteFilesTxRevisions(t *testing.T) {
 	for _, c := range []struct {
 		commit string
 		g      store.Guard
-	}{{"tx", store.GuardHorizon}, {"group", store.GuardHorizon}, {"group", store.GuardLock}, {"group", store.GuardNone}} {
-		t.Run(c.commit+"/"+c.g.String(), func(t *testing.T) {
-			ctx, db, a, b := twoTenantsWithDir(t)
+		nodir  bool
+	}{{"tx", store.GuardHorizon, false}, {"group", store.GuardHorizon, false}, {"group", store.GuardLock, false}, {"group", store.GuardNone, false},
+		{"tx", store.GuardHorizon, true}, {"group", store.GuardHorizon, true}, {"group", store.GuardLock, true}, {"group", store.GuardNone, true}} {
+		t.Run(fmt.Sprintf("%s/%s/nodir=%v", c.commit, c.g, c.nodir), func(t *testing.T) {
+			ctx, db, a, b := countedTenants(t)
 			for _, p := range []string{"/f", "/g"} {
 				if _, err := a.WriteFile(ctx, p, []byte("old")); err != nil {
 					t.Fatal(err)
@@ -361,12 +386,31 @@ func TestWriteFilesTxRevisions(t *testing.T) {
 				t.Fatal(err)
 			}
 			files := []store.FileWrite{{Path: "/g", Content: []byte("g3")}, {Path: "/d", Content: []byte("x")}, {Path: "/new", Content: []byte("n")}, {Path: "/f", Content: []byte("f2")}}
+			wantRevs := []int64{3, 0, 1, 2}
+			if c.nodir {
+				files = slices.Delete(files, 1, 2)
+				wantRevs = slices.Delete(wantRevs, 1, 2)
+			}
 			var revs []int64
 			var errs []error
 			var r store.Joined
 			var err error
 			if c.commit == "group" {
-				revs, errs, r, err = a.CommitGroup(ctx, files, func(revs []int64, errs []error) []store.Event { return owed(files, errs) }, c.g)
+				if err := a.GroupDB.PingContext(ctx); err != nil { // its connection opened, idle in the pool
+					t.Fatal(err)
+				}
+				n0 := roundTrips.Load()
+				revs, errs, r, err = a.CommitGroup(ctx, files, groupEvents(files), c.g)
+				// One round trip unless the group has a directory (its check stops the first: the
+				// revisions, then the events and the COMMIT) or the late-commit defect's guard (the
+				// upsert and the revisions, the events, the COMMIT).
+				want := int64(1)
+				if !c.nodir || c.g == store.GuardNone {
+					want = 3
+				}
+				if n := roundTrips.Load() - n0; n != want {
+					t.Errorf("%d round trips, want %d", n, want)
+				}
 			} else {
 				r, err = a.CommitJoinedMany(ctx, func(ctx context.Context, tx *sql.Tx) ([]store.Event, error) {
 					var err error
@@ -379,8 +423,10 @@ func TestWriteFilesTxRevisions(t *testing.T) {
 			if err != nil || r.EventErr != nil {
 				t.Fatal(err, r.EventErr)
 			}
-			if want := []int64{3, 0, 1, 2}; !slices.Equal(revs, want) || !errors.Is(errs[1], store.ErrIsDir) || errs[0] != nil || errs[2] != nil || errs[3] != nil {
-				t.Fatalf("revisions %v errors %v, want %v and ErrIsDir for /d only", revs, errs, want)
+			for i, f := range files {
+				if dir := f.Path == "/d"; revs[i] != wantRevs[i] || dir != errors.Is(errs[i], store.ErrIsDir) || !dir && errs[i] != nil {
+					t.Fatalf("revisions %v errors %v, want %v and ErrIsDir for /d only", revs, errs, wantRevs)
+				}
 			}
 			checkFiles(ctx, t, []fileWant{{a, "/g", "g3", 3, false}, {a, "/f", "f2", 2, false}, {a, "/new", "n", 1, false}, {b, "/new", "b", 1, false}, {a, "/d", "", 1, true}})
 			evs, err := a.EventsSince(ctx, 0, 10)
@@ -416,6 +462,16 @@ func TestWriteFilesTxRevisions(t *testing.T) {
 	}
 }
 
+// groupEvents is the events a write group owes, one write per file (CommitGroup inserts those of
+// the files written).
+func groupEvents(files []store.FileWrite) []store.Event {
+	evs := make([]store.Event, len(files))
+	for i, f := range files {
+		evs[i] = store.Event{Path: f.Path, Op: "write", CreatedAt: time.Now()}
+	}
+	return evs
+}
+
 // owed is the events a group of files owes: one write per file written (no error).
 func owed(files []store.FileWrite, errs []error) []store.Event {
 	var evs []store.Event
@@ -437,7 +493,6 @@ func owed(files []store.FileWrite, errs []error) []store.Event {
 func TestCommitGroupFailures(t *testing.T) {
 	ctx, db, a, _ := groupTenants(t, "&innodb_lock_wait_timeout=1")
 	files := []store.FileWrite{{Path: "/a", Content: []byte("1")}, {Path: "/b", Content: []byte("2")}}
-	owe := func(_ []int64, errs []error) []store.Event { return owed(files, errs) }
 	if _, err := a.InsertEvent(ctx, store.Event{Path: "/first", Op: "write", CreatedAt: time.Now()}, store.GuardLock); err != nil {
 		t.Fatal(err) // creates the tenant's sequence row
 	}
@@ -448,7 +503,7 @@ func TestCommitGroupFailures(t *testing.T) {
 	if _, err := holder.ExecContext(ctx, `UPDATE fs_event_seq_lock SET n = n + 1 WHERE tenant_id = ?`, a.TenantID); err != nil {
 		t.Fatal(err)
 	}
-	revs, errs, r, err := a.CommitGroup(ctx, files, owe, store.GuardLock)
+	revs, errs, r, err := a.CommitGroup(ctx, files, groupEvents(files), store.GuardLock)
 	if err != nil || !store.IsLockConflict(r.EventErr) || r.Seq != 0 || !slices.Equal(revs, []int64{1, 1}) || errs[0] != nil || errs[1] != nil {
 		t.Fatalf("events' insert held: revs %v errs %v joined %+v err %v; want the files committed, EventErr a lock wait", revs, errs, r, err)
 	}
@@ -460,7 +515,7 @@ func TestCommitGroupFailures(t *testing.T) {
 	if evs, _ := a.EventsSince(ctx, 0, 10); len(evs) != 1 {
 		t.Fatalf("%d event rows after the failed insert, want 1 (/first)", len(evs))
 	}
-	revs, _, r, err = a.CommitGroup(ctx, files, owe, store.GuardLock)
+	revs, _, r, err = a.CommitGroup(ctx, files, groupEvents(files), store.GuardLock)
 	if err != nil || r.EventErr != nil || r.Seq == 0 || !slices.Equal(revs, []int64{2, 2}) {
 		t.Fatalf("control, row free: revs %v joined %+v err %v; want revisions 2 and the events", revs, r, err)
 	}
@@ -469,7 +524,7 @@ func TestCommitGroupFailures(t *testing.T) {
 	}
 
 	long := []store.FileWrite{{Path: "/c", Content: []byte("3")}, {Path: "/" + strings.Repeat("x", 2000), Content: []byte("4")}}
-	if _, _, _, err := a.CommitGroup(ctx, long, func(_ []int64, errs []error) []store.Event { return owed(long, errs) }, store.GuardLock); err == nil {
+	if _, _, _, err := a.CommitGroup(ctx, long, groupEvents(long), store.GuardLock); err == nil {
 		t.Fatal("a path longer than the column: committed, want refused")
 	}
 	if _, err := a.ReadFile(ctx, "/c"); !errors.Is(err, store.ErrNoSuchPath) {
@@ -478,13 +533,22 @@ func TestCommitGroupFailures(t *testing.T) {
 	openTransactions(ctx, t, db, 0)
 }
 
+// countedTenants is twoTenantsWithDir on connections that count their round trips (roundTrips).
+func countedTenants(t *testing.T) (context.Context, *sql.DB, *store.TenantStore, *store.TenantStore) {
+	return groupTenantsAt(t, "", func(dsn string) string { return strings.Replace(dsn, "@tcp(", "@counted(", 1) })
+}
+
 // groupTenants is twoTenantsWithDir on a pool's handles (the group handle too), its DSN with
 // params appended.
 func groupTenants(t *testing.T, params string) (context.Context, *sql.DB, *store.TenantStore, *store.TenantStore) {
+	return groupTenantsAt(t, params, func(dsn string) string { return dsn })
+}
+
+func groupTenantsAt(t *testing.T, params string, dsnOf func(string) string) (context.Context, *sql.DB, *store.TenantStore, *store.TenantStore) {
 	t.Helper()
 	ctx := testCtx(t)
 	name := fmt.Sprintf("st%d", n.Add(1))
-	pools := store.NewPools([]store.PoolSpec{{ID: name, Role: store.RoleShared, DSN: srv.DSN(name) + params}}, store.PoolOptions{MaxOpen: 4, GroupMaxOpen: 1})
+	pools := store.NewPools([]store.PoolSpec{{ID: name, Role: store.RoleShared, DSN: dsnOf(srv.DSN(name)) + params}}, store.PoolOptions{MaxOpen: 4, GroupMaxOpen: 1})
 	t.Cleanup(pools.Close)
 	db, err := pools.Acquire(ctx, name)
 	if err != nil {

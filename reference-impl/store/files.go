@@ -138,9 +138,10 @@ type filesWrite struct {
 	upsert, query         string
 	upsertArgs, queryArgs []any
 	at                    map[string]int
-	// For a write group's round trip (CommitGroup), on queryArgs too: dirCheck fails with error
-	// 1242 when a path is a directory; queryWithID is query with LAST_INSERT_ID() in each row.
-	dirCheck, queryWithID string
+	// For a write group's round trip (CommitGroup): upsertNoDir is upsert (its arguments too) that
+	// fails with error 1242 when a path is a directory; queryWithID is query with
+	// LAST_INSERT_ID() in each row.
+	upsertNoDir, queryWithID string
 }
 
 func (s *TenantStore) filesUpsert(files []FileWrite) (filesWrite, error) {
@@ -158,17 +159,21 @@ func (s *TenantStore) filesUpsert(files []FileWrite) (filesWrite, error) {
 		w.upsertArgs = append(w.upsertArgs, tenant, path, f.Content, now)
 		w.queryArgs = append(w.queryArgs, path)
 	}
-	w.upsert = `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, 0, 420, 1, ?, ?)` +
-		strings.Repeat(`, (?, ?, 0, 420, 1, ?, ?)`, len(files)-1) + `
+	values := `INSERT INTO files (tenant_id, path, is_dir, mode, revision, content, updated_at) VALUES (?, ?, 0, 420, 1, ?, ?)` +
+		strings.Repeat(`, (?, ?, 0, 420, 1, ?, ?)`, len(files)-1)
+	w.upsert = values + `
 			ON DUPLICATE KEY UPDATE revision = IF(is_dir = 1, revision, revision + 1), content = IF(is_dir = 1, content, VALUES(content)),
 			updated_at = IF(is_dir = 1, updated_at, VALUES(updated_at))`
+	// A directory's row makes the statement evaluate a scalar subquery of two rows: error 1242 on
+	// every MySQL-compatible server, whatever its sql_mode, and the statement changes nothing. A
+	// server that evaluated the constant subquery for every row would refuse every group's round
+	// trip, which then commits the old way (CommitGroup): slower, never wrong.
+	w.upsertNoDir = values + `
+			ON DUPLICATE KEY UPDATE revision = IF(is_dir = 1, (SELECT 1 UNION ALL SELECT 2), revision + 1), content = VALUES(content),
+			updated_at = VALUES(updated_at)`
 	in := `FROM files WHERE tenant_id = ? AND path IN (?` + strings.Repeat(`, ?`, len(files)-1) + `)`
 	w.query = `SELECT path, is_dir, revision ` + in
 	w.queryWithID = `SELECT path, is_dir, revision, LAST_INSERT_ID() ` + in
-	// One row more than the directories among the paths: a scalar subquery of two rows or more is
-	// an error on every MySQL-compatible server, whatever its sql_mode (MariaDB's DO would only
-	// warn; SET fails). The variable is set to 1 and never read.
-	w.dirCheck = `SET @eventlogd_group_dirs = (SELECT 1 ` + in + ` AND is_dir = 1 UNION ALL SELECT 1)`
 	return w, nil
 }
 

@@ -18,14 +18,14 @@ import (
 // the events inserted are those of the files without an error, in order, at consecutive seqs from
 // r.Seq. The round trip:
 //
-//	START TRANSACTION; the multi-row upsert of files; SET a variable to a subquery that fails
-//	with error 1242 when one of the paths is a directory; SAVEPOINT event; under GuardLock the tenant's sequence
-//	row; the multi-row event insert; SELECT each file's revision and LAST_INSERT_ID() (the first
-//	seq); COMMIT
+//	START TRANSACTION; the multi-row upsert of files, which fails with error 1242 on a directory's
+//	row; SAVEPOINT event; under GuardLock the tenant's sequence row; the multi-row event insert;
+//	SELECT each file's revision and LAST_INSERT_ID() (the first seq); COMMIT
 //
 // The server stops a multi-statement at its first error. A directory among the paths stops it at
-// the SET with the upsert done: the group goes on as before this round trip existed, in two more
-// (the revisions, then the events of the files only and the COMMIT). An error after the savepoint
+// the upsert, which changed nothing: the group goes on in the same transaction as before this
+// round trip existed, in two more (the upsert that leaves directories alone and the revisions,
+// then the events of the files only and the COMMIT). An error after the savepoint
 // (the events' statements) left the transaction at it: ROLLBACK TO SAVEPOINT and the revisions in
 // one round trip, then COMMIT, and the files commit alone with EventErr, as under
 // CommitJoinedMany (the caller buffers the events). An error before it, or a transaction InnoDB
@@ -55,7 +55,7 @@ func (s *TenantStore) CommitGroup(ctx context.Context, files []FileWrite, evs []
 }
 
 // erSubqueryRows is MySQL's ER_SUBQUERY_NO_1_ROW (a scalar subquery returned more than one row):
-// what the group's SET raises when a path of the group is a directory.
+// what the group's upsert raises on a directory's row.
 const erSubqueryRows = 1242
 
 func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, evs []Event, g Guard, r *Joined) (revs []int64, errs []error, err error) {
@@ -87,9 +87,9 @@ func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, evs []E
 		rows, err = conn.QueryContext(ctx, "START TRANSACTION; "+w.upsert+"; "+w.query, append(w.upsertArgs, w.queryArgs...)...)
 	} else {
 		var q strings.Builder
-		q.WriteString("START TRANSACTION; " + w.upsert + "; " + w.dirCheck + "; ")
-		args := make([]any, 0, len(w.upsertArgs)+2*len(w.queryArgs)+7*len(evs)+1)
-		args = append(append(args, w.upsertArgs...), w.queryArgs...)
+		q.WriteString("START TRANSACTION; " + w.upsertNoDir + "; ")
+		args := make([]any, 0, len(w.upsertArgs)+len(w.queryArgs)+7*len(evs)+1)
+		args = append(args, w.upsertArgs...)
 		if len(evs) > 0 {
 			q.WriteString(savepoint + "; ")
 			if g == GuardLock {
@@ -136,12 +136,13 @@ func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, evs []E
 			return revs, errs, nil
 		}
 		if !(errors.As(err, &me) && me.Number == erSubqueryRows) {
-			rollback() // no events: the upsert or the SET failed
+			rollback() // no events: the upsert failed
 			return nil, nil, err
 		}
-		// A directory among the paths: the upsert is done (it left the directory as it was) and
-		// nothing after the SET ran. The revisions, then the other files' events.
-		rows, err = conn.QueryContext(ctx, w.query, w.queryArgs...)
+		// A directory among the paths: the upsert changed nothing and nothing after it ran, in a
+		// transaction still open. The upsert that leaves directories alone and the revisions, then
+		// the other files' events.
+		rows, err = conn.QueryContext(ctx, w.upsert+"; "+w.query, append(w.upsertArgs, w.queryArgs...)...)
 	}
 	if err == nil {
 		revs, errs, _, err = w.revisions(rows, false)

@@ -255,7 +255,8 @@ func (p *Pools) AcquireStream(ctx context.Context, id string) (*sql.DB, error) {
 // AcquireGroup returns pool id's write-group handle (--event-commit grouped), opening it if it is
 // not open: the same DSN with multiStatements, at most GroupMaxOpen connections, used by
 // TenantStore.CommitGroup only (its statements are built from constants, every value a
-// placeholder). Nil, nil when the DSN's charset is not known safe for client-side interpolation, or
+// placeholder); on TCP its connections read in blocking system calls, so a committer wakes as soon
+// as its answer arrives (blockingconn_linux.go). Nil, nil when the DSN's charset is not known safe for client-side interpolation, or
 // a connection of the pool was found in an unsafe charset by the server's own account:
 // the server's prepared statements, which that pool runs instead, take one statement each, and
 // its groups commit in a transaction of their own (WriteFilesTx).
@@ -269,7 +270,12 @@ func (p *Pools) AcquireGroup(ctx context.Context, id string) (*sql.DB, error) {
 	if p.charsetUnsafe[id].Load() { // the server said so, whatever the DSN says
 		return nil, nil
 	}
-	return p.acquireSide(ctx, id, p.groups, p.opts.GroupMaxOpen, func(c *mysql.Config) { c.MultiStatements = true })
+	return p.acquireSide(ctx, id, p.groups, p.opts.GroupMaxOpen, func(c *mysql.Config) {
+		c.MultiStatements = true
+		if c.Net == "tcp" && c.DialFunc == nil {
+			c.DialFunc = dialBlocking // a committer wakes when its answer arrives (blockingconn_linux.go)
+		}
+	})
 }
 
 // acquireSide returns pool id's handle in side (streams, groups), opening it with maxOpen

@@ -598,3 +598,56 @@ func threadID(ctx context.Context, t *testing.T, db *sql.DB) int64 {
 	}
 	return id
 }
+
+// TestGroupConnectionsReadBlocking: a write group's connections read in blocking system calls
+// (blockingconn_linux.go), and the driver still works them as it does its own:
+//   - a pooled connection the server closed (KILL) is found dead before the next group's
+//     statements and replaced, so the group commits (without the liveness check the group would be
+//     written to the dead connection and fail);
+//   - a group blocked on a row lock ends when its context does, with the context's error, long
+//     before the server's lock wait would (the driver closes the connection, which wakes the read);
+//     control: the next group commits.
+func TestGroupConnectionsReadBlocking(t *testing.T) {
+	ctx, db, a, _ := groupTenants(t, "")
+	files := []store.FileWrite{{Path: "/a", Content: []byte("1")}, {Path: "/b", Content: []byte("2")}}
+	if _, _, _, err := a.CommitGroup(ctx, files, groupEvents(files), store.GuardHorizon); err != nil {
+		t.Fatal(err)
+	}
+	victim := threadID(ctx, t, a.GroupDB) // the handle's one connection (GroupMaxOpen 1)
+	if _, err := db.ExecContext(ctx, fmt.Sprintf("KILL %d", victim)); err != nil {
+		t.Fatal(err)
+	}
+	wait.For(t, 10*time.Second, "the killed connection gone", func() bool {
+		var n int
+		return db.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.PROCESSLIST WHERE ID = ?`, victim).Scan(&n) == nil && n == 0
+	})
+	revs, _, _, err := a.CommitGroup(ctx, files, groupEvents(files), store.GuardHorizon)
+	if err != nil || !slices.Equal(revs, []int64{2, 2}) {
+		t.Fatalf("group after its connection was killed: revs %v err %v, want committed on a new connection", revs, err)
+	}
+
+	holder, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback() //nolint:errcheck
+	if _, err := holder.ExecContext(ctx, `UPDATE files SET content = 'h' WHERE tenant_id = ? AND path = '/a'`, a.TenantID); err != nil {
+		t.Fatal(err)
+	}
+	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	defer cancel()
+	t0 := time.Now()
+	_, _, _, err = a.CommitGroup(short, files, groupEvents(files), store.GuardHorizon)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("group held on a row lock past its context (%v later): %v, want the context's deadline", time.Since(t0), err)
+	}
+	if err := holder.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	// The cancelled group's answer was lost, not its statements: the server runs its round trip to
+	// the COMMIT once the lock is free, so the next group's revisions are 3 or 4 (an unanswered
+	// write may have committed, as after any answer lost on the way; docs/eventlogd.md).
+	if revs, _, _, err := a.CommitGroup(ctx, files, groupEvents(files), store.GuardHorizon); err != nil || len(revs) != 2 || revs[0] < 3 || revs[0] > 4 || revs[1] != revs[0] {
+		t.Fatalf("group after the cancelled one: revs %v err %v, want revisions 3 or 4", revs, err)
+	}
+}

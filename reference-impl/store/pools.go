@@ -255,8 +255,11 @@ func (p *Pools) AcquireStream(ctx context.Context, id string) (*sql.DB, error) {
 // AcquireGroup returns pool id's write-group handle (--event-commit grouped), opening it if it is
 // not open: the same DSN with multiStatements, at most GroupMaxOpen connections, used by
 // TenantStore.CommitGroup only (its statements are built from constants, every value a
-// placeholder); on TCP its connections read in blocking system calls, so a committer wakes as soon
-// as its answer arrives (blockingconn_linux.go). Nil, nil when the DSN's charset is not known safe for client-side interpolation, or
+// placeholder). A dedicated pool's connections (TCP) read in blocking system calls, so its one
+// tenant's committer wakes as soon as its answer arrives (blockingconn_linux.go); a shared pool's
+// stay on the poller: its tenants' committers keep the server busy between them, and blocking
+// reads there made their groups smaller and each event dearer (one pod, 16 tenants of 16
+// writers each: eventlogd/raw 0.23-0.34 against 0.31-0.46, docs/performance.md). Nil, nil when the DSN's charset is not known safe for client-side interpolation, or
 // a connection of the pool was found in an unsafe charset by the server's own account:
 // the server's prepared statements, which that pool runs instead, take one statement each, and
 // its groups commit in a transaction of their own (WriteFilesTx).
@@ -272,8 +275,8 @@ func (p *Pools) AcquireGroup(ctx context.Context, id string) (*sql.DB, error) {
 	}
 	return p.acquireSide(ctx, id, p.groups, p.opts.GroupMaxOpen, func(c *mysql.Config) {
 		c.MultiStatements = true
-		if c.Net == "tcp" && c.DialFunc == nil {
-			c.DialFunc = dialBlocking // a committer wakes when its answer arrives (blockingconn_linux.go)
+		if c.Net == "tcp" && c.DialFunc == nil && p.specs[id].Role == RoleDedicated {
+			c.DialFunc = dialBlocking // its one tenant's committer wakes when its answer arrives (blockingconn_linux.go)
 		}
 	})
 }

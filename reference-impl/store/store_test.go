@@ -491,7 +491,9 @@ func owed(files []store.FileWrite, errs []error) []store.Event {
 //     same group commits its events.
 //   - The upsert fails (a path longer than the column): nothing of the group is written.
 func TestCommitGroupFailures(t *testing.T) {
-	ctx, db, a, _ := groupTenants(t, "&innodb_lock_wait_timeout=1")
+	// A dedicated pool: its group connections read in blocking system calls (the other tests of
+	// groups run on a shared pool's, on the poller).
+	ctx, db, a, _ := groupTenantsOn(t, store.RoleDedicated, "&innodb_lock_wait_timeout=1", func(dsn string) string { return dsn })
 	files := []store.FileWrite{{Path: "/a", Content: []byte("1")}, {Path: "/b", Content: []byte("2")}}
 	if _, err := a.InsertEvent(ctx, store.Event{Path: "/first", Op: "write", CreatedAt: time.Now()}, store.GuardLock); err != nil {
 		t.Fatal(err) // creates the tenant's sequence row
@@ -545,10 +547,15 @@ func groupTenants(t *testing.T, params string) (context.Context, *sql.DB, *store
 }
 
 func groupTenantsAt(t *testing.T, params string, dsnOf func(string) string) (context.Context, *sql.DB, *store.TenantStore, *store.TenantStore) {
+	return groupTenantsOn(t, store.RoleShared, params, dsnOf)
+}
+
+// groupTenantsOn is groupTenantsAt on a pool of role.
+func groupTenantsOn(t *testing.T, role, params string, dsnOf func(string) string) (context.Context, *sql.DB, *store.TenantStore, *store.TenantStore) {
 	t.Helper()
 	ctx := testCtx(t)
 	name := fmt.Sprintf("st%d", n.Add(1))
-	pools := store.NewPools([]store.PoolSpec{{ID: name, Role: store.RoleShared, DSN: dsnOf(srv.DSN(name)) + params}}, store.PoolOptions{MaxOpen: 4, GroupMaxOpen: 1})
+	pools := store.NewPools([]store.PoolSpec{{ID: name, Role: role, DSN: dsnOf(srv.DSN(name)) + params}}, store.PoolOptions{MaxOpen: 4, GroupMaxOpen: 1})
 	t.Cleanup(pools.Close)
 	db, err := pools.Acquire(ctx, name)
 	if err != nil {
@@ -599,8 +606,9 @@ func threadID(ctx context.Context, t *testing.T, db *sql.DB) int64 {
 	return id
 }
 
-// TestGroupConnectionsReadBlocking: a write group's connections read in blocking system calls
-// (blockingconn_linux.go), and the driver still works them as it does its own:
+// TestGroupConnectionsReadBlocking: a dedicated pool's write-group connections read in blocking
+// system calls (blockingconn_linux.go), a shared pool's do not, and the driver still works them as
+// it does its own:
 //   - a pooled connection the server closed (KILL) is found dead before the next group's
 //     statements and replaced, so the group commits (without the liveness check the group would be
 //     written to the dead connection and fail);
@@ -608,8 +616,18 @@ func threadID(ctx context.Context, t *testing.T, db *sql.DB) int64 {
 //     before the server's lock wait would (the driver closes the connection, which wakes the read);
 //     control: the next group commits.
 func TestGroupConnectionsReadBlocking(t *testing.T) {
-	ctx, db, a, _ := groupTenants(t, "")
 	files := []store.FileWrite{{Path: "/a", Content: []byte("1")}, {Path: "/b", Content: []byte("2")}}
+	for _, role := range []string{store.RoleShared, store.RoleDedicated} {
+		ctx, _, a, _ := groupTenantsOn(t, role, "", func(dsn string) string { return dsn })
+		n0 := store.BlockingOpen()
+		if _, _, _, err := a.CommitGroup(ctx, files, groupEvents(files), store.GuardHorizon); err != nil {
+			t.Fatal(err)
+		}
+		if n, want := store.BlockingOpen()-n0, map[string]int64{store.RoleShared: 0, store.RoleDedicated: 1}[role]; n != want {
+			t.Fatalf("%s pool: %d blocking connections opened by its group handle, want %d", role, n, want)
+		}
+	}
+	ctx, db, a, _ := groupTenantsOn(t, store.RoleDedicated, "", func(dsn string) string { return dsn })
 	if _, _, _, err := a.CommitGroup(ctx, files, groupEvents(files), store.GuardHorizon); err != nil {
 		t.Fatal(err)
 	}

@@ -119,10 +119,15 @@ func TestTenantShares(t *testing.T) {
 				var code int
 				var h http.Header
 				var body string
-				wait.For(t, 30*time.Second, "the bystander's write refused for "+tc.wantReason, func() bool {
+				tries := 0
+				if !wait.Until(30*time.Second, func() bool {
+					tries++
 					code, h, body = put()
 					return code == 429 && counter(t, p, "eventlogd_requests_rejected_total", map[string]string{"reason": tc.wantReason}) >= 1
-				})
+				}) {
+					t.Fatalf("timed out after 30s (%d tries) waiting for the bystander's write refused for %s: last answer %d %q; in flight %v, refused for it %v", tries, tc.wantReason, code, body,
+						counter(t, p, "eventlogd_requests_inflight", nil), counter(t, p, "eventlogd_requests_rejected_total", map[string]string{"reason": tc.wantReason}))
+				}
 				want429(t, "the bystander's write under the control's attack", code, h, body)
 				return
 			}

@@ -20,8 +20,8 @@ import (
 // of the revisions, one commit, in one round trip unless a path is a directory:
 // store.CommitGroup, events.Publisher.Group), answers them and takes the next group, until the
 // queue is empty. Writes that arrive while a group commits queue for the next, so a busy tenant's
-// writes cost one round trip per group instead of two or five each, and an idle tenant's write commits at once, alone. One group of a tenant commits at a time
-// on a pod: measured beside 2 and 4 in flight (docs/performance.md), more made the groups smaller
+// writes cost one round trip per group instead of two or five each, and an idle tenant's write
+// commits at once, alone. One group of a tenant commits at a time on a pod: measured beside 2 and 4 in flight (docs/performance.md), more made the groups smaller
 // and each event dearer. The committer is one goroutine that goes on from group to group: handing
 // the next group to a queued request's goroutine instead cost a wait in the scheduler's run queue
 // between groups (0.4-0.9 ms measured under load, as long as a group's statements). Everything else
@@ -160,9 +160,8 @@ func takeGroup(pending []*groupWrite) (group, rest []*groupWrite) {
 // commitGroup commits ws (distinct paths) with their events in one transaction and sets each
 // write's revision or error. ctx bounds the group (its deadline). On a pool with a group handle
 // the transaction takes one round trip (events.Publisher.Group; three when a path is a
-// directory); otherwise a group of one is
-// joined's write (its upsert answers its revision, no SELECT) and a larger one runs WriteFilesTx's
-// statements one by one.
+// directory); otherwise a group of one is joined's write (its upsert answers its revision, no
+// SELECT) and a larger one runs WriteFilesTx's statements one by one.
 func (s *Server) commitGroup(ctx context.Context, st *store.TenantStore, ws []*groupWrite) {
 	s.m.WriteGroupSize.Observe(float64(len(ws)))
 	if len(ws) == 1 && st.GroupDB == nil {
@@ -183,24 +182,31 @@ func (s *Server) commitGroup(ctx context.Context, st *store.TenantStore, ws []*g
 	for i, w := range ws {
 		files[i] = store.FileWrite{Path: w.path, Content: w.body}
 	}
-	var err error
-	if st.GroupDB != nil {
-		// Each write's event, inserted in the group's round trip; the hook runs where a write's
-		// statement is decided and its event not yet inserted: before that round trip.
-		now := time.Now()
-		evs := make([]store.Event, len(ws))
+	now := time.Now()
+	evs := make([]store.Event, len(ws)) // each write's
+	for i, w := range ws {
+		evs[i] = store.Event{Path: w.path, Op: store.OpWrite, CreatedAt: now}
+	}
+	outcome := func(revs []int64, errs []error) {
 		for i, w := range ws {
-			evs[i] = store.Event{Path: w.path, Op: store.OpWrite, CreatedAt: now}
+			w.rev, w.err = revs[i], errs[i]
+		}
+	}
+	// The hook runs where a write's statement is decided and its event not yet inserted.
+	hook := func(n int) {
+		for range n {
 			if s.cfg.AfterMutation != nil {
 				s.cfg.AfterMutation(st.TenantID)
 			}
 		}
+	}
+	var err error
+	if st.GroupDB != nil {
+		hook(len(ws)) // before the group's one round trip, which carries the events too
 		var revs []int64
 		var errs []error
 		if revs, errs, err = s.publisher.Group(ctx, st, files, evs); err == nil {
-			for i, w := range ws {
-				w.rev, w.err = revs[i], errs[i]
-			}
+			outcome(revs, errs)
 		}
 	} else {
 		err = s.publisher.JoinedMany(ctx, st, func(ctx context.Context, tx *sql.Tx) ([]store.Event, error) {
@@ -208,17 +214,10 @@ func (s *Server) commitGroup(ctx context.Context, st *store.TenantStore, ws []*g
 			if err != nil {
 				return nil, err
 			}
-			now := time.Now()
-			evs := make([]store.Event, 0, len(ws))
-			for i, w := range ws {
-				if w.rev, w.err = revs[i], errs[i]; w.err == nil {
-					evs = append(evs, store.Event{Path: w.path, Op: store.OpWrite, CreatedAt: now})
-					if s.cfg.AfterMutation != nil {
-						s.cfg.AfterMutation(st.TenantID)
-					}
-				}
-			}
-			return evs, nil
+			outcome(revs, errs)
+			owed := store.Written(evs, errs)
+			hook(len(owed))
+			return owed, nil
 		})
 	}
 	ok := 0

@@ -175,13 +175,7 @@ func (p *Publisher) Group(ctx context.Context, st *store.TenantStore, files []st
 	}
 	revs, errs, res, err := st.CommitGroup(ctx, files, insert, p.Guard)
 	if err == nil {
-		owed := make([]store.Event, 0, len(evs))
-		for i, ev := range evs {
-			if errs[i] == nil {
-				owed = append(owed, ev)
-			}
-		}
-		p.afterJoined(st, res, owed, failing)
+		p.afterJoined(st, res, store.Written(evs, errs), failing)
 	}
 	return revs, errs, err
 }

@@ -54,6 +54,18 @@ func (s *TenantStore) CommitGroup(ctx context.Context, files []FileWrite, evs []
 	return revs, errs, r, err
 }
 
+// Written returns the events of evs (evs[i] file i's) whose file was written (errs[i] nil), in
+// order: what a write group inserts and owes.
+func Written(evs []Event, errs []error) []Event {
+	owed := make([]Event, 0, len(evs))
+	for i, ev := range evs {
+		if errs[i] == nil {
+			owed = append(owed, ev)
+		}
+	}
+	return owed
+}
+
 // erSubqueryRows is MySQL's ER_SUBQUERY_NO_1_ROW (a scalar subquery returned more than one row):
 // what the group's upsert raises on a directory's row.
 const erSubqueryRows = 1242
@@ -105,9 +117,7 @@ func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, evs []E
 		t0 := time.Now()
 		rows, err = conn.QueryContext(ctx, q.String(), args...)
 		r.EventTime = time.Since(t0)
-		var me *mysql.MySQLError
-		switch {
-		case err == nil:
+		if err == nil {
 			var seq int64
 			if revs, errs, seq, err = w.revisions(rows, true); err != nil {
 				return nil, nil, err // the rows or the COMMIT after them failed: whether it committed is not known
@@ -117,7 +127,12 @@ func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, evs []E
 				r.Seq = seq
 			}
 			return revs, errs, nil
-		case len(evs) > 0 && !(errors.As(err, &me) && me.Number == erSubqueryRows):
+		}
+		if me := (*mysql.MySQLError)(nil); !errors.As(err, &me) || me.Number != erSubqueryRows {
+			if len(evs) == 0 {
+				rollback() // no savepoint: the upsert failed
+				return nil, nil, err
+			}
 			// Failed at the upsert (no savepoint yet: nothing of the group is written) or at the
 			// events (the savepoint is there: the files commit alone).
 			rows, rerr := conn.QueryContext(ctx, "ROLLBACK TO SAVEPOINT event; "+w.query, w.queryArgs...)
@@ -135,10 +150,6 @@ func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, evs []E
 			r.EventErr = err
 			return revs, errs, nil
 		}
-		if !(errors.As(err, &me) && me.Number == erSubqueryRows) {
-			rollback() // no events: the upsert failed
-			return nil, nil, err
-		}
 		// A directory among the paths: the upsert changed nothing and nothing after it ran, in a
 		// transaction still open. The upsert that leaves directories alone and the revisions, then
 		// the other files' events.
@@ -151,12 +162,7 @@ func (s *TenantStore) commitGroupOnce(ctx context.Context, w filesWrite, evs []E
 		rollback()
 		return nil, nil, err
 	}
-	var owed []Event
-	for i, ev := range evs {
-		if errs[i] == nil {
-			owed = append(owed, ev)
-		}
-	}
+	owed := Written(evs, errs)
 	if len(owed) == 0 {
 		if err := commit(); err != nil {
 			return nil, nil, err

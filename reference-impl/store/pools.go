@@ -259,9 +259,9 @@ func (p *Pools) AcquireStream(ctx context.Context, id string) (*sql.DB, error) {
 // tenant's committer wakes as soon as its answer arrives (blockingconn_linux.go); a shared pool's
 // stay on the poller: its tenants' committers keep the server busy between them, and blocking
 // reads there made their groups smaller and each event dearer (one pod, 16 tenants of 16
-// writers each: eventlogd/raw 0.23-0.34 against 0.31-0.46, docs/performance.md). Nil, nil when the DSN's charset is not known safe for client-side interpolation, or
-// a connection of the pool was found in an unsafe charset by the server's own account:
-// the server's prepared statements, which that pool runs instead, take one statement each, and
+// writers each: eventlogd/raw 0.23-0.34 against 0.31-0.46, docs/performance.md). Nil, nil when
+// the DSN's charset is not known safe for client-side interpolation, or a connection of the pool
+// was found in an unsafe charset by the server's own account: the server's prepared statements, which that pool runs instead, take one statement each, and
 // its groups commit in a transaction of their own (WriteFilesTx).
 func (p *Pools) AcquireGroup(ctx context.Context, id string) (*sql.DB, error) {
 	if !p.groupable[id] {

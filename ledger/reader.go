@@ -91,6 +91,22 @@ func (r *Reader) Next() (*Record, error) {
 	return rec, err
 }
 
+// NextInto is Next, decoding the record into dst where it can instead of into the Reader's own
+// Record: a caller that keeps records (a batch handed to another goroutine) then saves copying each
+// one. It returns dst or, where the reader holds the record itself (the run header, the records of
+// several files merged), its own Record, which the caller must copy as with Next. dst is zeroed
+// before it is filled; its maps and slices are never reused.
+func (r *Reader) NextInto(dst *Record) (*Record, error) {
+	if r.state == stateHeader || len(r.srcs) != 1 {
+		return r.Next()
+	}
+	s := r.srcs[0] // Next may close the Reader, which empties r.srcs
+	s.out = dst
+	rec, err := r.Next()
+	s.out = nil
+	return rec, err
+}
+
 // BorrowStrings makes the Path and MID of the records Next returns borrowed: strings over the
 // reader's line buffer, valid only until the following call to Next, instead of copies. A caller that
 // keeps either must copy it (strings.Clone); in return reading allocates nothing per path. Call it

@@ -23,10 +23,12 @@ type source struct {
 	ended  bool // an end record was read: nothing may follow
 	idx    int  // position among the Reader's files (merge tie-break)
 	rec    Record
-	dec    decoder
-	hdr    Record // its run record (several files: checked against the others')
-	shift  int64  // added to its times: its start_unix_ns minus the earliest of the run's files
-	audit  auditOutcome
+	// out, when set, is where next decodes instead of rec (Reader.NextInto): the caller's buffer.
+	out   *Record
+	dec   decoder
+	hdr   Record // its run record (several files: checked against the others')
+	shift int64  // added to its times: its start_unix_ns minus the earliest of the run's files
+	audit auditOutcome
 	// declared: the tenants its own run record declares, when it is read among several files; a
 	// record of another tenant is refused (shardset.go).
 	declared      map[string]bool
@@ -204,8 +206,12 @@ func (s *source) next() (*Record, error) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		s.rec = Record{}
-		serr := s.dec.decode(line, &s.rec)
+		rec := &s.rec
+		if s.out != nil {
+			rec = s.out
+		}
+		*rec = Record{}
+		serr := s.dec.decode(line, rec)
 		if !complete {
 			// A last line without a newline is torn even when it parses: the writer did not finish it.
 			msg := "no newline"
@@ -224,24 +230,24 @@ func (s *source) next() (*Record, error) {
 			}
 			return nil, &LineError{File: s.name, Line: s.line, Field: "k", Msg: "missing (every record needs its kind)"}
 		}
-		spec := s.kindOf(s.rec.K)
+		spec := s.kindOf(rec.K)
 		if spec == nil {
-			s.r.warn(s.name, s.line, "unknown record kind "+quote(s.rec.K)+" skipped")
+			s.r.warn(s.name, s.line, "unknown record kind "+quote(rec.K)+" skipped")
 			continue
 		}
-		if fe := s.dec.firstFieldError(s.rec.K); fe != nil {
+		if fe := s.dec.firstFieldError(rec.K); fe != nil {
 			return nil, &LineError{File: s.name, Line: s.line, Field: fe.field, Msg: fe.msg}
 		}
-		if s.rec.K == KindAudit && !s.dec.present.has(fTenantCount) && s.dec.present.has(fTenants) {
+		if rec.K == KindAudit && !s.dec.present.has(fTenantCount) && s.dec.present.has(fTenants) {
 			// the audited tenants given as a list: count them
-			s.rec.AuditTenants, s.rec.Tenants = int64(len(s.rec.Tenants)), nil
+			rec.AuditTenants, rec.Tenants = int64(len(rec.Tenants)), nil
 			s.dec.present.add(fTenantCount)
 		}
-		if field, msg := validate(&s.rec, spec, s.dec.present); field != "" {
+		if field, msg := validate(rec, spec, s.dec.present); field != "" {
 			return nil, &LineError{File: s.name, Line: s.line, Field: field, Msg: msg}
 		}
 		s.spec = spec
-		return &s.rec, nil
+		return rec, nil
 	}
 }
 

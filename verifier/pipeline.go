@@ -51,6 +51,7 @@ func newPipe(src RecordSource) *pipe {
 
 func (p *pipe) read(src RecordSource) {
 	defer close(p.done)
+	into, _ := src.(intoSource)
 	for {
 		var b *batch
 		select {
@@ -60,12 +61,21 @@ func (p *pipe) read(src RecordSource) {
 		}
 		b.n, b.arena, b.err = 0, b.arena[:0], nil
 		for b.n < len(b.recs) && b.err == nil {
-			r, err := src.Next()
+			dst := &b.recs[b.n]
+			var r *ledger.Record
+			var err error
+			if into != nil {
+				r, err = into.NextInto(dst)
+			} else {
+				r, err = src.Next()
+			}
 			if err != nil {
 				b.err = err
 				break
 			}
-			b.recs[b.n] = *r
+			if r != dst {
+				*dst = *r
+			}
 			// The source may lend Path and MID only until its next record: copied now.
 			b.recs[b.n].Path, b.recs[b.n].MID = b.keep(r.Path), b.keep(r.MID)
 			b.n++
@@ -79,6 +89,12 @@ func (p *pipe) read(src RecordSource) {
 			return
 		}
 	}
+}
+
+// intoSource is a RecordSource that can decode a record straight into a batch's slot
+// (ledger.Reader.NextInto), which saves copying every record once.
+type intoSource interface {
+	NextInto(dst *ledger.Record) (*ledger.Record, error)
 }
 
 // keep copies s, a string the source may have lent, into the batch's arena. A full arena is not

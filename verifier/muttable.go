@@ -447,13 +447,24 @@ func (t *mutTable) tag(h uint64) uint32 { return uint32(h>>32) >> t.idBits << t.
 func (t *mutTable) grow() {
 	t.slots = make([]uint32, 2*len(t.slots))
 	t.idBits++
-	for id := range t.n - 1 {
-		m := t.at(id)
-		stem, rest, _, _ := t.name(m)
-		t.keybuf = append(append(append(append(t.keybuf[:0], (*t.tenants)[t.tenantOf(m)]...), 0), stem...), rest...)
-		t.place(maphash.Bytes(t.seed, t.keybuf), id)
+	var hs [growRun]uint64
+	for first := int32(0); first < t.n-1; first += growRun {
+		k := min(growRun, t.n-1-first)
+		for j := range k {
+			m := t.at(first + j)
+			stem, rest, _, _ := t.name(m)
+			t.keybuf = append(append(append(append(t.keybuf[:0], (*t.tenants)[t.tenantOf(m)]...), 0), stem...), rest...)
+			hs[j] = maphash.Bytes(t.seed, t.keybuf)
+		}
+		for j := range k {
+			t.place(hs[j], first+j)
+		}
 	}
 }
+
+// growRun is how many entries grow hashes before it places them: the places' reads of slots far
+// apart in a large index then overlap in the memory system instead of waiting one after another.
+const growRun = 32
 
 // arena is an append-only store of small byte records in 1 MiB chunks, referred to by 32-bit
 // references; it holds no Go pointers besides its chunk list. A record larger than a chunk, or any

@@ -275,13 +275,21 @@ func (s *TenantStore) EventsPageLocked(ctx context.Context, since int64, limit i
 		return nil, 0, err
 	}
 	defer release()
+	evs, swept, err := s.eventsPageLocked(ctx, since, limit)
+	if err != nil && refusedShareMode(s.DB, err) { // TiDB: its reads need no share lock (sharelock.go)
+		evs, swept, err = s.eventsPageLocked(ctx, since, limit)
+	}
+	return evs, swept, err
+}
+
+func (s *TenantStore) eventsPageLocked(ctx context.Context, since int64, limit int) ([]Event, int64, error) {
 	tx, err := s.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, 0, err
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only: a failed rollback loses nothing
 	var n int64
-	err = tx.QueryRowContext(ctx, `SELECT n FROM fs_event_seq_lock WHERE tenant_id = ? LOCK IN SHARE MODE`, s.TenantID).Scan(&n)
+	err = tx.QueryRowContext(ctx, `SELECT n FROM fs_event_seq_lock WHERE tenant_id = ?`+inShareMode(s.DB), s.TenantID).Scan(&n)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, 0, err
 	}

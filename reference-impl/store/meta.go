@@ -368,13 +368,21 @@ type OutboxRow struct {
 // TenantStore.EventsPageLocked, the same argument for events). Outbox inserts are coalesced, a few
 // per second per pod, so a poller holding the row for one read delays them by as much.
 func (m *Meta) OutboxSince(ctx context.Context, after int64, limit int) ([]OutboxRow, error) {
+	out, err := m.outboxSince(ctx, after, limit)
+	if err != nil && refusedShareMode(m.DB, err) { // TiDB: its reads need no share lock (sharelock.go)
+		out, err = m.outboxSince(ctx, after, limit)
+	}
+	return out, err
+}
+
+func (m *Meta) outboxSince(ctx context.Context, after int64, limit int) ([]OutboxRow, error) {
 	tx, err := m.DB.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only: a failed rollback loses nothing
 	var n int64
-	err = tx.QueryRowContext(ctx, `SELECT n FROM tenant_notify_outbox_order WHERE id = 1 LOCK IN SHARE MODE`).Scan(&n)
+	err = tx.QueryRowContext(ctx, `SELECT n FROM tenant_notify_outbox_order WHERE id = 1`+inShareMode(m.DB)).Scan(&n)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return nil, err
 	}

@@ -49,7 +49,10 @@ type ControlRow struct {
 type Result struct {
 	Seeds int `json:"seeds"`
 	// Sets are the scenario overrides every run had (PATH=VALUE, as seqgate run --set).
-	Sets           []string     `json:"sets,omitempty"`
+	Sets []string `json:"sets,omitempty"`
+	// DB is the existing server every run used (seqgate power --dsn, its password redacted); empty:
+	// each run started its own private server.
+	DB             string       `json:"db,omitempty"`
 	Rows           []Row        `json:"rows"`
 	Controls       []ControlRow `json:"controls,omitempty"`
 	Detected       int          `json:"detected"`
@@ -76,6 +79,7 @@ type Options struct {
 	Selection Selection  // the defects and controls to measure
 	Seeds     int        // seeds per arm, at least 1 (a control with its own seeds runs those)
 	Sets      []string   // key=value overrides applied to every run's scenario (--set)
+	DB        string     // the existing server the runs use, for the result (Run passes it on); "" private
 	Out       string     // the directory every run is written under
 	Run       child.Func // runs one scenario file into its directory (a `seqgate run` child)
 	Progress  io.Writer  // one line per finished run
@@ -89,7 +93,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	if seeds < 1 {
 		return nil, fmt.Errorf("--seeds %d: need at least 1", seeds)
 	}
-	res := &Result{Seeds: seeds, Sets: o.Sets} // sets are checked by Variant before the first run
+	res := &Result{Seeds: seeds, Sets: o.Sets, DB: o.DB} // sets are checked by Variant before the first run
 	total, done := Runs(sel, seeds), 0
 	step := func(name string, seed int64, arm Arm) {
 		done++

@@ -24,6 +24,9 @@ func WriteMarkdown(w io.Writer, r *Result) error {
 	if len(r.Sets) > 0 {
 		fmt.Fprintf(&b, "Every run with: `--set %s`\n\n", strings.Join(r.Sets, "` `--set "))
 	}
+	if r.DB != "" {
+		fmt.Fprintf(&b, "Every run on the database server `--dsn %s`\n\n", r.DB)
+	}
 	if len(r.Rows) > 0 {
 		fmt.Fprintf(&b, "| defect | scenario | expected check | seed | defect on: caught | failed checks | numbers | correct build |\n")
 		fmt.Fprintf(&b, "|---|---|---|---|---|---|---|---|\n")

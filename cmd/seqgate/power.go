@@ -15,6 +15,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/seqgate/seqgate/harness/child"
+	"github.com/seqgate/seqgate/harness/infra"
+	"github.com/seqgate/seqgate/internal/provenance"
 	"github.com/seqgate/seqgate/power"
 )
 
@@ -26,6 +28,7 @@ type powerFlags struct {
 	ci      bool
 	seqgate string
 	sets    []string
+	dsn     string
 }
 
 func newPowerCmd() *cobra.Command {
@@ -55,6 +58,7 @@ See docs/power.md.`,
 	fl.StringVar(&f.out, "out", "", "output directory (default runs/power-<UTC time>)")
 	fl.BoolVar(&f.ci, "ci", false, "only the defects the matrix marks ci: true (the fast subset CI runs)")
 	fl.StringVar(&f.seqgate, "seqgate", "", "the seqgate binary each run uses (default: this one)")
+	fl.StringVar(&f.dsn, "dsn", "", "run every scenario on this existing MySQL-compatible server (as seqgate run --dsn, e.g. 'root@tcp(127.0.0.1:4000)/' for a TiDB) instead of a private server per run: the gate's teeth on that server")
 	fl.StringArrayVar(&f.sets, "set", nil, "override a field of every run's scenario, PATH=VALUE (repeatable, as seqgate run --set), e.g. --set pods.eventlogd.flags.event-commit=grouped; not seed or pods.eventlogd.defect, which power varies")
 	return cmd
 }
@@ -78,6 +82,13 @@ func runPower(ctx context.Context, stdout, stderr io.Writer, f powerFlags) error
 	sel, err := m.Select(names, f.ci)
 	if err != nil {
 		return &exitError{exitUnusable, fmt.Errorf("--defects: %w", err)}
+	}
+	var runArgs []string
+	if f.dsn != "" {
+		if _, err := infra.ParseDSN(f.dsn); err != nil {
+			return &exitError{exitUnusable, err}
+		}
+		runArgs = append(runArgs, "--dsn="+f.dsn)
 	}
 	if f.seeds < 1 {
 		return &exitError{exitUnusable, fmt.Errorf("--seeds %d: need at least 1", f.seeds)}
@@ -104,7 +115,7 @@ func runPower(ctx context.Context, stdout, stderr io.Writer, f powerFlags) error
 	fmt.Fprintf(stderr, "power: %d defect(s) x %d seed(s) x 2 builds and %d control(s) = %d runs into %s\n",
 		len(sel.Defects), f.seeds, len(sel.Controls), power.Runs(sel, f.seeds), out)
 	res, err := power.Run(ctx, power.Options{Matrix: m, Selection: sel, Seeds: f.seeds, Sets: f.sets, Out: out,
-		Run: child.Seqgate(bin), Progress: stderr})
+		DB: provenance.RedactDSN(f.dsn), Run: child.Seqgate(bin, runArgs...), Progress: stderr})
 	if err != nil {
 		return &exitError{exitUnusable, err}
 	}

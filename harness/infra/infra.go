@@ -56,17 +56,27 @@ func (d *DB) ServerPID() int {
 	return d.srv.Pid()
 }
 
+// ParseDSN parses an existing server's DSN as --dsn takes it: a go-sql-driver DSN of a tcp(host:port)
+// server (the run puts proxies in front of it). The error names the flag and the DSN.
+func ParseDSN(dsn string) (*mysql.Config, error) {
+	cfg, err := mysql.ParseDSN(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("--dsn %q: %w", dsn, err)
+	}
+	if cfg.Net != "tcp" {
+		return nil, fmt.Errorf("--dsn %q: only tcp(host:port) servers can be proxied, not %s", dsn, cfg.Net)
+	}
+	return cfg, nil
+}
+
 // Open starts or connects to the server.
 func Open(ctx context.Context, o Options) (*DB, error) {
 	d := &DB{prefix: o.Prefix}
 	switch {
 	case o.DSN != "":
-		cfg, err := mysql.ParseDSN(o.DSN)
+		cfg, err := ParseDSN(o.DSN)
 		if err != nil {
-			return nil, fmt.Errorf("--dsn %q: %w", o.DSN, err)
-		}
-		if cfg.Net != "tcp" {
-			return nil, fmt.Errorf("--dsn %q: only tcp(host:port) servers can be proxied, not %s", o.DSN, cfg.Net)
+			return nil, err
 		}
 		d.Kind, d.Addr, d.base = DSN, cfg.Addr, cfg
 	case o.Infra == Docker:

@@ -162,7 +162,7 @@ func Redact(args []string) []string {
 		case "api-key":
 			redact = func(string) string { return "REDACTED" }
 		case "dsn":
-			redact = redactDSN
+			redact = RedactDSN
 		default:
 			continue
 		}
@@ -176,8 +176,8 @@ func Redact(args []string) []string {
 	return out
 }
 
-// redactDSN hides the password of a go-sql-driver DSN (user:password@protocol(address)/db).
-func redactDSN(dsn string) string {
+// RedactDSN hides the password of a go-sql-driver DSN (user:password@protocol(address)/db).
+func RedactDSN(dsn string) string {
 	at := strings.LastIndex(dsn, "@")
 	if at < 0 {
 		return dsn

@@ -25,9 +25,9 @@ func TestRedact(t *testing.T) {
 func TestParseLoadAvg(t *testing.T) {
 	for in, want := range map[string][]float64{
 		"0.52 1.10 2.00 1/234 5678\n": {0.52, 1.1, 2},
-		"1 2":                          nil,
-		"a b c":                        nil,
-		"-1 0 0":                       nil,
+		"1 2":                         nil,
+		"a b c":                       nil,
+		"-1 0 0":                      nil,
 	} {
 		if got := parseLoadAvg(in); !slices.Equal(got, want) {
 			t.Errorf("parseLoadAvg(%q) = %v, want %v", in, got, want)
